@@ -1,0 +1,72 @@
+"""The ``labkit`` command: the machine contract (see CONTRACT.md).
+
+Each sub-command lives in its own module under ``labkit.cli`` with two
+functions: ``add_parser(subparsers)`` and ``run(args) -> dict``. Modules import
+only ``argparse`` at top level so ``labkit --help`` and every command start
+fast; heavy imports happen inside ``run``.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ._common import UsageError, emit_error, emit_result, install_parser_error_hook
+
+# Module name for each top-level command, in the order ``--help`` lists them.
+COMMANDS = [
+    "status", "search", "diff", "review", "index", "code_search", "context", "source",
+    "mcp", "experiment", "report", "ledger", "labs", "eval",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="labkit",
+        description="Trustworthy code evidence for AI coding agents: tools, experiments and labs.",
+    )
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMANDS:
+        module = importlib.import_module(f"labkit.cli.{name}_cmd")
+        module.add_parser(sub)
+    install_parser_error_hook(parser)
+    return parser
+
+
+def _version() -> str:
+    from labkit import __version__
+
+    return f"labkit {__version__}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as exc:
+        sys.stderr.write(f"labkit: {exc}\n")
+        return 2
+    as_json = bool(getattr(args, "json", False))
+    from labkit.errors import LabkitError
+
+    try:
+        result = args.handler(args)
+    except LabkitError as exc:
+        emit_error(exc, as_json)
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("labkit: interrupted\n")
+        return 130
+    if result is None:
+        return 0
+    exit_code = 0
+    if isinstance(result, tuple):
+        result, exit_code = result
+    emit_result(result, as_json, getattr(args, "render", None))
+    return exit_code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,87 @@
+"""Shared CLI conventions: JSON on stdout, contract errors, exit codes."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Callable
+
+
+class UsageError(Exception):
+    """An argparse usage error (exit status 2)."""
+
+
+def install_parser_error_hook(parser: argparse.ArgumentParser) -> None:
+    """Make every (sub)parser raise UsageError instead of exiting on its own."""
+
+    def error(self, message):  # noqa: ARG001
+        self.print_usage(sys.stderr)
+        raise UsageError(message)
+
+    stack = [parser]
+    while stack:
+        p = stack.pop()
+        p.error = error.__get__(p)  # type: ignore[method-assign]
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack.extend(action.choices.values())
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+
+
+def dumps(obj) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def _write(text: str) -> None:
+    data = text.encode("utf-8", "surrogateescape")
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def emit_result(result: dict, as_json: bool, render: Callable[[dict], str] | None) -> None:
+    if as_json:
+        _write(dumps(result) + "\n")
+    elif render is not None:
+        _write(render(result).rstrip("\n") + "\n")
+    else:
+        _write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+
+
+def emit_error(exc, as_json: bool) -> None:
+    if as_json:
+        _write(dumps(exc.to_json()) + "\n")
+    else:
+        sys.stderr.write(f"labkit: error [{exc.code}]: {exc.message}\n")
+
+
+def bounded_int(value: int, lo: int, hi: int, name: str) -> int:
+    from labkit.errors import LabkitError
+
+    if value is None:
+        return value
+    if not (lo <= value <= hi):
+        raise LabkitError("invalid_argument", f"{name} must be between {lo} and {hi}, got {value}")
+    return value
+
+
+def not_built(feature: str):
+    """Honest placeholder for a command whose feature has not landed yet."""
+    from labkit.errors import LabkitError
+
+    raise LabkitError("not_implemented", f"{feature} is not built yet in this version of labkit")
+
+
+def table(rows: list[dict], columns: list[str]) -> str:
+    """A plain fixed-width text table for human output."""
+    if not rows:
+        return "(no rows)"
+    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
+    head = "  ".join(c.ljust(widths[c]) for c in columns)
+    lines = [head, "  ".join("-" * widths[c] for c in columns)]
+    for r in rows:
+        lines.append("  ".join(str(r.get(c, "")).ljust(widths[c]) for c in columns))
+    return "\n".join(lines)

@@ -1,0 +1,25 @@
+"""Experiments: each builds fresh isolated repositories and returns plain data.
+
+``EXPERIMENTS`` maps a contract name to ``"module:function"``; the function takes
+no required arguments and returns a JSON-ready dict. Modules are imported only
+when their experiment runs.
+"""
+from __future__ import annotations
+
+import importlib
+
+from labkit.errors import LabkitError
+
+EXPERIMENTS: dict[str, str] = {
+    # name: "labkit.experiments.<module>:<function>"  (filled in as labs land)
+}
+
+
+def run_experiment(name: str, **kwargs) -> dict:
+    target = EXPERIMENTS.get(name)
+    if target is None:
+        known = ", ".join(sorted(EXPERIMENTS)) or "none yet"
+        raise LabkitError("invalid_argument", f"unknown experiment '{name}'; known: {known}")
+    module_name, func_name = target.split(":")
+    func = getattr(importlib.import_module(module_name), func_name)
+    return func(**kwargs)

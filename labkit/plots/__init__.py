@@ -1,0 +1,63 @@
+"""One plot style for every lab, and helpers that keep figures accessible.
+
+Plot functions live in topic modules (``labkit.plots.search`` …); each takes
+plain experiment data and returns a ``matplotlib.figure.Figure`` whose axes
+have a title and labelled axes with units. ``takeaway(fig, text)`` puts the
+one-sentence lesson under the figure.
+"""
+from __future__ import annotations
+
+PALETTE = {
+    "ripgrep": "#1f77b4", "python": "#ff7f0e", "auto": "#2ca02c", "index": "#9467bd",
+    "naive": "#d62728", "safe": "#2ca02c", "snapshot": "#2ca02c", "zoekt": "#8c564b",
+    "A": "#7f7f7f", "B": "#d62728", "C": "#1f77b4", "D": "#2ca02c",
+}
+
+STYLE = {
+    "figure.figsize": (7.5, 4.2),
+    "figure.dpi": 100,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 12,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 10,
+    "legend.frameon": False,
+    "font.size": 10,
+}
+
+
+def apply_style() -> None:
+    import matplotlib
+
+    matplotlib.rcParams.update(STYLE)
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, **kw):
+    """A Figure and its axes in the course style (no pyplot state machine)."""
+    from matplotlib.figure import Figure
+
+    apply_style()
+    fig = Figure(figsize=kw.pop("figsize", STYLE["figure.figsize"]), layout="constrained")
+    axes = fig.subplots(nrows, ncols, **kw)
+    return fig, axes
+
+
+def takeaway(fig, text: str):
+    """Attach the one-sentence takeaway under a figure; returns the figure."""
+    fig.supxlabel(text, fontsize=9, style="italic", color="#333333")
+    fig.labkit_takeaway = text
+    return fig
+
+
+def color(key: str, default: str = "#444444") -> str:
+    return PALETTE.get(key, default)
+
+
+def figure_to_png(fig) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    return buf.getvalue()
