@@ -1,7 +1,9 @@
 """Experiments: each builds fresh isolated repositories and returns plain data.
 
 ``EXPERIMENTS`` maps a contract name to ``"module:function"``; the function takes
-no required arguments and returns a JSON-ready dict. Modules are imported only
+no required arguments and returns a JSON-ready dict. Every experiment function
+accepts ``quick: bool = False``: tests and notebooks pass ``quick=True`` for a
+small, fast run; ``labkit experiment`` and ``labkit report`` run the full one. Modules are imported only
 when their experiment runs.
 """
 from __future__ import annotations

@@ -7,6 +7,11 @@ one-sentence lesson under the figure.
 """
 from __future__ import annotations
 
+#: experiment name -> plot functions ("module:function"), each taking that
+#: experiment's result dict and returning a Figure. ``labkit report`` uses it.
+FIGURES: dict[str, list[str]] = {
+}
+
 PALETTE = {
     "ripgrep": "#1f77b4", "python": "#ff7f0e", "auto": "#2ca02c", "index": "#9467bd",
     "naive": "#d62728", "safe": "#2ca02c", "snapshot": "#2ca02c", "zoekt": "#8c564b",
