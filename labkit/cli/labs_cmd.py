@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag, not_built
+from ._common import add_json_flag
 
 
 def add_parser(sub) -> None:
@@ -8,10 +8,20 @@ def add_parser(sub) -> None:
     lsub = p.add_subparsers(dest="labs_command", metavar="SUBCOMMAND")
     lsub.required = True
     s = lsub.add_parser("starter", help="write learner notebooks with solution cells stubbed")
-    s.add_argument("--out", default="build/starter")
+    s.add_argument("--labs", default="labs", help="folder holding the lab notebooks (default: labs)")
+    s.add_argument("--out", default="build/starter", help="where to write the starters (default: build/starter)")
     add_json_flag(s)
-    s.set_defaults(handler=run_starter)
+    s.set_defaults(handler=run_starter, render=render_starter)
 
 
 def run_starter(args) -> dict:
-    not_built("labkit labs starter")
+    from labkit.starter import write_starters
+
+    return write_starters(args.labs, args.out)
+
+
+def render_starter(result: dict) -> str:
+    lines = [f"wrote {len(result['notebooks'])} starter notebooks to {result['out']}"]
+    for nb in result["notebooks"]:
+        lines.append(f"  {nb['path']:40} {nb['exercises']} exercise(s)")
+    return "\n".join(lines)

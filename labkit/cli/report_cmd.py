@@ -5,14 +5,23 @@ from ._common import add_json_flag
 
 def add_parser(sub) -> None:
     p = sub.add_parser("report", help="run every experiment and lab; write an HTML report")
-    p.add_argument("--out", default="build/report")
+    p.add_argument("--out", default="build/report", help="output folder (default: build/report)")
+    p.add_argument("--quick", action="store_true", help="small, fast experiment sizes (for smoke runs)")
+    p.add_argument("--only", action="append", default=None, metavar="EXPERIMENT",
+                   help="run only this experiment (repeatable)")
+    p.add_argument("--no-labs", action="store_true", help="skip executing the lab notebooks")
     add_json_flag(p)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, render=render)
 
 
 def run(args):
     from labkit.report import build_report
 
-    result = build_report(args.out, progress=not args.json)
-    ok = all(lab["ok"] for lab in result["labs"]) and not result.get("failedExperiments")
+    result = build_report(args.out, progress=True, quick=args.quick, experiments=args.only,
+                          labs=[] if args.no_labs else None)
+    ok = not result["failedExperiments"] and not result["failedLabs"]
     return result, (0 if ok else 1)
+
+
+def render(result: dict) -> str:
+    return f"report written to {result['out']}/index.html"

@@ -1,0 +1,28 @@
+"""A tiny real experiment used by the report tests (not part of the course)."""
+from __future__ import annotations
+
+from labkit.plots import new_figure, takeaway
+from labkit.repo_builder import IsolatedRepo
+
+
+def commit_sizes(quick: bool = False) -> dict:
+    rows = []
+    with IsolatedRepo() as repo:
+        for i in range(3):
+            repo.write(f"f{i}.txt", "line\n" * (i + 1) * 10)
+            repo.commit(f"commit {i}")
+            rows.append({"commit": i, "bytes": len(repo.read(f"f{i}.txt"))})
+    return {"commits": len(rows), "rows": rows}
+
+
+def plot_commit_sizes(data: dict):
+    fig, ax = new_figure()
+    ax.bar([r["commit"] for r in data["rows"]], [r["bytes"] for r in data["rows"]])
+    ax.set_title("Bytes written per commit")
+    ax.set_xlabel("commit number")
+    ax.set_ylabel("bytes")
+    return takeaway(fig, "Each commit writes a larger file.")
+
+
+def broken(quick: bool = False) -> dict:
+    raise RuntimeError("this experiment always fails")
