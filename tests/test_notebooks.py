@@ -55,3 +55,41 @@ def test_notebook_executes(path, tmp_path):
     assert any(c.get("outputs") for c in executed.cells if c.cell_type == "code")
     # The committed notebook stays untouched.
     assert not any(c.get("outputs") for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+
+
+def _markdown(nb) -> str:
+    return "\n".join(c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+                     for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_follows_the_course_structure(path):
+    """Every lab: what you'll learn, a story, an exercise with a checker, what to remember."""
+    nb = nbformat.read(path, as_version=4)
+    text = _markdown(nb).lower()
+    assert "what you'll learn" in text or "what you will learn" in text, f"{path.name}: no 'What you'll learn'"
+    assert "what to remember" in text, f"{path.name}: no 'What to remember' summary"
+    solutions = [c for c in nb.cells if c.cell_type == "code" and "solution" in c.metadata.get("tags", [])]
+    assert solutions, f"{path.name}: no exercise (no cell tagged 'solution')"
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert ".check(" in code, f"{path.name}: no checker call"
+    assert "MPLBACKEND" not in code, f"{path.name}: notebooks must use the inline backend"
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_starter_notebook_executes(path, tmp_path):
+    """The learner's starter runs top to bottom; only the exercise stubs may raise."""
+    from labkit.starter import make_starter
+
+    starter = make_starter(nbformat.read(path, as_version=4))
+    run = execute_notebook(path, tmp_path / f"starter-{path.name}", timeout=CELL_TIMEOUT,
+                           allow_errors_named=("NotImplementedError",), nb=starter)
+    if not run.ok:
+        pytest.fail(f"starter {path.name} failed in cell {run.failed_cell_index}: {run.error}\n"
+                    f"--- cell source ---\n{run.failed_cell_source}")
+    assert run.allowed_errors, f"starter {path.name}: the exercise stubs did not raise NotImplementedError"
+    executed = nbformat.read(tmp_path / f"starter-{path.name}", as_version=4)
+    outputs = json.dumps([c.get("outputs", []) for c in executed.cells if c.cell_type == "code"])
+    assert "Not attempted" in outputs or "not_attempted" in outputs or "not attempted" in outputs, (
+        f"starter {path.name}: no checker reported 'not attempted' for the untouched exercise")
