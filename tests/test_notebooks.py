@@ -53,6 +53,13 @@ def test_notebook_executes(path, tmp_path):
                     f"--- cell source ---\n{run.failed_cell_source}")
     executed = nbformat.read(tmp_path / path.name, as_version=4)
     assert any(c.get("outputs") for c in executed.cells if c.cell_type == "code")
+    # In the solution notebook every checker must accept the reference answer.
+    for i, cell in enumerate(executed.cells):
+        if cell.cell_type != "code" or ".check(" not in cell.source:
+            continue
+        shown = json.dumps(cell.get("outputs", []))
+        assert "Incorrect" not in shown and "Not attempted" not in shown, (
+            f"{path.name}: cell {i}: a checker rejected the reference solution: {shown[:400]}")
     # The committed notebook stays untouched.
     assert not any(c.get("outputs") for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
 
