@@ -1,0 +1,297 @@
+"""``git diff`` as evidence: listed first, filtered, paged safely, bound to a snapshot.
+
+The order of work is the point of this module:
+
+1. list the changed files with ``git diff --name-status -z --find-renames``;
+2. drop every entry with a sensitive path on *either* side of a rename, before
+   any patch text exists (it is counted in ``hidden.changes``);
+3. fetch the patches of the remaining files only, naming them with literal
+   pathspecs (``:(literal)...``) so a file called ``*.py`` means that file;
+4. join them into one byte string ``D`` (at most 64 MiB, else
+   ``output_too_large``), hash it (``sourceRevision``) and store it as an
+   immutable snapshot;
+5. cut one page with the UTF-8-safe pager (:mod:`labkit.pager`).
+
+Later pages come from the snapshot (``snapshot=``), never from a regenerated
+diff, so they cannot mix two versions of the worktree. A page read from a
+snapshot is one seek and one read of about ``max_bytes``.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+
+from .errors import LabkitError
+from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE, head_commit, is_repository, run_git, zsplit
+from .pager import Page, is_valid_utf8, page_from_window, paginate_naive
+from .paths import resolve_inside
+from .rules import PathRules
+
+MODES = ("unstaged", "staged", "head")
+PAGERS = ("safe", "naive")
+MAX_DIFF_BYTES = 64 * 1024 * 1024
+MIN_PAGE_BYTES = 1024
+MAX_PAGE_BYTES = 256 * 1024
+DEFAULT_PAGE_BYTES = 64 * 1024
+DIFF_TIMEOUT_S = 120.0
+_PATHSPEC_BATCH_CHARS = 64 * 1024
+
+#: Config that would change the shape of patch headers is pinned to git's defaults.
+_DIFF_CONFIG = (("diff.noprefix", "false"), ("diff.mnemonicPrefix", "false"), ("diff.relative", "false"),
+                ("diff.submodule", "short"))
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of the ``--name-status`` listing."""
+
+    status: str  # one letter: A C D M R T U X
+    path: str
+    orig_path: str | None = None
+
+    def paths(self) -> tuple[str, ...]:
+        return (self.orig_path, self.path) if self.orig_path is not None else (self.path,)
+
+    def to_json(self) -> dict:
+        item = {"path": self.path, "status": self.status}
+        if self.orig_path is not None:
+            item["origPath"] = self.orig_path
+        return item
+
+
+@dataclass(frozen=True)
+class DiffSource:
+    """The whole safe diff ``D`` for one (root, mode, path) at one moment."""
+
+    data: bytes
+    files: tuple[Change, ...]
+    hidden_changes: int
+    source_revision: str
+    utf8: bool
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def parse_name_status(data: bytes) -> list[Change]:
+    """Parse ``git diff --name-status -z`` output (renames and copies carry two paths)."""
+    records = zsplit(data)
+    changes: list[Change] = []
+    i = 0
+    while i < len(records):
+        status = _decode(records[i])
+        letter = status[:1]
+        if letter in ("R", "C"):
+            if i + 2 >= len(records):
+                raise LabkitError("git_failed", "git diff listing ended in the middle of a rename")
+            changes.append(Change(letter, _decode(records[i + 2]), _decode(records[i + 1])))
+            i += 3
+        else:
+            if i + 1 >= len(records):
+                raise LabkitError("git_failed", "git diff listing ended in the middle of an entry")
+            changes.append(Change(letter, _decode(records[i + 1])))
+            i += 2
+    return changes
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise LabkitError("invalid_argument", f"mode must be one of {', '.join(MODES)}")
+
+
+def mode_args(root, mode: str) -> list[str]:
+    """The revision arguments of ``git diff`` for a mode; no commit means the empty tree."""
+    _check_mode(mode)
+    if mode == "unstaged":
+        return []
+    base = head_commit(root) or EMPTY_TREE
+    return ["--cached", base] if mode == "staged" else [base]
+
+
+def _git_diff(root, args: list[str], **kw) -> bytes:
+    common = ["diff", *DIFF_SAFETY_FLAGS, "--find-renames", "--relative", f"-O{os.devnull}"]
+    return run_git(root, [*common, *args], config_overrides=_DIFF_CONFIG, **kw).stdout
+
+
+def _pathspec(path: str) -> str:
+    return ":(literal)" + path
+
+
+def _check_root(root) -> None:
+    if not os.path.isdir(root):
+        raise LabkitError("not_a_repository", "the given root does not exist or is not a folder")
+    if not is_repository(root):
+        raise LabkitError("not_a_repository", "the given root is not a git repository")
+
+
+def _scope(root, path: str | None, rules: PathRules) -> str | None:
+    """The validated, root-relative path filter (None for the whole root)."""
+    if path is None or path in ("", "."):
+        return None
+    rel = resolve_inside(root, path).relative
+    if not rel:
+        return None
+    if rules.is_sensitive(rel) or rules.is_sensitive(rel, is_dir=True):
+        raise LabkitError("sensitive_path", f"'{rel}' is a sensitive path; it is never diffed")
+    return rel
+
+
+def list_visible_changes(root, mode: str = "unstaged", path: str | None = None) -> tuple[list[Change], int]:
+    """The listing for a mode, with sensitive entries dropped; returns (visible, hidden count)."""
+    _check_root(root)
+    rules = PathRules.for_root(root)
+    scope = _scope(root, path, rules)
+    args = ["--name-status", "-z", *mode_args(root, mode), "--"]
+    if scope is not None:
+        args.append(_pathspec(scope))
+    changes = parse_name_status(_git_diff(root, args, max_bytes=MAX_DIFF_BYTES))
+    visible = [c for c in changes if not any(rules.is_sensitive(p) for p in c.paths())]
+    return visible, len(changes) - len(visible)
+
+
+def _batches(changes: list[Change]):
+    """Contiguous groups of pathspecs, a rename's two paths always together."""
+    batch: list[str] = []
+    size = 0
+    for change in changes:
+        specs = [_pathspec(p) for p in change.paths()]
+        cost = sum(len(s) + 1 for s in specs)
+        if batch and size + cost > _PATHSPEC_BATCH_CHARS:
+            yield batch
+            batch, size = [], 0
+        batch += specs
+        size += cost
+    if batch:
+        yield batch
+
+
+def build_diff(root, mode: str = "unstaged", path: str | None = None) -> DiffSource:
+    """Compute ``D`` for a mode: listing first, sensitive entries dropped, patches by literal pathspec."""
+    visible, hidden = list_visible_changes(root, mode, path)
+    revs = mode_args(root, mode)
+    parts: list[bytes] = []
+    used = 0
+    for specs in _batches(visible):
+        chunk = _git_diff(root, [*revs, "--", *specs], max_bytes=MAX_DIFF_BYTES - used, timeout=DIFF_TIMEOUT_S)
+        used += len(chunk)
+        parts.append(chunk)
+    data = parts[0] if len(parts) == 1 else b"".join(parts)
+    return DiffSource(data=data, files=tuple(visible), hidden_changes=hidden,
+                      source_revision=source_revision_of(data), utf8=is_valid_utf8(data))
+
+
+def source_revision_of(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _repo_key(root) -> str:
+    real = os.path.realpath(root).encode("utf-8", "surrogateescape")
+    return hashlib.sha256(real).hexdigest()[:32]
+
+
+def _snapshot_key(root, mode: str, scope: str | None) -> str:
+    return f"{_repo_key(root)}|{mode}|{scope or ''}"
+
+
+def check_page_bytes(max_bytes: int) -> int:
+    if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or not MIN_PAGE_BYTES <= max_bytes <= MAX_PAGE_BYTES:
+        raise LabkitError("invalid_argument",
+                          f"max_bytes must be between {MIN_PAGE_BYTES} and {MAX_PAGE_BYTES}, got {max_bytes!r}")
+    return max_bytes
+
+
+def page_result(*, mode: str, page: Page, source_revision: str | None, snapshot_id: str | None,
+                 hidden_changes: int, files, pager: str, path: str | None, bound: bool = True) -> dict:
+    """The contract's diff page object: the one place this shape is built."""
+    return {
+        "mode": mode,
+        "encoding": page.encoding,
+        "totalBytes": page.total_bytes,
+        "offset": page.offset,
+        "returnedBytes": page.returned_bytes,
+        "nextOffset": page.next_offset if page.has_more else None,
+        "hasMore": page.has_more,
+        "diff": page.text,
+        "sourceRevision": source_revision,
+        "snapshotId": snapshot_id,
+        "pageSha256": hashlib.sha256(page.data).hexdigest() if bound else None,
+        "hidden": {"changes": hidden_changes},
+        "files": [f.to_json() if isinstance(f, Change) else dict(f) for f in files],
+        "path": path,
+        "pager": pager,
+        "tool": "git_diff",
+    }
+
+
+def git_diff(root, *, mode: str = "unstaged", path: str | None = None, offset: int = 0,
+             max_bytes: int = DEFAULT_PAGE_BYTES, snapshot: str | None = None, revision: str | None = None,
+             pager: str = "safe", store=None) -> dict:
+    """One page of the safe diff for ``root`` (see CONTRACT.md, ``labkit diff``)."""
+    from .snapshots import SnapshotStore, check_id
+
+    _check_mode(mode)
+    if pager not in PAGERS:
+        raise LabkitError("invalid_argument", f"pager must be one of {', '.join(PAGERS)}")
+    check_page_bytes(max_bytes)
+    if not isinstance(offset, int) or isinstance(offset, bool):
+        raise LabkitError("invalid_offset", "offset must be an integer")
+    if snapshot is not None:
+        check_id(snapshot)
+    if revision is not None and not (isinstance(revision, str) and revision.startswith("sha256:")
+                                     and len(revision) == 71):
+        raise LabkitError("invalid_argument", "revision must be a sourceRevision of the form sha256:<64 hex>")
+    _check_root(root)
+    rules = PathRules.for_root(root)
+    scope = _scope(root, path, rules)
+
+    if pager == "naive":
+        # The historical tool: regenerate the whole diff for every page and bind nothing.
+        source = build_diff(root, mode, scope)
+        page = paginate_naive(source.data, offset, max_bytes)
+        return page_result(mode=mode, page=page, source_revision=None, snapshot_id=None,
+                           hidden_changes=source.hidden_changes, files=source.files, pager=pager,
+                           path=scope, bound=False)
+
+    store = store if store is not None else SnapshotStore()
+    key = _snapshot_key(root, mode, scope)
+    if snapshot is not None:
+        snap = store.get(snapshot)
+        if snap.meta.get("key") != key:
+            raise LabkitError("snapshot_not_found", "that snapshot was taken for another repository, mode or path")
+        if revision is not None and revision != snap.source_revision:
+            raise LabkitError("snapshot_drift", "the snapshot holds a different diff than the given revision")
+        if offset < 0:
+            page_from_window(b"", offset, snap.total_bytes, utf8=True)
+        window = store.read(snap, max(offset, 0), max_bytes)
+        page = page_from_window(window, offset, snap.total_bytes, utf8=snap.meta.get("utf8", True))
+        return page_result(mode=mode, page=page, source_revision=snap.source_revision, snapshot_id=snap.id,
+                           hidden_changes=snap.meta.get("hiddenChanges", 0), files=snap.meta.get("files", []),
+                           pager=pager, path=scope)
+
+    if offset != 0 and revision is None:
+        raise LabkitError("snapshot_required", "a page after the first needs --snapshot (or --revision) "
+                                               "so every page comes from the same diff")
+    source = build_diff(root, mode, scope)
+    if revision is not None and revision != source.source_revision:
+        raise LabkitError("snapshot_drift", "the diff changed since that revision was taken; "
+                                            "start again from offset 0")
+    view = memoryview(source.data)
+    window = bytes(view[offset:offset + max_bytes]) if offset >= 0 else b""
+    page = page_from_window(window, offset, len(source.data), utf8=source.utf8)
+    snap = store.put(source.data, key=key, source_revision=source.source_revision,
+                     meta={"key": key, "mode": mode, "path": scope, "utf8": source.utf8,
+                           "hiddenChanges": source.hidden_changes,
+                           "files": [f.to_json() for f in source.files]})
+    return page_result(mode=mode, page=page, source_revision=source.source_revision, snapshot_id=snap.id,
+                       hidden_changes=source.hidden_changes, files=source.files, pager=pager, path=scope)
+
+
+def read_all_pages(root, *, max_bytes: int = DEFAULT_PAGE_BYTES, store=None, **kw) -> list[dict]:
+    """Every page of one diff, the first taking a snapshot and the rest paging from it."""
+    pages = [git_diff(root, max_bytes=max_bytes, store=store, **kw)]
+    while pages[-1]["hasMore"]:
+        pages.append(git_diff(root, max_bytes=max_bytes, store=store, offset=pages[-1]["nextOffset"],
+                              snapshot=pages[-1]["snapshotId"], **kw))
+    return pages
