@@ -1,18 +1,21 @@
 from __future__ import annotations
 
-from ._common import not_built
-
 
 def add_parser(sub) -> None:
     p = sub.add_parser("mcp", help="the MCP server")
     msub = p.add_subparsers(dest="mcp_command", metavar="SUBCOMMAND")
     msub.required = True
     s = msub.add_parser("serve", help="serve labkit's tools over MCP on stdio")
-    s.add_argument("--root", required=True)
-    s.add_argument("--index", default=None)
-    s.add_argument("--ledger", default=None)
+    s.add_argument("--root", required=True, help="workspace root the tools read")
+    s.add_argument("--index", default=None, help="code-search index folder (enables search_code, get_file_context)")
+    s.add_argument("--ledger", default=None, help="append one JSON line per tool call to this file")
     s.set_defaults(handler=run)
 
 
-def run(args) -> None:
-    not_built("labkit mcp serve")
+def run(args) -> int | None:
+    from labkit.mcp_server import serve_stdio
+
+    status = serve_stdio(args.root, index=args.index, ledger_path=args.ledger)
+    if status:
+        raise SystemExit(status)
+    return None
