@@ -1,0 +1,722 @@
+"""The diff review gate: re-observe what really changed, then decide.
+
+An agent's plan says what it *meant* to change; git says what *did* change.
+This module turns git's machine listings into one report:
+
+- facts: ``git diff --raw --numstat -z --find-renames BASE --`` (tracked
+  changes, working tree included; one call, so raw modes and line counts come
+  from the same moment), ``git ls-files --others --exclude-standard -z``
+  (untracked files) and ``git hash-object --no-filters`` (blob ids of new
+  content; it never writes an object). Never ``--binary``: that would append
+  patch bodies to the listing;
+- authorization: an allow entry is an exact file or a folder ending in ``/``;
+  a rename needs both sides allowed;
+- risks computed independently of authorization, so a file can carry several;
+- budgets that fail closed: a truncated listing gives ``complete: false`` and
+  the gate blocks;
+- ``reportSha256`` over canonical JSON, so an approval can be bound to it.
+
+``take_baseline`` snapshots a dirty worktree before an agent runs; passing it
+to ``review_diff`` splits the changes into ``preexisting`` and ``introduced``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Iterable
+
+from .errors import LabkitError
+from .gitrunner import DIFF_SAFETY_FLAGS, GitError, git_bytes, resolve_commit, run_git, toplevel, zsplit
+from .paths import resolve_inside
+from .rules import PathRules
+
+SCHEMA_VERSION = "labkit.review/1"
+BASELINE_SCHEMA_VERSION = "labkit.review-baseline/1"
+
+DEFAULT_MAX_FILES = 5000
+DEFAULT_MAX_LISTING_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_UNTRACKED_BYTES = 256 * 1024 * 1024
+MAX_ALLOW_ENTRIES = 1000
+GIT_TIMEOUT_S = 60.0
+_BINARY_SNIFF = 8000  # git's own window for "a NUL byte means binary"
+_HASH_BATCH_BYTES = 64 * 1024
+
+LOCKFILES = frozenset({
+    "pnpm-lock.yaml", "package-lock.json", "yarn.lock", "poetry.lock", "uv.lock", "Cargo.lock",
+    "Pipfile.lock", "go.sum", "composer.lock", "Gemfile.lock",
+})
+MANIFESTS = frozenset({
+    "pyproject.toml", "setup.py", "setup.cfg", "package.json", "Cargo.toml", "go.mod", "Pipfile",
+})
+CI_FILES = frozenset({".gitlab-ci.yml", "Jenkinsfile"})
+CI_FOLDERS = ((".github", "workflows"), (".ci",), (".circleci",))
+
+UNAUTHORIZED_PATH = "UNAUTHORIZED_PATH"
+LOCKFILE_CHANGED = "LOCKFILE_CHANGED"
+BINARY_CHANGED = "BINARY_CHANGED"
+SUBMODULE_CHANGED = "SUBMODULE_CHANGED"
+SENSITIVE_PATH = "SENSITIVE_PATH"
+DEPENDENCY_MANIFEST_CHANGED = "DEPENDENCY_MANIFEST_CHANGED"
+CI_CONFIG_CHANGED = "CI_CONFIG_CHANGED"
+EXECUTABLE_MODE_CHANGED = "EXECUTABLE_MODE_CHANGED"
+RISK_CODES = (UNAUTHORIZED_PATH, LOCKFILE_CHANGED, BINARY_CHANGED, SUBMODULE_CHANGED, SENSITIVE_PATH,
+              DEPENDENCY_MANIFEST_CHANGED, CI_CONFIG_CHANGED, EXECUTABLE_MODE_CHANGED)
+
+_GITLINK = "160000"
+_SYMLINK = "120000"
+_EXECUTABLE = "100755"
+_NO_MODE = "000000"
+
+
+@dataclass
+class FileFact:
+    """One changed path as git reports it (before any policy is applied)."""
+
+    path: str
+    orig_path: str | None
+    status: str
+    additions: int | None
+    deletions: int | None
+    binary: bool
+    content_id: str | None
+    source: str  # "tracked" | "untracked"
+    old_mode: str
+    new_mode: str
+    raw_path: bytes = b""
+    raw_orig: bytes | None = None
+    escaped: bool = False  # the name is not valid UTF-8; shown with escapes
+    withheld: bool = False  # sensitive: content id deliberately not computed
+    measured: bool = True  # false when a budget stopped us reading it
+    repository: bool = False  # an untracked nested git repository
+
+    def paths(self) -> list[str]:
+        return [self.path] + ([self.orig_path] if self.orig_path is not None else [])
+
+
+# -- allow entries --------------------------------------------------------------------
+
+def normalize_allow(entries: Iterable[str]) -> tuple[str, ...]:
+    """Validate and normalise allow entries; sorted and without duplicates.
+
+    An entry is an exact file (``src/a.py``) or a folder that ends in ``/``
+    (``src/``). Empty, absolute, ``.``, ``..`` anywhere, backslashes, NUL and
+    drive letters are refused: an allow list is a security boundary, so we
+    refuse rather than guess.
+    """
+    if isinstance(entries, (str, bytes)):
+        raise LabkitError("invalid_argument", "allow must be a list of paths, not a single string")
+    out: set[str] = set()
+    count = 0
+    for entry in entries:
+        count += 1
+        if count > MAX_ALLOW_ENTRIES:
+            raise LabkitError("invalid_argument", f"at most {MAX_ALLOW_ENTRIES} allow entries are accepted")
+        out.add(_normalize_allow_entry(entry))
+    return tuple(sorted(out))
+
+
+def _normalize_allow_entry(entry) -> str:
+    if not isinstance(entry, str):
+        raise LabkitError("invalid_argument", "an allow entry must be a string")
+    shown = entry if len(entry) <= 80 else entry[:77] + "..."
+    if entry.strip() == "":
+        raise LabkitError("invalid_argument", "an allow entry is empty; name a file or a folder ending in '/'")
+    if "\0" in entry:
+        raise LabkitError("invalid_argument", "an allow entry contains a NUL byte")
+    if "\\" in entry:
+        raise LabkitError("invalid_argument", f"allow entry '{shown}' uses a backslash; use forward slashes")
+    if entry.startswith("/") or (len(entry) >= 2 and entry[1] == ":" and entry[0].isalpha()):
+        raise LabkitError("invalid_argument", "an allow entry must be relative to the repository, not absolute")
+    parts = entry.split("/")
+    if ".." in parts:
+        raise LabkitError("invalid_argument", f"allow entry '{shown}' contains '..'")
+    is_folder = entry.endswith("/")
+    kept = [p for p in PurePosixPath(entry).parts if p not in ("", ".")]
+    if not kept:
+        raise LabkitError("invalid_argument", f"allow entry '{shown}' names the whole repository; list files or folders")
+    return "/".join(kept) + ("/" if is_folder else "")
+
+
+def _path_allowed(path: str, allow: tuple[str, ...]) -> bool:
+    """Exact file match, or inside a folder entry (which ends in '/')."""
+    for entry in allow:
+        if entry.endswith("/"):
+            if path.startswith(entry):
+                return True
+        elif path == entry:
+            return True
+    return False
+
+
+def unauthorized_sides(fact: FileFact, allow: tuple[str, ...]) -> list[str]:
+    """The paths of ``fact`` (new side, and old side of a rename) not allowed."""
+    if fact.escaped:
+        # A name we cannot show faithfully cannot be matched faithfully either.
+        return fact.paths()
+    return [p for p in fact.paths() if not _path_allowed(p, allow)]
+
+
+# -- inherent risks ---------------------------------------------------------------------
+
+def _in_folder(path: str, folder: tuple[str, ...]) -> bool:
+    parts = path.split("/")[:-1]
+    n = len(folder)
+    return any(tuple(parts[i:i + n]) == folder for i in range(len(parts) - n + 1))
+
+
+def path_categories(path: str) -> list[str]:
+    """Risk codes a path carries by its name alone (lockfile, manifest, CI)."""
+    name = path.rsplit("/", 1)[-1]
+    codes = []
+    if name in LOCKFILES:
+        codes.append(LOCKFILE_CHANGED)
+    if name in MANIFESTS or (name.startswith("requirements") and name.endswith(".txt")):
+        codes.append(DEPENDENCY_MANIFEST_CHANGED)
+    if name in CI_FILES or any(_in_folder(path, f) for f in CI_FOLDERS):
+        codes.append(CI_CONFIG_CHANGED)
+    return codes
+
+
+def _file_risks(fact: FileFact, allow: tuple[str, ...], rules: PathRules, *, blame: bool = True) -> list[dict]:
+    """Every risk of one file. Each rule is checked on its own: none stops another."""
+    risks: list[dict] = []
+    if blame:
+        for side in unauthorized_sides(fact, allow):
+            risks.append(_risk(UNAUTHORIZED_PATH, side))
+    codes: set[str] = set()
+    for p in fact.paths():
+        codes.update(path_categories(p))
+        if rules.is_sensitive(p):
+            codes.add(SENSITIVE_PATH)
+        if p.rsplit("/", 1)[-1] == ".gitmodules":
+            codes.add(SUBMODULE_CHANGED)
+    if fact.binary:
+        codes.add(BINARY_CHANGED)
+    if _GITLINK in (fact.old_mode, fact.new_mode) or fact.repository:
+        codes.add(SUBMODULE_CHANGED)
+    if fact.new_mode == _EXECUTABLE and fact.old_mode != _EXECUTABLE:
+        codes.add(EXECUTABLE_MODE_CHANGED)
+    if fact.old_mode == _EXECUTABLE and fact.new_mode not in (_EXECUTABLE, _NO_MODE):
+        codes.add(EXECUTABLE_MODE_CHANGED)
+    risks.extend(_risk(code, fact.path) for code in codes)
+    return risks
+
+
+def _risk(code: str, path: str) -> dict:
+    return {"code": code, "path": path, "severity": "block" if code == UNAUTHORIZED_PATH else "review"}
+
+
+def _sort_files(files: list[dict]) -> list[dict]:
+    return sorted(files, key=lambda f: f["path"])
+
+
+def _sort_risks(risks: list[dict]) -> list[dict]:
+    unique = {(r["path"], r["code"]): r for r in risks}
+    return [unique[k] for k in sorted(unique)]
+
+
+# -- canonical JSON and the report hash --------------------------------------------------
+
+def canonical_json(obj) -> bytes:
+    """Keys sorted, separators ',' and ':', non-ASCII as UTF-8 (not escaped)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+def report_sha256(report: dict) -> str:
+    """The hex SHA-256 of ``report`` without its ``reportSha256`` field."""
+    body = {k: v for k, v in report.items() if k != "reportSha256"}
+    return hashlib.sha256(canonical_json(body)).hexdigest()
+
+
+# -- talking to git ---------------------------------------------------------------------------
+
+def _git(root: Path, args: list[str], **kw) -> bytes:
+    """Every git call of the gate: fixed argv, hardened runner, no shell."""
+    kw.setdefault("timeout", GIT_TIMEOUT_S)
+    return git_bytes(root, args, **kw)
+
+
+def _listing_args(base: str) -> list[str]:
+    """One listing with raw modes/blob ids and numstat counts. No --binary."""
+    return ["diff", "--raw", "--numstat", "-z", "--no-abbrev", "--find-renames",
+            "--ignore-submodules=none", *DIFF_SAFETY_FLAGS, base, "--"]
+
+
+def _decode(raw: bytes) -> tuple[str, bool]:
+    try:
+        return raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "backslashreplace"), True
+
+
+def _as_arg(raw: bytes) -> str:
+    # Popen re-encodes surrogate escapes to the original bytes.
+    return raw.decode("utf-8", "surrogateescape")
+
+
+class _ListingError(Exception):
+    pass
+
+
+def parse_raw_numstat(data: bytes) -> list[dict]:
+    """Parse ``git diff --raw --numstat -z`` into one record per changed path.
+
+    git prints every raw record first, then every numstat record, in the same
+    order. Records are read by position (a header, then one or two NUL
+    terminated paths), so names with tabs, newlines or quotes parse exactly.
+    Anything else (for example patch text after ``--binary``) is refused.
+    """
+    tokens = zsplit(data)
+    raws, nums = [], []
+    i = 0
+    while i < len(tokens) and tokens[i].startswith(b":"):
+        head = tokens[i].decode("ascii", "replace")
+        fields = head[1:].split(" ")
+        if len(fields) != 5 or not fields[4] or fields[4][0] not in "AMDRTCUX":
+            raise _ListingError("unexpected raw record")
+        old_mode, new_mode, old_id, new_id, status = fields
+        letter = status[0]
+        npaths = 2 if letter in "RC" else 1
+        paths = tokens[i + 1:i + 1 + npaths]
+        if len(paths) != npaths:
+            raise _ListingError("raw record without its path")
+        raws.append({"oldMode": old_mode, "newMode": new_mode, "oldId": old_id, "newId": new_id,
+                     "status": letter, "paths": paths})
+        i += 1 + npaths
+    while i < len(tokens):
+        parts = tokens[i].split(b"\t", 2)
+        if len(parts) != 3:
+            raise _ListingError("unexpected numstat record")
+        added, deleted, path = parts
+        if not ((added.isdigit() and deleted.isdigit()) or (added == b"-" and deleted == b"-")):
+            raise _ListingError("unexpected numstat counts")
+        if path == b"":  # a rename: old and new path follow as their own records
+            if i + 2 >= len(tokens):
+                raise _ListingError("numstat rename without its paths")
+            paths = [tokens[i + 1], tokens[i + 2]]
+            i += 3
+        else:
+            paths = [path]
+            i += 1
+        binary = added == b"-"
+        nums.append({"paths": paths, "binary": binary,
+                     "additions": None if binary else int(added),
+                     "deletions": None if binary else int(deleted)})
+    if len(raws) != len(nums):
+        raise _ListingError("raw and numstat listings disagree")
+    records = []
+    for raw, num in zip(raws, nums):
+        if raw["paths"] != num["paths"]:
+            raise _ListingError("raw and numstat listings disagree")
+        records.append({**raw, **{k: num[k] for k in ("binary", "additions", "deletions")}})
+    return records
+
+
+def _is_null_id(oid: str) -> bool:
+    return set(oid) == {"0"}
+
+
+def _tracked_facts(top: Path, base: str, max_bytes: int) -> list[FileFact]:
+    data = _git(top, _listing_args(base), max_bytes=max_bytes)
+    try:
+        records = parse_raw_numstat(data)
+    except _ListingError as exc:
+        raise LabkitError("git_failed", f"git diff printed a listing the review gate cannot parse ({exc})") from None
+    facts = []
+    for rec in records:
+        raw_new = rec["paths"][-1]
+        raw_old = rec["paths"][0] if len(rec["paths"]) == 2 else None
+        path, esc1 = _decode(raw_new)
+        orig, esc2 = _decode(raw_old) if raw_old is not None else (None, False)
+        status = rec["status"] if rec["status"] in "AMDRT" else "M"
+        content = None if status == "D" or rec["newMode"] == _NO_MODE else rec["newId"]
+        facts.append(FileFact(
+            path=path, orig_path=orig, status=status, additions=rec["additions"],
+            deletions=rec["deletions"], binary=rec["binary"], content_id=content, source="tracked",
+            old_mode=rec["oldMode"], new_mode=rec["newMode"], raw_path=raw_new, raw_orig=raw_old,
+            escaped=esc1 or esc2,
+        ))
+    return facts
+
+
+def _untracked_names(top: Path, max_bytes: int) -> list[bytes]:
+    return zsplit(_git(top, ["ls-files", "--others", "--exclude-standard", "-z", "--"], max_bytes=max_bytes))
+
+
+def _measure(path: Path) -> tuple[int | None, bool, str, int]:
+    """Line count, binary flag, git mode and bytes read of one untracked file.
+
+    Symlinks are measured by their target text (what git would store) and are
+    never followed.
+    """
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        data = os.readlink(os.fsencode(path))
+        return _count_lines(data), b"\0" in data[:_BINARY_SNIFF], _SYMLINK, len(data)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError("not a regular file")
+    mode = _EXECUTABLE if st.st_mode & stat.S_IXUSR else "100644"
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    lines, total, last, binary = 0, 0, b"", False
+    with os.fdopen(fd, "rb") as fh:
+        while True:
+            chunk = fh.read(1 << 20)
+            if not chunk:
+                break
+            if total < _BINARY_SNIFF and b"\0" in chunk[:_BINARY_SNIFF - total]:
+                binary = True
+            lines += chunk.count(b"\n")
+            total += len(chunk)
+            last = chunk[-1:]
+    if total and last != b"\n":
+        lines += 1
+    return (None if binary else lines), binary, mode, total
+
+
+def _count_lines(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def _untracked_facts(top: Path, names: list[bytes], rules: PathRules, budget: int) -> tuple[list[FileFact], bool]:
+    """Facts for untracked files; the flag is False when the byte budget ran out."""
+    facts, used, within = [], 0, True
+    for raw in names:
+        is_repo = raw.endswith(b"/")
+        raw = raw.rstrip(b"/")
+        path, escaped = _decode(raw)
+        fact = FileFact(path=path, orig_path=None, status="A", additions=0, deletions=0, binary=False,
+                        content_id=None, source="untracked", old_mode=_NO_MODE, new_mode="100644",
+                        raw_path=raw, escaped=escaped, repository=is_repo)
+        facts.append(fact)
+        if is_repo:
+            fact.new_mode = _GITLINK
+            continue
+        if not within:
+            fact.additions, fact.measured = None, False
+            continue
+        try:
+            target = resolve_inside(top, _as_arg(raw)).absolute
+            fact.additions, fact.binary, fact.new_mode, size = _measure(target)
+            if fact.binary:
+                fact.deletions = None
+        except (OSError, LabkitError):
+            # Gone, replaced or unreadable since git listed it: we cannot vouch for it.
+            fact.additions, fact.measured = None, False
+            within = False
+            continue
+        used += size
+        if used > budget:
+            within = False
+    return facts, within
+
+
+def _fill_content_ids(top: Path, facts: list[FileFact], rules: PathRules, *, withhold_sensitive: bool = True) -> None:
+    """Blob ids for new content git did not give us (worktree edits, untracked files)."""
+    regular: list[FileFact] = []
+    for fact in facts:
+        if fact.status == "D" or fact.new_mode == _NO_MODE:
+            fact.content_id = None
+            continue
+        if withhold_sensitive and any(rules.is_sensitive(p) for p in fact.paths()):
+            fact.content_id, fact.withheld = None, True
+            continue
+        if fact.content_id is not None and not _is_null_id(fact.content_id):
+            continue
+        fact.content_id = None
+        if not fact.measured and fact.source == "untracked":
+            continue
+        if fact.new_mode == _GITLINK:
+            fact.content_id = _submodule_head(top, fact)
+        elif fact.new_mode == _SYMLINK:
+            try:
+                target = os.readlink(resolve_inside(top, _as_arg(fact.raw_path)).absolute)
+            except (OSError, LabkitError):
+                continue
+            out = _git(top, ["hash-object", "--no-filters", "--stdin"], input_bytes=os.fsencode(target))
+            fact.content_id = out.decode("ascii").strip() or None
+        else:
+            regular.append(fact)
+    batch: list[FileFact] = []
+    size = 0
+    for fact in regular + [None]:
+        if fact is not None:
+            batch.append(fact)
+            size += len(fact.raw_path) + 1
+        if batch and (fact is None or size >= _HASH_BATCH_BYTES):
+            out = _git(top, ["hash-object", "--no-filters", "--", *(_as_arg(f.raw_path) for f in batch)])
+            ids = out.decode("ascii").split()
+            if len(ids) != len(batch):
+                raise LabkitError("git_failed", "git hash-object returned fewer ids than files")
+            for f, oid in zip(batch, ids):
+                f.content_id = oid
+            batch, size = [], 0
+
+
+def _submodule_head(top: Path, fact: FileFact) -> str | None:
+    try:
+        where = resolve_inside(top, _as_arg(fact.raw_path)).absolute
+    except LabkitError:
+        return None
+    if not (where / ".git").exists():
+        return None  # not checked out: rev-parse would answer for the superproject
+    try:
+        out = run_git(where, ["rev-parse", "--verify", "--quiet", "HEAD"], ok_returncodes=(0, 1, 128),
+                      timeout=GIT_TIMEOUT_S)
+    except GitError:
+        return None
+    return out.stdout.decode("ascii", "replace").strip() or None if out.returncode == 0 else None
+
+
+# -- repository and base --------------------------------------------------------------------
+
+def _repository_top(root) -> Path:
+    if not os.path.isdir(root):
+        raise LabkitError("not_a_repository", "the given root does not exist or is not a folder")
+    try:
+        return toplevel(root)
+    except GitError as exc:
+        if exc.code in ("git_timeout",):
+            raise
+        raise LabkitError("not_a_repository", "the given root is not inside a git work tree") from None
+
+
+def empty_tree_id(top: Path) -> str:
+    """The empty tree's id in this repository's object format (nothing is written)."""
+    return _git(top, ["hash-object", "-t", "tree", "--stdin"], input_bytes=b"").decode("ascii").strip()
+
+
+def resolve_base(top: Path, base: str | None) -> str:
+    """A commit id, or the empty tree's id when the repository has no commit yet."""
+    empty = empty_tree_id(top)
+    if base is None:
+        head = resolve_commit(top, "HEAD")
+        return head if head is not None else empty
+    if not isinstance(base, str) or not base or len(base) > 256 or "\0" in base or base.startswith("-"):
+        raise LabkitError("invalid_argument", "--base must name a commit")
+    if base == empty:
+        return empty
+    commit = resolve_commit(top, base)
+    if commit is None:
+        raise LabkitError("invalid_argument", "--base names no commit in this repository")
+    return commit
+
+
+# -- the report -------------------------------------------------------------------------------
+
+def _file_json(fact: FileFact) -> dict:
+    item = {
+        "path": fact.path, "origPath": fact.orig_path, "status": fact.status,
+        "additions": fact.additions, "deletions": fact.deletions, "binary": fact.binary,
+        "contentId": fact.content_id, "source": fact.source,
+        "oldMode": fact.old_mode, "newMode": fact.new_mode,
+    }
+    if fact.escaped:
+        item["pathEscaped"] = True
+    if fact.withheld:
+        item["contentWithheld"] = True
+    if not fact.measured:
+        item["measured"] = False
+    return item
+
+
+def collect_facts(root, *, base: str | None = None, max_files: int = DEFAULT_MAX_FILES,
+                  max_listing_bytes: int = DEFAULT_MAX_LISTING_BYTES,
+                  max_untracked_bytes: int = DEFAULT_MAX_UNTRACKED_BYTES, withhold_sensitive: bool = True) -> dict:
+    """Git's facts about the worktree against ``base``, with budgets applied.
+
+    Returns ``{"top", "base", "facts", "complete", "incompleteReasons", "rules"}``
+    (``top`` is a Path for internal use; it never goes into a report).
+    """
+    for name, value in (("max_files", max_files), ("max_listing_bytes", max_listing_bytes),
+                        ("max_untracked_bytes", max_untracked_bytes)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise LabkitError("invalid_argument", f"{name} must be a positive integer")
+    top = _repository_top(root)
+    resolved = resolve_base(top, base)
+    rules = PathRules.for_root(top)
+    reasons: list[str] = []
+    try:
+        facts = _tracked_facts(top, resolved, max_listing_bytes)
+    except GitError as exc:
+        if exc.code != "output_too_large":
+            raise
+        facts = []
+        reasons.append(f"the tracked-change listing is larger than {max_listing_bytes} bytes")
+    try:
+        names = _untracked_names(top, max_listing_bytes)
+    except GitError as exc:
+        if exc.code != "output_too_large":
+            raise
+        names = []
+        reasons.append(f"the untracked-file listing is larger than {max_listing_bytes} bytes")
+    tracked_paths = {f.raw_path for f in facts}
+    names = [n for n in names if n.rstrip(b"/") not in tracked_paths]
+    untracked, within = _untracked_facts(top, names, rules, max_untracked_bytes)
+    if not within:
+        reasons.append(f"untracked files hold more than {max_untracked_bytes} bytes or changed while read")
+    facts.extend(untracked)
+    if len(facts) > max_files:
+        reasons.append(f"{len(facts)} changed files exceed the budget of {max_files}")
+        facts = sorted(facts, key=lambda f: f.path)[:max_files]
+    _fill_content_ids(top, facts, rules, withhold_sensitive=withhold_sensitive)
+    return {"top": top, "base": resolved, "facts": facts, "complete": not reasons,
+            "incompleteReasons": reasons, "rules": rules}
+
+
+def review_diff(root, *, allow: Iterable[str] = (), base: str | None = None, baseline=None,
+                max_files: int = DEFAULT_MAX_FILES, max_listing_bytes: int = DEFAULT_MAX_LISTING_BYTES,
+                max_untracked_bytes: int = DEFAULT_MAX_UNTRACKED_BYTES) -> dict:
+    """The contract review report for the repository at ``root``.
+
+    ``baseline`` (a dict from :func:`take_baseline`, or the path of a file
+    written by :func:`save_baseline`) marks each file ``preexisting`` or
+    ``introduced``. Only introduced changes (and baseline changes the agent
+    reverted) can be unauthorized; every other risk still covers all files.
+    """
+    allow_t = normalize_allow(allow)
+    if baseline is not None and not isinstance(baseline, dict):
+        baseline = load_baseline(baseline)
+    if baseline is not None:
+        _check_baseline_shape(baseline)
+    # With a baseline, sensitive files need a private content id to compare;
+    # it is withheld from the report below.
+    got = collect_facts(root, base=base, max_files=max_files, max_listing_bytes=max_listing_bytes,
+                        max_untracked_bytes=max_untracked_bytes, withhold_sensitive=baseline is None)
+    rules: PathRules = got["rules"]
+    facts: list[FileFact] = got["facts"]
+    if baseline is not None and baseline["base"] != got["base"]:
+        raise LabkitError("invalid_argument", "the baseline was taken against a different base commit")
+
+    before = {e["path"]: e for e in baseline["entries"]} if baseline is not None else {}
+    files, risks = [], []
+    origin: dict[str, str] = {}
+    for fact in facts:
+        item = _file_json(fact)
+        blame = True
+        if baseline is not None:
+            prior = before.get(fact.path)
+            same = prior is not None and _fingerprint(prior) == _fingerprint(_baseline_entry(fact))
+            origin[fact.path] = "preexisting" if same else "introduced"
+            item["origin"] = origin[fact.path]
+            blame = not same
+            if any(rules.is_sensitive(p) for p in fact.paths()) and fact.content_id is not None:
+                item["contentId"], item["contentWithheld"] = None, True
+        files.append(item)
+        risks.extend(_file_risks(fact, allow_t, rules, blame=blame))
+    report = {
+        "schemaVersion": SCHEMA_VERSION,
+        "base": got["base"],
+        "allow": list(allow_t),
+        "files": _sort_files(files),
+    }
+    if baseline is not None:
+        current = {f.path for f in facts}
+        reverted = sorted(p for p in before if p not in current)
+        for path in reverted:
+            if not _path_allowed(path, allow_t):
+                risks.append(_risk(UNAUTHORIZED_PATH, path))
+            if rules.is_sensitive(path):
+                risks.append(_risk(SENSITIVE_PATH, path))
+        report["baseline"] = {
+            "preexisting": sorted(p for p, o in origin.items() if o == "preexisting"),
+            "introduced": sorted(p for p, o in origin.items() if o == "introduced"),
+            "reverted": reverted,
+            "complete": bool(baseline.get("complete", False)),
+        }
+    report["risks"] = _sort_risks(risks)
+    report["totals"] = {
+        "files": len(files),
+        "additions": sum(f["additions"] or 0 for f in files),
+        "deletions": sum(f["deletions"] or 0 for f in files),
+    }
+    report["complete"] = got["complete"]
+    report["incompleteReasons"] = got["incompleteReasons"]
+    report["gate"] = decide_gate(report["risks"], report["complete"])
+    report["reportSha256"] = report_sha256(report)
+    return report
+
+
+def decide_gate(risks: list[dict], complete: bool) -> str:
+    """``block`` if incomplete or unauthorized, ``review`` on any other risk, else ``pass``."""
+    if not complete or any(r["code"] == UNAUTHORIZED_PATH for r in risks):
+        return "block"
+    return "review" if risks else "pass"
+
+
+def verify_report_hash(report: dict) -> bool:
+    """True when ``report['reportSha256']`` matches its content."""
+    return report.get("reportSha256") == report_sha256(report)
+
+
+def approval_holds(approved_sha256: str, root, *, allow: Iterable[str] = (), base: str | None = None,
+                   baseline=None) -> dict:
+    """Re-review now and say whether an approval bound to ``approved_sha256`` still applies."""
+    report = review_diff(root, allow=allow, base=base, baseline=baseline)
+    return {"valid": report["reportSha256"] == approved_sha256 and report["complete"],
+            "reportSha256": report["reportSha256"], "gate": report["gate"]}
+
+
+# -- baselines --------------------------------------------------------------------------------
+
+def _baseline_entry(fact: FileFact) -> dict:
+    return {"path": fact.path, "origPath": fact.orig_path, "status": fact.status,
+            "contentId": fact.content_id, "newMode": fact.new_mode, "source": fact.source}
+
+
+def _fingerprint(entry: dict) -> tuple:
+    return (entry.get("origPath"), entry.get("status"), entry.get("contentId"), entry.get("newMode"))
+
+
+def take_baseline(root, *, base: str | None = None) -> dict:
+    """Snapshot the worktree's changes before an agent runs.
+
+    Unlike a report, a baseline holds content ids of sensitive files too (it
+    must notice when one changes later), so keep it private: ``save_baseline``
+    writes it readable by its owner only.
+    """
+    got = collect_facts(root, base=base, withhold_sensitive=False)
+    facts: list[FileFact] = got["facts"]
+    return {"schemaVersion": BASELINE_SCHEMA_VERSION, "base": got["base"], "complete": got["complete"],
+            "entries": sorted((_baseline_entry(f) for f in facts), key=lambda e: e["path"])}
+
+
+def _check_baseline_shape(baseline: dict) -> None:
+    ok = (baseline.get("schemaVersion") == BASELINE_SCHEMA_VERSION and isinstance(baseline.get("base"), str)
+          and isinstance(baseline.get("entries"), list)
+          and all(isinstance(e, dict) and isinstance(e.get("path"), str) for e in baseline["entries"]))
+    if not ok:
+        raise LabkitError("invalid_argument", "the baseline is not a labkit review baseline")
+
+
+def save_baseline(baseline: dict, path) -> None:
+    """Write a baseline atomically, readable by its owner only."""
+    _check_baseline_shape(baseline)
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(canonical_json(baseline))
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def load_baseline(path) -> dict:
+    try:
+        data = json.loads(Path(path).read_bytes())
+    except (OSError, ValueError):
+        raise LabkitError("invalid_argument", "the baseline file cannot be read as JSON") from None
+    if not isinstance(data, dict):
+        raise LabkitError("invalid_argument", "the baseline is not a labkit review baseline")
+    _check_baseline_shape(data)
+    return data
