@@ -14,6 +14,7 @@ from labkit.errors import LabkitError
 
 EXPERIMENTS: dict[str, str] = {
     # name: "labkit.experiments.<module>:<function>"  (filled in as labs land)
+    "context-scale": "labkit.context_scale.experiment:run",
     "pinned-source": "labkit.experiments.pinned_source:run",
 }
 

@@ -1,0 +1,79 @@
+"""``labkit experiment context-scale``: strategies A-D across project sizes and shapes.
+
+Every (shape, size) gets a freshly built repository; all four strategies run
+on it side by side. The result holds the contract rows plus, per row, the
+byte breakdown and wall time by stage, and a ``goals`` list that checks the
+issue's target for D: recall 1.0 with at most 1.5x the bytes of C.
+"""
+from __future__ import annotations
+
+import time
+
+from .fixtures import MEASURED_SHAPES, build_fixture
+from .strategies import STRATEGIES, ExpansionRule, run_strategy
+
+FULL_SCALES = (6, 56, 506, 5006)
+QUICK_SCALES = (6, 56)
+#: D may spend at most this many times C's bytes (C was handed the right terms).
+BYTES_GOAL_RATIO = 1.5
+
+
+def measure(shape: str, files: int, *, rule: ExpansionRule | None = None,
+            strategies=STRATEGIES) -> list[dict]:
+    """Build ``shape`` at ``files`` files and run each strategy once on it."""
+    t0 = time.perf_counter()
+    with build_fixture(shape, files) as fx:
+        build_s = time.perf_counter() - t0
+        rows = []
+        for name in strategies:
+            row = run_strategy(name, fx.root, fx.task(), rule=rule)
+            rows.append({"shape": shape, "files": fx.files, **row, "fixtureBuildS": round(build_s, 3)})
+    return rows
+
+
+def goals(rows: list[dict]) -> list[dict]:
+    """D against the issue's goal, per shape and size."""
+    out = []
+    keyed = {(r["shape"], r["files"], r["strategy"]): r for r in rows}
+    for (shape, files, strategy), d in sorted(keyed.items()):
+        if strategy != "D" or (shape, files, "C") not in keyed:
+            continue
+        c = keyed[(shape, files, "C")]
+        ratio = d["estimatedTextBytes"] / c["estimatedTextBytes"] if c["estimatedTextBytes"] else None
+        out.append({"shape": shape, "files": files, "recallD": d["recall"], "precisionD": d["precision"],
+                    "bytesD": d["estimatedTextBytes"], "bytesC": c["estimatedTextBytes"],
+                    "bytesRatioDtoC": round(ratio, 3) if ratio is not None else None,
+                    "met": d["recall"] == 1.0 and ratio is not None and ratio <= BYTES_GOAL_RATIO})
+    return out
+
+
+def run(quick: bool = False, *, scales=None, shapes=MEASURED_SHAPES, rule: dict | None = None) -> dict:
+    scales = tuple(scales or (QUICK_SCALES if quick else FULL_SCALES))
+    expansion = ExpansionRule.from_dict(rule) if rule else ExpansionRule()
+    t0 = time.perf_counter()
+    rows: list[dict] = []
+    for shape in shapes:
+        for files in scales:
+            rows += measure(shape, files, rule=expansion)
+    met = goals(rows)
+    return {
+        "rows": rows,
+        "goals": met,
+        "goalMet": all(g["met"] for g in met),
+        "rule": expansion.to_dict(),
+        "scales": list(scales),
+        "shapes": list(shapes),
+        "quick": quick,
+        "elapsedS": round(time.perf_counter() - t0, 2),
+        "notes": [
+            "estimatedTextBytes = bodies read + search results as compact JSON + diff text; not LLM tokens",
+            "stageMs.read is the read stage only; it excludes search, diff and file discovery time",
+            "C's search terms were chosen by hand; D chooses its own from the diff",
+        ],
+    }
+
+
+def seed_table(result: dict, shape: str = "invoice") -> list[dict]:
+    """The seed's table (files, strategy, filesRead, bytes, recall, precision) from a real run."""
+    keep = ("files", "strategy", "filesRead", "estimatedTextBytes", "recall", "precision")
+    return [{k: r[k] for k in keep} for r in result["rows"] if r["shape"] == shape]
