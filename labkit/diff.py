@@ -242,7 +242,10 @@ def git_diff(root, *, mode: str = "unstaged", path: str | None = None, offset: i
     if revision is not None and not (isinstance(revision, str) and revision.startswith("sha256:")
                                      and len(revision) == 71):
         raise LabkitError("invalid_argument", "revision must be a sourceRevision of the form sha256:<64 hex>")
-    _check_root(root)
+    if not os.path.isdir(root):
+        raise LabkitError("not_a_repository", "the given root does not exist or is not a folder")
+    if snapshot is None:
+        _check_root(root)  # a snapshot's key already names the repository it came from
     rules = PathRules.for_root(root)
     scope = _scope(root, path, rules)
 
@@ -288,8 +291,18 @@ def git_diff(root, *, mode: str = "unstaged", path: str | None = None, offset: i
                        hidden_changes=source.hidden_changes, files=source.files, pager=pager, path=scope)
 
 
+def client_bytes(page: dict) -> bytes:
+    """The bytes a client rebuilds from one page's ``diff`` field (base64 pages decoded)."""
+    if page["encoding"] == "base64":
+        import base64
+
+        return base64.b64decode(page["diff"])
+    return page["diff"].encode("utf-8")
+
+
 def read_all_pages(root, *, max_bytes: int = DEFAULT_PAGE_BYTES, store=None, **kw) -> list[dict]:
-    """Every page of one diff, the first taking a snapshot and the rest paging from it."""
+    """Every page of one diff, following ``nextOffset``; with the safe pager the first
+    page takes a snapshot and the rest page from it."""
     pages = [git_diff(root, max_bytes=max_bytes, store=store, **kw)]
     while pages[-1]["hasMore"]:
         pages.append(git_diff(root, max_bytes=max_bytes, store=store, offset=pages[-1]["nextOffset"],

@@ -16,6 +16,9 @@ EXPERIMENTS: dict[str, str] = {
     # name: "labkit.experiments.<module>:<function>"  (filled in as labs land)
     "context-scale": "labkit.context_scale.experiment:run",
     "pinned-source": "labkit.experiments.pinned_source:run",
+    "utf8-pagination": "labkit.experiments.utf8_pagination:run",
+    "snapshot-drift": "labkit.experiments.snapshot_drift:run",
+    "pagination-cost": "labkit.experiments.pagination_cost:run",
 }
 
 
