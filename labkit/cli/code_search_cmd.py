@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag, not_built
+from ._common import add_json_flag, bounded_int
 
 
 def add_parser(sub) -> None:
@@ -14,9 +14,26 @@ def add_parser(sub) -> None:
     p.add_argument("--literal", action="store_true")
     p.add_argument("--backend", choices=["embedded", "zoekt"], default="embedded")
     p.add_argument("--zoekt-url", default=None)
+    p.add_argument("--raw-order", action="store_true", help="skip definition-first ranking (for teaching)")
     add_json_flag(p)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, render=render)
 
 
 def run(args) -> dict:
-    not_built("labkit code-search")
+    bounded_int(args.limit, 1, 100, "--limit")
+    from labkit.codesearch import search_code
+
+    return search_code(args.index_dir, args.query, repo=args.repo, lang=args.lang, path=args.path,
+                       limit=args.limit, literal=args.literal, backend=args.backend,
+                       zoekt_url=args.zoekt_url, ranking="raw" if args.raw_order else "definition-first")
+
+
+def render(result: dict) -> str:
+    lines = [f"{m['repo']}/{m['path']}:{m['line']}: {m['snippet']}" for m in result["matches"]]
+    if not lines:
+        lines.append("(no matches)")
+    if result["truncated"]:
+        lines.append(f"... truncated: {result.get('totalMatches', '?')} matches in all; raise --limit or narrow the query")
+    for name in result["stale"]:
+        lines.append(f"warning: '{name}' moved since it was indexed; rebuild the index")
+    return "\n".join(lines)

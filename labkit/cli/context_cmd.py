@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag, not_built
+from ._common import add_json_flag
 
 
 def add_parser(sub) -> None:
@@ -12,8 +12,19 @@ def add_parser(sub) -> None:
     p.add_argument("--before", type=int, default=20)
     p.add_argument("--after", type=int, default=20)
     add_json_flag(p)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, render=render)
 
 
 def run(args) -> dict:
-    not_built("labkit context")
+    from labkit.codesearch import get_file_context
+
+    return get_file_context(args.index_dir, args.repo, args.path, args.line, before=args.before,
+                            after=args.after)
+
+
+def render(result: dict) -> str:
+    head = (f"{result['repo']}/{result['path']} lines {result['startLine']}-{result['endLine']}"
+            f" of {result['totalLines']} at {result.get('revision', '?')}")
+    if result["truncated"]:
+        head += " (window; the file goes on)"
+    return head + "\n" + result["content"]

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag, not_built
+from ._common import add_json_flag, table
 
 
 def add_parser(sub) -> None:
@@ -11,8 +11,18 @@ def add_parser(sub) -> None:
     b.add_argument("index_dir", metavar="INDEX_DIR")
     b.add_argument("repo_dirs", metavar="REPO_DIR", nargs="+")
     add_json_flag(b)
-    b.set_defaults(handler=run_build)
+    b.set_defaults(handler=run_build, render=render)
 
 
 def run_build(args) -> dict:
-    not_built("labkit index build")
+    from labkit.codesearch import build_index
+
+    return build_index(args.index_dir, args.repo_dirs)
+
+
+def render(result: dict) -> str:
+    rows = [{"repo": r["name"], "revision": r["revision"][:19], "files": r["files"], "bytes": r["bytes"],
+             "read": r.get("filesRead", ""),
+             "skipped": ", ".join(f"{k} {v}" for k, v in r.get("skipped", {}).items() if v) or "-"}
+            for r in result["repos"]]
+    return table(rows, ["repo", "revision", "files", "bytes", "read", "skipped"])

@@ -1,0 +1,40 @@
+"""Indexed code search: an embedded SQLite FTS5 trigram index and a Zoekt client.
+
+Layout, one concern per module (like Zoekt's own split):
+
+- ``languages``: file extension -> language, the one table both backends use;
+- ``index``: builds and incrementally rebuilds the index (git HEAD or a folder);
+- ``query``: turns a literal or RE2 query into an FTS5 prefilter plus a verifier;
+- ``ranking``: definition first, then whole word, then a stable order;
+- ``zoekt``: the Zoekt JSON client, literal escaping and a local Zoekt server;
+- ``context``: lines around a hit, read from the indexed revision;
+- ``eval``: the retrieval eval (Hit@k, no-match, closed loop).
+
+The three functions below are the public API the CLI, the MCP server and the
+notebooks share. Submodules are imported on first use, so ``labkit
+code-search`` starts fast.
+"""
+from __future__ import annotations
+
+
+def build_index(index_dir, repo_dirs) -> dict:
+    """Index each repository (git HEAD) or folder (as it stands) into ``index_dir``."""
+    from .index import build_index as _build
+
+    return _build(index_dir, repo_dirs)
+
+
+def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, literal=False,
+                backend="embedded", zoekt_url=None, ranking="definition-first") -> dict:
+    """Search the index; see CONTRACT.md ``labkit code-search``."""
+    from .search import search_code as _search
+
+    return _search(index_dir, query, repo=repo, lang=lang, path=path, limit=limit, literal=literal,
+                   backend=backend, zoekt_url=zoekt_url, ranking=ranking)
+
+
+def get_file_context(index_dir, repo, path, line, *, before=20, after=20) -> dict:
+    """Lines around ``line`` of ``repo/path`` at the indexed revision."""
+    from .context import get_file_context as _context
+
+    return _context(index_dir, repo, path, line, before=before, after=after)

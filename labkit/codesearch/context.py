@@ -1,0 +1,77 @@
+"""``labkit context``: the lines around a hit, from the revision the index holds.
+
+The text comes from the index, not the working tree, so a search hit and the
+context shown for it always describe the same revision, even after the
+repository moved on (the result then says ``stale``).
+"""
+from __future__ import annotations
+
+import hashlib
+
+from labkit.errors import LabkitError
+
+WINDOW_MAX = 100
+
+
+def split_lines(content: str) -> list[str]:
+    """Lines split on ``\\n``; a final newline ends the last line, it does not start one."""
+    if not content:
+        return []
+    lines = content.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+def render_window(lines: list[str], line: int, start: int, end: int) -> str:
+    return "\n".join(f"{'>' if n == line else ' '}{n:5d} | {lines[n - 1]}" for n in range(start, end + 1))
+
+
+def check_context_path(path: str) -> str:
+    from labkit.paths import check_relative_syntax
+
+    if not isinstance(path, str) or not path:
+        raise LabkitError("invalid_path", "the file path is empty")
+    if ".." in path.replace("\\", "/").split("/"):
+        raise LabkitError("invalid_path", "the file path may not contain '..'")
+    return check_relative_syntax(path, what="file path")
+
+
+def get_file_context(index_dir, repo: str, path: str, line: int, *, before: int = 20, after: int = 20) -> dict:
+    from .index import connect, indexed_repos, stale_repos
+
+    for name, value in (("before", before), ("after", after)):
+        if not isinstance(value, int) or isinstance(value, bool) or not (0 <= value <= WINDOW_MAX):
+            raise LabkitError("invalid_argument", f"{name} must be between 0 and {WINDOW_MAX}, got {value}")
+    if not isinstance(line, int) or isinstance(line, bool):
+        raise LabkitError("invalid_argument", "line must be an integer")
+    rel = check_context_path(path)
+    conn = connect(index_dir)
+    try:
+        repos = indexed_repos(conn)
+        if repo not in repos:
+            raise LabkitError("repository_not_found",
+                              f"no indexed repository is named '{repo}' (names are folder names)")
+        row = conn.execute("SELECT content FROM files WHERE repo = ? AND path = ?", (repo, rel)).fetchone()
+    finally:
+        conn.close()
+    if row is None:
+        raise LabkitError("file_not_found", f"'{rel}' is not an indexed file of '{repo}'")
+    lines = split_lines(row[0])
+    if not (1 <= line <= len(lines)):
+        raise LabkitError("line_out_of_range", f"line {line} is outside '{rel}', which has {len(lines)} lines")
+    start, end = max(1, line - before), min(len(lines), line + after)
+    content = render_window(lines, line, start, end)
+    return {
+        "repo": repo,
+        "path": rel,
+        "line": line,
+        "startLine": start,
+        "endLine": end,
+        "totalLines": len(lines),
+        "truncated": start > 1 or end < len(lines),
+        "content": content,
+        "contentSha256": hashlib.sha256(content.encode("utf-8")).hexdigest(),
+        "revision": repos[repo]["revision"],
+        "stale": bool(stale_repos({repo: repos[repo]})),
+    }

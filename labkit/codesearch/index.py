@@ -1,0 +1,375 @@
+"""Build the embedded code-search index: SQLite FTS5 with the trigram tokenizer.
+
+One SQLite file per ``INDEX_DIR`` holds, for every repository, the revision it
+was indexed at, the text of each indexed file, and an FTS5 trigram index over
+that text. Context reads come from the same stored text, so a search hit and
+the lines shown around it always belong to one revision.
+
+What gets indexed:
+
+- a git repository at its HEAD commit (blobs read through the hardened runner,
+  never from the working tree), a plain folder as its files stand;
+- never a sensitive or noise path (``labkit.rules``), a symlink or a submodule;
+- never a file over 1 MiB, a binary (NUL in the first 8 KiB) or a file that is
+  not UTF-8; each skip is counted by reason.
+
+A rebuild re-reads only what changed: git blobs whose id changed, folder files
+whose size or modification time changed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from labkit.errors import LabkitError
+
+from .languages import language_of
+
+INDEX_FILE = "labkit-codesearch.sqlite"
+SCHEMA_VERSION = "1"
+MAX_FILE_BYTES = 1024 * 1024
+BINARY_PROBE = 8192
+_CAT_FILE_CHUNK = 32 * 1024 * 1024
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS repos (
+    name TEXT PRIMARY KEY, root TEXT NOT NULL, kind TEXT NOT NULL, revision TEXT NOT NULL,
+    files INTEGER NOT NULL, bytes INTEGER NOT NULL, skipped TEXT NOT NULL, built_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY, repo TEXT NOT NULL, path TEXT NOT NULL, lang TEXT, blob TEXT NOT NULL,
+    size INTEGER NOT NULL, mtime_ns INTEGER, content TEXT NOT NULL, UNIQUE (repo, path)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    content, content='files', content_rowid='id', tokenize='trigram'
+);
+CREATE TRIGGER IF NOT EXISTS files_ai AFTER INSERT ON files BEGIN
+    INSERT INTO fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS files_ad AFTER DELETE ON files BEGIN
+    INSERT INTO fts(fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+"""
+
+SKIP_REASONS = ("large", "binary", "notUtf8", "sensitive", "noise", "symlink", "submodule")
+
+
+@dataclass
+class Entry:
+    """One candidate file: where it is, and how to tell whether it changed."""
+
+    path: str
+    size: int
+    blob: str | None = None  # git blob id; None for folder files until hashed
+    mtime_ns: int | None = None
+
+
+@dataclass
+class RepoBuild:
+    name: str
+    root: Path
+    kind: str
+    skipped: dict = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
+    files_read: int = 0
+
+
+def index_path(index_dir) -> Path:
+    return Path(index_dir) / INDEX_FILE
+
+
+def connect(index_dir, *, create: bool = False) -> sqlite3.Connection:
+    """Open the index in ``index_dir``; without ``create`` a missing one is an error."""
+    path = index_path(index_dir)
+    if not create and not path.is_file():
+        raise LabkitError("invalid_argument",
+                          "INDEX_DIR holds no code-search index; run `labkit index build` first")
+    if create:
+        try:
+            Path(index_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LabkitError("invalid_argument", "INDEX_DIR cannot be created") from exc
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    if create:
+        conn.executescript(_SCHEMA)
+        conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    if row is None or row[0] != SCHEMA_VERSION:
+        conn.close()
+        raise LabkitError("invalid_argument", "INDEX_DIR was built by another labkit version; rebuild it")
+    return conn
+
+
+def repo_name(repo_dir) -> str:
+    """A repository is named by its folder name, in both backends."""
+    return Path(os.path.abspath(repo_dir)).name
+
+
+def _is_git_root(path: Path) -> bool:
+    return (path / ".git").exists()
+
+
+def _skip_reason(rules, rel: str) -> str | None:
+    if rules.is_noise(rel):
+        return "noise"
+    if rules.is_sensitive(rel):
+        return "sensitive"
+    return None
+
+
+def _git_entries(build: RepoBuild, rules) -> tuple[str, list[Entry]]:
+    """HEAD's commit and the blobs worth indexing, from ``ls-tree -z``."""
+    from labkit.gitrunner import git_bytes, head_commit, zsplit
+
+    head = head_commit(build.root)
+    if head is None:
+        raise LabkitError("invalid_argument", f"repository '{build.name}' has no commit to index yet")
+    out = git_bytes(build.root, ["ls-tree", "-r", "-l", "-z", "--full-tree", head])
+    entries = []
+    for record in zsplit(out):
+        meta, _, raw_path = record.partition(b"\t")
+        mode, kind, oid, size = meta.split()
+        try:
+            rel = raw_path.decode("utf-8")
+        except UnicodeDecodeError:
+            build.skipped["notUtf8"] += 1
+            continue
+        reason = _skip_reason(rules, rel)
+        if reason is None and kind == b"commit":
+            reason = "submodule"
+        elif reason is None and mode == b"120000":
+            reason = "symlink"
+        elif reason is None and kind == b"blob" and int(size) > MAX_FILE_BYTES:
+            reason = "large"
+        if reason is not None:
+            build.skipped[reason] += 1
+            continue
+        if kind != b"blob":
+            continue
+        entries.append(Entry(rel, int(size), blob=oid.decode()))
+    return head, entries
+
+
+def _read_blobs(root: Path, oids: list[str], sizes: dict[str, int]) -> dict[str, bytes]:
+    """Read blobs with ``git cat-file --batch`` through the runner, in bounded chunks."""
+    from labkit.gitrunner import run_git
+
+    blobs: dict[str, bytes] = {}
+    chunk: list[str] = []
+    budget = 0
+
+    def flush() -> None:
+        if not chunk:
+            return
+        expected = sum(sizes[o] + 64 for o in chunk)
+        out = run_git(root, ["cat-file", "--batch"], input_bytes=("\n".join(chunk) + "\n").encode(),
+                      max_bytes=expected + 1024).stdout
+        pos = 0
+        for oid in chunk:
+            nl = out.index(b"\n", pos)
+            header = out[pos:nl].split()
+            if len(header) != 3 or header[1] != b"blob":
+                raise LabkitError("git_failed", "git cat-file returned an unexpected object")
+            size = int(header[2])
+            blobs[oid] = out[nl + 1: nl + 1 + size]
+            pos = nl + 1 + size + 1
+        chunk.clear()
+
+    for oid in dict.fromkeys(oids):
+        if budget + sizes[oid] > _CAT_FILE_CHUNK and chunk:
+            flush()
+            budget = 0
+        chunk.append(oid)
+        budget += sizes[oid]
+    flush()
+    return blobs
+
+
+def _folder_entries(build: RepoBuild, rules) -> list[Entry]:
+    entries = []
+    root = build.root
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        rel_dir = os.path.relpath(dirpath, root)
+        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/")
+        keep = []
+        for d in sorted(dirnames):
+            rel = f"{rel_dir}/{d}" if rel_dir else d
+            full = os.path.join(dirpath, d)
+            if os.path.islink(full):
+                build.skipped["symlink"] += 1
+            elif rules.is_noise(rel, is_dir=True):
+                build.skipped["noise"] += 1
+            elif rules.is_sensitive(rel, is_dir=True):
+                build.skipped["sensitive"] += 1
+            else:
+                keep.append(d)
+        dirnames[:] = keep
+        for f in filenames:
+            rel = f"{rel_dir}/{f}" if rel_dir else f
+            if not _utf8_name(rel):
+                build.skipped["notUtf8"] += 1
+                continue
+            reason = _skip_reason(rules, rel)
+            if reason is None:
+                st = os.lstat(os.path.join(dirpath, f))
+                if not _is_regular(st.st_mode):
+                    reason = "symlink"
+                elif st.st_size > MAX_FILE_BYTES:
+                    reason = "large"
+            if reason is not None:
+                build.skipped[reason] += 1
+                continue
+            entries.append(Entry(rel, st.st_size, mtime_ns=st.st_mtime_ns))
+    return entries
+
+
+def _utf8_name(rel: str) -> bool:
+    try:
+        rel.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)
+
+
+def _decode(build: RepoBuild, data: bytes) -> str | None:
+    if b"\0" in data[:BINARY_PROBE]:
+        build.skipped["binary"] += 1
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        build.skipped["notUtf8"] += 1
+        return None
+
+
+def _build_one(conn: sqlite3.Connection, repo_dir) -> dict:
+    from labkit.rules import PathRules
+
+    root = Path(os.path.realpath(repo_dir))
+    name = repo_name(repo_dir)
+    if not root.is_dir():
+        raise LabkitError("invalid_argument", f"'{name}' is not a folder")
+    build = RepoBuild(name=name, root=root, kind="git" if _is_git_root(root) else "folder")
+    rules = PathRules.for_root(root)
+
+    previous = conn.execute("SELECT root FROM repos WHERE name = ?", (name,)).fetchone()
+    # Same name, another folder: nothing stored can be reused.
+    reset = previous is not None and previous[0] != str(root)
+    stored = {} if reset else {path: (fid, blob, size, mtime) for fid, path, blob, size, mtime in conn.execute(
+        "SELECT id, path, blob, size, mtime_ns FROM files WHERE repo = ?", (name,))}
+
+    if build.kind == "git":
+        revision, entries = _git_entries(build, rules)
+        changed = [e for e in entries if e.path not in stored or stored[e.path][1] != e.blob]
+        blobs = _read_blobs(root, [e.blob for e in changed], {e.blob: e.size for e in changed})
+        texts = {}
+        for e in changed:
+            build.files_read += 1
+            texts[e.path] = _decode(build, blobs[e.blob])
+    else:
+        entries = _folder_entries(build, rules)
+        changed, texts = [], {}
+        for e in entries:
+            old = stored.get(e.path)
+            if old is not None and old[2] == e.size and old[3] == e.mtime_ns:
+                e.blob = old[1]
+                continue
+            try:
+                data = (root / e.path).read_bytes()
+            except OSError:
+                build.skipped["notUtf8"] += 1
+                continue
+            build.files_read += 1
+            e.blob = hashlib.sha256(data).hexdigest()
+            e.size = len(data)
+            changed.append(e)
+            texts[e.path] = _decode(build, data)
+        digest = hashlib.sha256()
+        indexed = [e for e in entries if e.blob is not None and (e.path not in texts or texts[e.path] is not None)]
+        for e in sorted(indexed, key=lambda e: e.path):
+            digest.update(e.path.encode() + b"\0" + e.blob.encode() + b"\n")
+        revision = "sha256:" + digest.hexdigest()
+
+    current = {e.path for e in entries}
+    replaced = {e.path for e in changed}
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if reset:
+            conn.execute("DELETE FROM files WHERE repo = ?", (name,))
+        for path, (fid, *_rest) in stored.items():
+            if path not in current or path in replaced:
+                conn.execute("DELETE FROM files WHERE id = ?", (fid,))
+        for e in changed:
+            text = texts.get(e.path)
+            if text is None:
+                continue
+            conn.execute(
+                "INSERT INTO files (repo, path, lang, blob, size, mtime_ns, content) VALUES (?,?,?,?,?,?,?)",
+                (name, e.path, language_of(e.path), e.blob, e.size, e.mtime_ns, text))
+        files, total = conn.execute(
+            "SELECT count(*), coalesce(sum(size), 0) FROM files WHERE repo = ?", (name,)).fetchone()
+        conn.execute(
+            "INSERT OR REPLACE INTO repos VALUES (?,?,?,?,?,?,?,?)",
+            (name, str(root), build.kind, revision, files, total, json.dumps(build.skipped), time.time()))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return {"name": name, "revision": revision, "files": files, "bytes": total, "kind": build.kind,
+            "skipped": build.skipped, "filesRead": build.files_read}
+
+
+def build_index(index_dir, repo_dirs) -> dict:
+    """Index every ``repo_dirs`` entry into ``index_dir``; one repository per transaction."""
+    repo_dirs = list(repo_dirs)
+    if not repo_dirs:
+        raise LabkitError("invalid_argument", "give at least one repository folder to index")
+    names = [repo_name(d) for d in repo_dirs]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise LabkitError("invalid_argument",
+                          f"two folders share the repository name '{dupes[0]}'; names must be unique")
+    for d, n in zip(repo_dirs, names):
+        if not Path(d).is_dir():
+            raise LabkitError("invalid_argument", f"repository folder '{n}' does not exist")
+    started = time.perf_counter()
+    conn = connect(index_dir, create=True)
+    try:
+        repos = [_build_one(conn, d) for d in repo_dirs]
+    finally:
+        conn.close()
+    return {"repos": repos, "seconds": round(time.perf_counter() - started, 3)}
+
+
+def indexed_repos(conn: sqlite3.Connection) -> dict[str, dict]:
+    """name -> {root, kind, revision} for every indexed repository."""
+    return {name: {"root": root, "kind": kind, "revision": rev}
+            for name, root, kind, rev in conn.execute("SELECT name, root, kind, revision FROM repos ORDER BY name")}
+
+
+def stale_repos(repos: dict[str, dict]) -> list[str]:
+    """Git repositories whose HEAD moved (or vanished) since they were indexed."""
+    from labkit.gitrunner import GitError, head_commit
+
+    stale = []
+    for name, info in repos.items():
+        if info["kind"] != "git":
+            continue
+        try:
+            head = head_commit(info["root"]) if Path(info["root"]).is_dir() else None
+        except GitError:
+            head = None
+        if head != info["revision"]:
+            stale.append(name)
+    return stale

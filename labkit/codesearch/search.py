@@ -1,0 +1,176 @@
+"""``search_code``: one result shape for both backends.
+
+The embedded backend asks SQLite FTS5 for candidate files and verifies every
+line with RE2. The Zoekt backend asks a zoekt-webserver. Both hand their raw
+matches to the same ranking, and both report the revision each repository was
+indexed at and which repositories went stale since.
+"""
+from __future__ import annotations
+
+import time
+
+from labkit.errors import LabkitError
+
+from .index import connect, indexed_repos, stale_repos
+from .languages import EXTENSIONS, normalize_language
+from .query import Plan, compile_re2, plan_query, queried_symbol
+
+LIMIT_MIN, LIMIT_MAX = 1, 100
+SNIPPET_CHARS = 500
+#: Matches collected before ranking. Past this, ``truncated`` is true and the
+#: result says so in ``capped``: ranking sees only what was collected.
+MAX_COLLECT = 5000
+BACKENDS = ("embedded", "zoekt")
+RANKINGS = ("definition-first", "raw")
+
+
+def snippet(line: str) -> str:
+    return line[:-1][:SNIPPET_CHARS] if line.endswith("\r") else line[:SNIPPET_CHARS]
+
+
+def _verify_file(pattern, plan: Plan, content: str, repo: str, path: str, out: list, room: int) -> None:
+    """Append (at most ``room``) matching lines of one file, in line order."""
+    if plan.literal:
+        # A literal holds no newline, so whole-text matches map to single lines.
+        seen_line, line_no, pos = -1, 1, 0
+        for m in pattern.finditer(content):
+            line_no += content.count("\n", pos, m.start())
+            pos = m.start()
+            if line_no == seen_line:
+                continue
+            seen_line = line_no
+            start = content.rfind("\n", 0, m.start()) + 1
+            end = content.find("\n", m.start())
+            line = content[start:] if end < 0 else content[start:end]
+            out.append({"repo": repo, "path": path, "line": line_no, "snippet": snippet(line)})
+            if len(out) >= room:
+                return
+        return
+    for i, line in enumerate(content.split("\n"), 1):
+        text = line[:-1] if line.endswith("\r") else line
+        if pattern.search(text):
+            out.append({"repo": repo, "path": path, "line": i, "snippet": text[:SNIPPET_CHARS]})
+            if len(out) >= room:
+                return
+
+
+def embedded_matches(conn, plan: Plan, *, repo, lang, path_re) -> tuple[list[dict], bool]:
+    """All verified matches in stable order (repo, path, line); True when capped."""
+    where, params = [], []
+    if plan.fts is not None:
+        sql = "SELECT f.repo, f.path, f.content FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?"
+        params.append(plan.fts)
+    else:
+        sql = "SELECT f.repo, f.path, f.content FROM files f WHERE 1"
+    if repo is not None:
+        where.append("f.repo = ?")
+        params.append(repo)
+    if lang is not None:
+        where.append("f.lang = ?")
+        params.append(lang)
+    sql += "".join(" AND " + w for w in where)
+    rows = conn.execute(sql, params).fetchall()
+    rows.sort(key=lambda r: (r[0], r[1]))
+    pattern = plan.compile()
+    out: list[dict] = []
+    for r_repo, r_path, content in rows:
+        if path_re is not None and not path_re.search(r_path):
+            continue
+        if plan.literal and not pattern.search(content):
+            continue
+        _verify_file(pattern, plan, content, r_repo, r_path, out, MAX_COLLECT + 1)
+        if len(out) > MAX_COLLECT:
+            return out[:MAX_COLLECT], True
+    return out, False
+
+
+def stored_content(conn, repo: str, path: str) -> str | None:
+    row = conn.execute("SELECT content FROM files WHERE repo = ? AND path = ?", (repo, path)).fetchone()
+    return row[0] if row else None
+
+
+def validate_request(query, *, lang, path, limit, literal, backend, ranking):
+    """Check every argument before any work; returns (plan, lang, path_re)."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or not (LIMIT_MIN <= limit <= LIMIT_MAX):
+        raise LabkitError("invalid_argument", f"limit must be between {LIMIT_MIN} and {LIMIT_MAX}, got {limit}")
+    if backend not in BACKENDS:
+        raise LabkitError("invalid_argument", f"unknown backend '{backend}'; use embedded or zoekt")
+    if ranking not in RANKINGS:
+        raise LabkitError("invalid_argument", f"unknown ranking '{ranking}'")
+    lang = normalize_language(lang)
+    path_re = None
+    if path is not None:
+        if not path:
+            raise LabkitError("invalid_argument", "the path filter is empty")
+        path_re = compile_re2(path, "path regex")
+    plan = plan_query(query, literal=bool(literal))
+    return plan, lang, path_re
+
+
+def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, literal=False,
+                backend="embedded", zoekt_url=None, ranking="definition-first") -> dict:
+    plan, lang, path_re = validate_request(query, lang=lang, path=path, limit=limit, literal=literal,
+                                           backend=backend, ranking=ranking)
+    started = time.perf_counter()
+    conn = connect(index_dir, create=False) if backend == "embedded" else _maybe_connect(index_dir)
+    try:
+        repos = indexed_repos(conn) if conn is not None else {}
+        if repo is not None and conn is not None and repo not in repos:
+            raise LabkitError("repository_not_found",
+                              f"no indexed repository is named '{repo}' (names are folder names)")
+        extra: dict = {}
+        if backend == "embedded":
+            raw, capped = embedded_matches(conn, plan, repo=repo, lang=lang, path_re=path_re)
+
+            def content_of(r, p, _conn=conn):
+                return stored_content(_conn, r, p)
+        else:
+            from .zoekt import zoekt_search
+
+            found = zoekt_search(zoekt_url, plan, repo=repo, lang_exts=EXTENSIONS[lang] if lang else None,
+                                 path=path, whole=queried_symbol(query, literal=bool(literal)) is not None,
+                                 max_matches=MAX_COLLECT)
+            raw, capped, contents = found.matches, found.capped, found.contents
+
+            def content_of(r, p, _contents=contents):
+                return _contents.get((r, p))
+            extra["zoektVersions"] = found.versions
+            unknown = sorted({m["repo"] for m in raw} - set(repos)) if conn is not None else []
+            extra["unknownRepos"] = unknown
+        if ranking == "definition-first":
+            from .ranking import rank_matches
+
+            ordered = rank_matches(raw, queried_symbol(query, literal=bool(literal)), content_of,
+                                   case_sensitive=plan.case_sensitive)
+        else:
+            ordered = raw
+        scope = {repo: repos[repo]} if repo is not None and repo in repos else repos
+        result = {
+            "query": query,
+            "backend": backend,
+            "matches": ordered[:limit],
+            "truncated": len(ordered) > limit or capped,
+            "revisions": {name: info["revision"] for name, info in scope.items()},
+            "stale": stale_repos(scope),
+            "literal": bool(literal),
+            "caseSensitive": plan.case_sensitive,
+            "ranking": ranking,
+            "totalMatches": len(ordered),
+            "capped": capped,
+            "prefilter": plan.fts,
+            "elapsedMs": round((time.perf_counter() - started) * 1000, 3),
+        }
+        result.update(extra)
+        return result
+    finally:
+        if conn is not None:
+            conn.close()
+
+
+def _maybe_connect(index_dir):
+    if index_dir is None:
+        return None
+    try:
+        return connect(index_dir, create=False)
+    except LabkitError:
+        return None
