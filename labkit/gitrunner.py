@@ -12,17 +12,25 @@ one place, so no other module has to remember to.
 - every call carries ``-c`` overrides that switch off fsmonitor, hooks and
   signature display, plus an override per filter and diff driver the
   repository's own config names;
+- diff-family commands always get ``--no-ext-diff --no-textconv --no-color``
+  (see :data:`AUTO_FLAGS`), so no caller can forget them;
+- git never descends into a nested repository (a submodule) whose config
+  labkit has not vetted: submodule recursion and "dirty submodule" probes are
+  switched off by default;
 - output is bounded in bytes and time; exceeding either raises
-  :class:`GitError` instead of returning a silent prefix;
+  :class:`GitError` instead of returning a silent prefix, and the whole
+  process group is killed, so a payload that git spawned cannot linger;
 - error messages carry no absolute path and no raw stderr.
 """
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -32,9 +40,30 @@ from .errors import LabkitError
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 _STDERR_KEEP = 64 * 1024
+_LINGER_S = 2.0
 
 #: Options that make git's diff family print plain, uninterpreted patches.
 DIFF_SAFETY_FLAGS = ("--no-ext-diff", "--no-textconv", "--no-color")
+
+#: Flags inserted right after these sub-commands: their output is a diff (or
+#: can be), and the repository must not choose how it is produced; nor may
+#: git look inside a submodule's work tree, which would run git *there*, under
+#: that repository's own config.
+_NO_NESTED = ("--ignore-submodules=dirty",)
+AUTO_FLAGS = {
+    "diff": DIFF_SAFETY_FLAGS + _NO_NESTED,
+    "diff-files": DIFF_SAFETY_FLAGS + _NO_NESTED,
+    "diff-index": DIFF_SAFETY_FLAGS + _NO_NESTED,
+    "diff-tree": DIFF_SAFETY_FLAGS,
+    "log": DIFF_SAFETY_FLAGS,
+    "show": DIFF_SAFETY_FLAGS,
+    "whatchanged": DIFF_SAFETY_FLAGS,
+    "format-patch": DIFF_SAFETY_FLAGS,
+    "blame": ("--no-textconv",),
+    "status": _NO_NESTED,
+}
+#: Global options that take a value as the next argument.
+_GLOBAL_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 
 #: The id of git's empty tree (SHA-1 object format).
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -70,7 +99,8 @@ def _safe_dir() -> Path:
 def git_executable() -> str:
     exe = shutil.which("git")
     if exe is None:
-        raise GitError("git_failed", "git executable not found on PATH; install git and try again")
+        raise GitError("git_failed", "git executable not found on PATH; install git and try again",
+                       details={"reason": "git_not_found"})
     return exe
 
 
@@ -113,10 +143,23 @@ def base_config_args() -> list[str]:
         ("core.pager", "cat"),
         ("core.editor", "true"),
         ("core.attributesFile", str(safe / "empty.attributes")),
+        # The user's global ignore file would make results differ per machine.
+        ("core.excludesFile", str(safe / "empty.attributes")),
         ("core.sshCommand", "false"),
         ("core.askPass", ""),
         ("credential.helper", ""),
         ("gpg.program", "false"),
+        ("gpg.ssh.program", "false"),
+        ("gpg.x509.program", "false"),
+        ("gpg.ssh.defaultKeyCommand", "false"),
+        ("commit.gpgSign", "false"),
+        ("tag.gpgSign", "false"),
+        # A submodule is another repository with its own (unvetted) config:
+        # never let git run inside it on our behalf.
+        ("submodule.recurse", "false"),
+        ("diff.submodule", "short"),
+        ("diff.ignoreSubmodules", "dirty"),
+        ("status.submoduleSummary", "false"),
         ("diff.external", ""),
         ("protocol.allow", "never"),
         ("protocol.file.allow", "never"),
@@ -174,20 +217,50 @@ def _describe(args: Sequence[str]) -> str:
     return "git"
 
 
-def _collect(stream, sink: bytearray, limit: int, overflow: threading.Event, proc) -> None:
+def _kill_group(proc) -> None:
+    """Kill git and everything it spawned (it leads its own session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):  # pragma: no cover - already gone
+        try:
+            proc.kill()
+        except OSError:
+            pass
+
+
+def _collect(stream, sink: bytearray, limit: int, overflow: threading.Event | None, proc) -> None:
+    """Read ``stream`` into ``sink`` up to ``limit`` bytes.
+
+    With an ``overflow`` event, going over the limit kills the process group
+    (stdout: a partial result is useless). Without one, the excess is read
+    and dropped (stderr: we keep only its head, but git must not block).
+    """
     while True:
         chunk = stream.read(65536)
         if not chunk:
             break
-        if len(sink) + len(chunk) > limit:
-            sink.extend(chunk[: max(0, limit - len(sink))])
-            overflow.set()
-            try:
-                proc.kill()
-            except OSError:  # pragma: no cover - already gone
-                pass
-            break
+        room = limit - len(sink)
+        if len(chunk) > room:
+            sink.extend(chunk[: max(0, room)])
+            if overflow is not None:
+                overflow.set()
+                _kill_group(proc)
+                break
+            continue
         sink.extend(chunk)
+    stream.close()
+
+
+def _feed(stream, data: bytes) -> None:
+    try:
+        stream.write(data)
+    except (BrokenPipeError, OSError):
+        pass
+    finally:
+        try:
+            stream.close()
+        except OSError:
+            pass
 
 
 def _spawn(
@@ -210,42 +283,94 @@ def _spawn(
     except NotADirectoryError as exc:
         raise GitError("not_a_repository", "the given root is not a folder") from exc
     out, err = bytearray(), bytearray()
-    overflow, err_overflow = threading.Event(), threading.Event()
+    overflow = threading.Event()
     t_out = threading.Thread(target=_collect, args=(proc.stdout, out, max_bytes, overflow, proc), daemon=True)
-    t_err = threading.Thread(target=_collect, args=(proc.stderr, err, 1 << 30, err_overflow, proc), daemon=True)
+    t_err = threading.Thread(target=_collect, args=(proc.stderr, err, _STDERR_KEEP, None, proc), daemon=True)
     t_out.start()
     t_err.start()
     if input_bytes is not None:
-        try:
-            proc.stdin.write(input_bytes)
-        except BrokenPipeError:
-            pass
-        finally:
-            proc.stdin.close()
+        # A writer thread, so a git that stops reading cannot outlast the timeout.
+        threading.Thread(target=_feed, args=(proc.stdin, input_bytes), daemon=True).start()
     try:
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        _kill_group(proc)
         proc.wait()
         t_out.join()
         t_err.join()
         raise GitError("git_timeout", f"{what} did not finish within {timeout:g} s")
-    t_out.join()
-    t_err.join()
+    # git has exited. A descendant still holding our pipes (something git
+    # spawned and left behind) must not keep us waiting: end its group.
+    deadline = time.monotonic() + _LINGER_S
+    for t in (t_out, t_err):
+        t.join(timeout=max(0.0, deadline - time.monotonic()))
+    if t_out.is_alive() or t_err.is_alive():
+        _kill_group(proc)
+        t_out.join()
+        t_err.join()
     if overflow.is_set():
         raise GitError("output_too_large", f"{what} produced more than {max_bytes} bytes; refusing a partial result")
-    return bytes(out), bytes(err[:_STDERR_KEEP]), proc.returncode
+    return bytes(out), bytes(err), proc.returncode
 
 
 def _classify_failure(stderr: bytes, returncode: int, what: str) -> GitError:
     text = stderr.decode("utf-8", "replace").lower()
     if "not a git repository" in text:
         return GitError("not_a_repository", "the given root is not a git repository")
+    if "must be run in a work tree" in text:
+        return GitError("not_a_repository", "the given root has no work tree (a bare repository or a .git folder)")
     if "dubious ownership" in text:
         return GitError("not_a_repository", "git refuses this repository: it is owned by another user")
     if "unknown revision" in text or "bad revision" in text or "invalid object name" in text or "not a valid object name" in text or "ambiguous argument" in text:
         return GitError("git_failed", f"{what} failed: unknown revision or path", details={"reason": "unknown_revision"})
     return GitError("git_failed", f"{what} failed with exit status {returncode}")
+
+
+def with_auto_flags(args: Sequence[str]) -> list[str]:
+    """``args`` with the safety flags of :data:`AUTO_FLAGS` after the sub-command."""
+    args = list(args)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg.startswith("-"):
+            i += 2 if arg in _GLOBAL_WITH_VALUE else 1
+            continue
+        # A caller that sets an option itself keeps its own value.
+        given = {a.split("=", 1)[0] for a in args[i + 1:]}
+        flags = [f for f in AUTO_FLAGS.get(arg, ()) if f.split("=", 1)[0] not in given]
+        return args[: i + 1] + flags + args[i + 1:]
+    return args
+
+
+def hardened_command(
+    repo: str | os.PathLike,
+    args: Sequence[str],
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    extra_env: dict[str, str] | None = None,
+    neutralise_drivers: bool = True,
+    config_overrides: Sequence[tuple[str, str]] = (),
+) -> tuple[list[str], dict[str, str]]:
+    """The exact argv and environment :func:`run_git` would use.
+
+    Exposed so tests can run the hardened command in conditions a pipe cannot
+    create (a terminal, to prove no pager starts).
+    """
+    repo_path = Path(repo)
+    if not repo_path.is_dir():
+        raise GitError("not_a_repository", "the given root does not exist or is not a folder")
+    exe = git_executable()
+    env = hardened_env(extra_env)
+    prefix = [exe, "--no-pager", *base_config_args()]
+    if neutralise_drivers:
+        listing, _err, rc = _spawn(
+            [*prefix, "config", "-z", "--list"], str(repo_path), env, None, timeout, 1 << 20, "git config",
+        )
+        if rc == 0:
+            prefix += neutralising_args(*_driver_names(listing))
+    for key, value in config_overrides:
+        prefix += ["-c", f"{key}={value}"]
+    return [*prefix, *with_auto_flags(args)], env
 
 
 def run_git(
@@ -263,24 +388,14 @@ def run_git(
     """Run ``git <args>`` in ``repo`` with every hardening applied.
 
     ``extra_env`` is applied after the ``GIT_*`` scrub; the repository
-    builders use it for a fixed identity and dates.
+    builders use it for a fixed identity and dates. A return code outside
+    ``ok_returncodes`` raises :class:`GitError`; its message names the git
+    sub-command only, never the repository's path or git's stderr.
     """
-    repo_path = Path(repo)
-    if not repo_path.is_dir():
-        raise GitError("not_a_repository", "the given root does not exist or is not a folder")
-    exe = git_executable()
-    env = hardened_env(extra_env)
+    argv, env = hardened_command(repo, args, timeout=timeout, extra_env=extra_env,
+                                 neutralise_drivers=neutralise_drivers, config_overrides=config_overrides)
     what = _describe(args)
-    prefix = [exe, "--no-pager", *base_config_args()]
-    if neutralise_drivers:
-        listing, _err, rc = _spawn(
-            [*prefix, "config", "-z", "--list"], str(repo_path), env, None, timeout, 1 << 20, "git config",
-        )
-        if rc == 0:
-            prefix += neutralising_args(*_driver_names(listing))
-    for key, value in config_overrides:
-        prefix += ["-c", f"{key}={value}"]
-    stdout, stderr, rc = _spawn([*prefix, *args], str(repo_path), env, input_bytes, timeout, max_bytes, what)
+    stdout, stderr, rc = _spawn(argv, str(Path(repo)), env, input_bytes, timeout, max_bytes, what)
     if rc not in tuple(ok_returncodes):
         raise _classify_failure(stderr, rc, what)
     return GitResult(stdout=stdout, returncode=rc)

@@ -160,11 +160,21 @@ class IsolatedRepo:
         self._tick += 1
         self.git("merge", "-q", "--no-edit", "--no-ff", side, ok=(0, 1))
 
-    def add_submodule(self, rel: str, other: "IsolatedRepo | str | os.PathLike", *, commit: bool = True) -> None:
-        """Add ``other`` (a local repository) as a submodule at ``rel``."""
-        source = other.path if isinstance(other, IsolatedRepo) else Path(other)
+    def add_submodule(self, rel: str, other: "IsolatedRepo | str | os.PathLike", *, commit: bool = True,
+                      url: str | None = None) -> None:
+        """Add ``other`` (a local repository) as a submodule at ``rel``.
+
+        git clones from ``other``'s real location, but ``.gitmodules`` records
+        ``url`` (default ``../<other's folder name>``): a temp folder's
+        absolute path in committed content would change the commit ids from
+        run to run and print a machine path in every diff of ``.gitmodules``.
+        """
+        source = Path(other.path if isinstance(other, IsolatedRepo) else other).resolve()
+        check_relative_syntax(rel)
         self.git("submodule", "add", "-q", "--", str(source), rel,
                  config=(("protocol.file.allow", "always"), ("protocol.allow", "always")))
+        self.git("config", "-f", ".gitmodules", f"submodule.{rel}.url", url or f"../{source.name}")
+        self.git("add", "--", ".gitmodules")
         if commit:
             self.commit(f"add submodule {rel}")
 

@@ -91,7 +91,9 @@ class PathRules:
         if self.labignore_lines:
             import pathspec
 
-            self._spec = pathspec.PathSpec.from_lines("gitwildmatch", self.labignore_lines)
+            # GitIgnoreSpec follows git's own precedence rules (and is not the
+            # deprecated "gitwildmatch" factory, which warns on every use).
+            self._spec = pathspec.GitIgnoreSpec.from_lines(self.labignore_lines)
 
     def is_sensitive(self, rel: str, *, is_dir: bool = False) -> bool:
         if is_builtin_sensitive(rel + ("/x" if is_dir else "")) or (is_dir and _name_is_sensitive(rel.rsplit("/", 1)[-1])):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from .errors import LabkitError
-from .gitrunner import git_bytes, is_repository
+from .gitrunner import git_bytes, run_git
 from .rules import PathRules
 
 _STATUS_LETTERS = set("AMDRCT")
@@ -18,11 +18,18 @@ def _entry(path: str, letter: str, orig: str | None) -> dict:
     item = {"path": path, "status": letter}
     if orig is not None and letter in ("R", "C"):
         item["origPath"] = orig
+    elif orig is not None:
+        item["_other"] = orig  # internal: the record's source path, for filtering only
     return item
 
 
 def parse_porcelain_v2(data: bytes) -> dict:
-    """Parse ``git status --porcelain=v2 --branch -z`` into raw lists (no rules)."""
+    """Parse ``git status --porcelain=v2 --branch -z`` into raw lists (no rules).
+
+    Paths are relative to the top of the repository. An entry from a rename
+    record that is not itself the rename (``status`` not R/C) carries the
+    record's source path under ``_other``; :func:`git_status` drops it.
+    """
     branch = {"head": None, "oid": None, "upstream": None, "ahead": None, "behind": None}
     staged, unstaged, untracked, conflicted = [], [], [], []
     records = data.split(b"\0")
@@ -58,6 +65,8 @@ def parse_porcelain_v2(data: bytes) -> dict:
             xy, path = _decode(fields[1]), _decode(fields[9])
             orig = _decode(records[i])
             i += 1
+            # Both halves of a rename record answer for its source path: an
+            # unstaged edit on top of ".env -> notes.txt" is still that rename.
             if xy[0] in _STATUS_LETTERS:
                 staged.append(_entry(path, xy[0], orig))
             if xy[1] in _STATUS_LETTERS:
@@ -71,29 +80,49 @@ def parse_porcelain_v2(data: bytes) -> dict:
             "untracked": untracked, "conflicted": conflicted}
 
 
+def _under(prefix: str, path: str) -> str | None:
+    """``path`` (relative to the top of the repository) relative to ``prefix``, or None."""
+    if not prefix:
+        return path
+    return path[len(prefix):] if path.startswith(prefix) else None
+
+
 def git_status(root: str | os.PathLike) -> dict:
-    """The contract's status object for the repository at ``root``."""
+    """The contract's status object for the repository at ``root``.
+
+    When ``root`` is a folder inside a repository, the status covers that
+    folder only and every path is relative to it; a rename whose other side
+    lies outside ``root`` is counted in ``hidden`` like a sensitive one, since
+    its name is not the workspace's to show.
+    """
     if not os.path.isdir(root):
         raise LabkitError("not_a_repository", "the given root does not exist or is not a folder")
-    if not is_repository(root):
-        raise LabkitError("not_a_repository", "the given root is not a git repository")
+    res = run_git(root, ["rev-parse", "--show-prefix"], neutralise_drivers=False, ok_returncodes=(0, 128))
+    if res.returncode != 0:
+        raise LabkitError("not_a_repository", "the given root is not inside a git work tree")
+    prefix = res.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
     data = git_bytes(root, ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all",
-                            "--ignore-submodules=none", "--", "."], timeout=60)
+                            "--", "."], timeout=60)
     raw = parse_porcelain_v2(data)
     rules = PathRules.for_root(root)
     hidden = {"changes": 0, "conflicts": 0}
 
-    def visible(entry: dict) -> bool:
-        return not (rules.is_sensitive(entry["path"]) or
-                    ("origPath" in entry and rules.is_sensitive(entry["origPath"])))
+    def visible(entry: dict) -> dict | None:
+        """The entry with root-relative paths, or None when it must stay hidden."""
+        out = dict(entry)
+        for key in ("path", "origPath", "_other"):
+            if key in entry:
+                rel = _under(prefix, entry[key])
+                if rel is None or rules.is_sensitive(rel):
+                    return None
+                out[key] = rel
+        out.pop("_other", None)
+        return out
 
     out = {"branch": raw["branch"]}
-    for key in ("staged", "unstaged", "untracked"):
-        kept = [e for e in raw[key] if visible(e)]
-        hidden["changes"] += len(raw[key]) - len(kept)
+    for key in ("staged", "unstaged", "untracked", "conflicted"):
+        kept = [v for v in map(visible, raw[key]) if v is not None]
+        hidden["conflicts" if key == "conflicted" else "changes"] += len(raw[key]) - len(kept)
         out[key] = kept
-    kept_conf = [e for e in raw["conflicted"] if visible(e)]
-    hidden["conflicts"] = len(raw["conflicted"]) - len(kept_conf)
-    out["conflicted"] = kept_conf
     out["hidden"] = hidden
     return out
