@@ -31,7 +31,6 @@ from typing import Iterable
 
 from .errors import LabkitError
 from .gitrunner import DIFF_SAFETY_FLAGS, GitError, git_bytes, resolve_commit, run_git, toplevel, zsplit
-from .paths import resolve_inside
 from .rules import PathRules
 
 SCHEMA_VERSION = "labkit.review/1"
@@ -157,7 +156,9 @@ def unauthorized_sides(fact: FileFact, allow: tuple[str, ...]) -> list[str]:
     if fact.escaped:
         # A name we cannot show faithfully cannot be matched faithfully either.
         return fact.paths()
-    return [p for p in fact.paths() if not _path_allowed(p, allow)]
+    folder_like = fact.repository or _GITLINK in (fact.old_mode, fact.new_mode)
+    return [p for p in fact.paths()
+            if not (_path_allowed(p, allow) or (folder_like and _path_allowed(p + "/", allow)))]
 
 
 # -- inherent risks ---------------------------------------------------------------------
@@ -348,7 +349,24 @@ def _untracked_names(top: Path, max_bytes: int) -> list[bytes]:
     return zsplit(_git(top, ["ls-files", "--others", "--exclude-standard", "-z", "--"], max_bytes=max_bytes))
 
 
-def _measure(path: Path) -> tuple[int | None, bool, str, int]:
+def _worktree_path(top: Path, raw: bytes) -> bytes:
+    """The absolute path of a git-listed name, refused if an ancestor is a symlink.
+
+    git never lists names through a symlinked folder, so one appearing now
+    means the tree changed under us; reading through it could leave the root.
+    (Names come from git, so unlike user input a backslash is just a character.)
+    """
+    real_top = os.path.realpath(os.fsencode(top))
+    parts = raw.split(b"/")
+    if any(p in (b"", b".", b"..") for p in parts):
+        raise OSError("unexpected name from git")
+    parent = os.path.join(real_top, *parts[:-1]) if len(parts) > 1 else real_top
+    if os.path.realpath(parent) != parent:
+        raise OSError("an ancestor folder is a symlink")
+    return os.path.join(parent, parts[-1])
+
+
+def _measure(path: bytes) -> tuple[int | None, bool, str, int]:
     """Line count, binary flag, git mode and bytes read of one untracked file.
 
     Symlinks are measured by their target text (what git would store) and are
@@ -356,7 +374,7 @@ def _measure(path: Path) -> tuple[int | None, bool, str, int]:
     """
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode):
-        data = os.readlink(os.fsencode(path))
+        data = os.readlink(path)
         return _count_lines(data), b"\0" in data[:_BINARY_SNIFF], _SYMLINK, len(data)
     if not stat.S_ISREG(st.st_mode):
         raise OSError("not a regular file")
@@ -400,11 +418,11 @@ def _untracked_facts(top: Path, names: list[bytes], rules: PathRules, budget: in
             fact.additions, fact.measured = None, False
             continue
         try:
-            target = resolve_inside(top, _as_arg(raw)).absolute
+            target = _worktree_path(top, raw)
             fact.additions, fact.binary, fact.new_mode, size = _measure(target)
             if fact.binary:
                 fact.deletions = None
-        except (OSError, LabkitError):
+        except OSError:
             # Gone, replaced or unreadable since git listed it: we cannot vouch for it.
             fact.additions, fact.measured = None, False
             within = False
@@ -434,8 +452,8 @@ def _fill_content_ids(top: Path, facts: list[FileFact], rules: PathRules, *, wit
             fact.content_id = _submodule_head(top, fact)
         elif fact.new_mode == _SYMLINK:
             try:
-                target = os.readlink(resolve_inside(top, _as_arg(fact.raw_path)).absolute)
-            except (OSError, LabkitError):
+                target = os.readlink(_worktree_path(top, fact.raw_path))
+            except OSError:
                 continue
             out = _git(top, ["hash-object", "--no-filters", "--stdin"], input_bytes=os.fsencode(target))
             fact.content_id = out.decode("ascii").strip() or None
@@ -459,13 +477,13 @@ def _fill_content_ids(top: Path, facts: list[FileFact], rules: PathRules, *, wit
 
 def _submodule_head(top: Path, fact: FileFact) -> str | None:
     try:
-        where = resolve_inside(top, _as_arg(fact.raw_path)).absolute
-    except LabkitError:
+        where = _worktree_path(top, fact.raw_path)
+    except OSError:
         return None
-    if not (where / ".git").exists():
+    if not os.path.lexists(os.path.join(where, b".git")):
         return None  # not checked out: rev-parse would answer for the superproject
     try:
-        out = run_git(where, ["rev-parse", "--verify", "--quiet", "HEAD"], ok_returncodes=(0, 1, 128),
+        out = run_git(os.fsdecode(where), ["rev-parse", "--verify", "--quiet", "HEAD"], ok_returncodes=(0, 1, 128),
                       timeout=GIT_TIMEOUT_S)
     except GitError:
         return None
