@@ -361,3 +361,17 @@ def serve_stdio(root: str, *, index: str | None = None, ledger_path: str | None 
         if ledger is not None and ledger.write_failed:
             log.warning("ledger: %d write(s) failed during this session", ledger.write_failures)
     return 0
+
+
+# -- client side: how a notebook, a test or an agent harness starts this server -------------
+
+def server_parameters(root, *, index=None, ledger=None, env: dict | None = None):
+    """``StdioServerParameters`` that launch ``labkit mcp serve`` with this interpreter."""
+    from mcp.client.stdio import StdioServerParameters
+
+    args = ["-m", "labkit", "mcp", "serve", "--root", os.fspath(root)]
+    if index is not None:
+        args += ["--index", os.fspath(index)]
+    if ledger is not None:
+        args += ["--ledger", os.fspath(ledger)]
+    return StdioServerParameters(command=sys.executable, args=args, env=env)

@@ -1,0 +1,382 @@
+"""The MCP server, exercised as an agent uses it: a subprocess and the SDK's real stdio client."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import anyio
+import pytest
+from mcp import Client
+
+from labkit.mcp_server import TOOLS, UNTRUSTED, server_parameters
+
+from .conftest import plain_git, run_cli
+
+BIG_LINE = "値段 = 'ünïcödé ✓' " * 8  # multibyte characters on every line
+
+
+def _world(make_repo):
+    repo = make_repo("world")
+    repo.write_many({
+        "src/app.py": "".join(f"def handler_{i}():\n    return {i}\n" for i in range(300)),
+        "src/util.py": "import os\nTOKEN_NAME = 'not a secret'\n",
+        "docs/notes.md": "# Notes\nneedle here\n",
+        ".env": "API_KEY=sk-live-abcdefghijklmnopqrstuvwxyz0123\n",
+    })
+    repo.commit("initial")
+    repo.write("src/app.py", "".join(f"# {BIG_LINE} {i}\n" for i in range(200)))
+    repo.write(".env", "API_KEY=sk-live-ZZZZZZZZZZZZZZZZZZZZZZZZZZZ9999\n")
+    return repo
+
+
+def _run(coro_fn, *args):
+    return anyio.run(coro_fn, *args)
+
+
+def _payload(result) -> dict:
+    """The tool result as the agent sees it: the text block, parsed."""
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    return json.loads(result.content[0].text)
+
+
+def _error_code(result) -> str:
+    assert result.is_error, result
+    return _payload(result)["error"]["code"]
+
+
+@pytest.fixture
+def world(make_repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("LABKIT_SNAPSHOT_DIR", str(tmp_path / "snapshots"))
+    return _world(make_repo)
+
+
+def _env(tmp_path) -> dict:
+    return {"LABKIT_SNAPSHOT_DIR": str(tmp_path / "snapshots")}
+
+
+def test_lists_every_tool_read_only_bounded_and_warned(world, tmp_path):
+    from labkit.codesearch import build_index
+
+    build_index(tmp_path / "index", [world.path])
+
+    async def go():
+        async with Client(server_parameters(world.path, index=tmp_path / "index", env=_env(tmp_path))) as c:
+            with_index = (await c.list_tools()).tools
+        async with Client(server_parameters(world.path, env=_env(tmp_path))) as c:
+            without_index = (await c.list_tools()).tools
+            unavailable = await c.call_tool("search_code", {"query": "handler"})
+        return with_index, without_index, unavailable
+
+    with_index, without_index, unavailable = _run(go)
+    assert {t.name for t in with_index} == {
+        "search_workspace", "git_status", "git_diff", "review_diff", "search_code", "get_file_context", "read_file"}
+    assert {t.name for t in without_index} == {t.name for t in with_index} - {"search_code", "get_file_context"}
+    assert _error_code(unavailable) == "invalid_argument"
+    assert "--index" in _payload(unavailable)["error"]["message"]
+    for tool in with_index:
+        assert tool.annotations.read_only_hint is True, tool.name
+        assert tool.annotations.destructive_hint is False, tool.name
+        assert UNTRUSTED in tool.description and "not instructions" in tool.description, tool.name
+        schema = tool.input_schema
+        assert schema["type"] == "object" and schema["additionalProperties"] is False, tool.name
+        for name, prop in schema["properties"].items():
+            if prop["type"] == "integer":
+                assert "minimum" in prop and "maximum" in prop, (tool.name, name)
+            if prop["type"] == "string" and "enum" not in prop and "pattern" not in prop:
+                assert "maxLength" in prop, (tool.name, name)
+            if prop["type"] == "array":
+                assert "maxItems" in prop, (tool.name, name)
+    assert {t.name for t in TOOLS} == {t.name for t in with_index}
+
+
+def _cli_json(*args) -> dict:
+    proc = run_cli(*args, "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _needs(module: str, attr: str, issue: str) -> None:
+    """Skip while a tool's module (built concurrently by another issue) has not landed."""
+    import importlib
+
+    try:
+        found = hasattr(importlib.import_module(module), attr)
+    except ImportError:
+        found = False
+    if not found:
+        pytest.skip(f"{module}.{attr} lands with {issue}")
+
+
+def _call_all(params, calls: dict) -> dict:
+    async def go():
+        async with Client(params) as c:
+            return {k: await c.call_tool(name, args) for k, (name, args) in calls.items()}
+
+    out = _run(go)
+    for key, result in out.items():
+        assert not result.is_error, (key, result.content)
+        # The text block and the structured content carry the same object.
+        assert _payload(result) == result.structured_content, key
+    return {k: v.structured_content for k, v in out.items()}
+
+
+def test_structured_content_equals_the_cli_json(world, tmp_path, monkeypatch):
+    root = str(world.path)
+    out = _call_all(server_parameters(root, env=_env(tmp_path)), {
+        "status": ("git_status", {}),
+        "review": ("review_diff", {"allow": ["src/"]}),
+        "diff": ("git_diff", {"mode": "head", "max_bytes": 4096}),
+        "read": ("read_file", {"path": "src/util.py"}),
+    })
+    assert out["status"] == _cli_json("status", root)
+    assert out["review"] == _cli_json("review", root, "--allow", "src/")
+    monkeypatch.setenv("LABKIT_SNAPSHOT_DIR", str(tmp_path / "snapshots"))
+    cli_diff = _cli_json("diff", root, "--mode", "head", "--max-bytes", "4096")
+    # Same worktree, same D: an identical page; only the snapshot id is per call.
+    assert {k: v for k, v in out["diff"].items() if k != "snapshotId"} == \
+        {k: v for k, v in cli_diff.items() if k != "snapshotId"}
+    assert out["read"]["content"] == "import os\nTOKEN_NAME = 'not a secret'\n"
+    assert all("sk-live" not in json.dumps(v) for v in out.values())
+
+
+def test_search_workspace_equals_the_cli_json(world, tmp_path):
+    _needs("labkit.search", "search_workspace", "issue 3")
+    root = str(world.path)
+    out = _call_all(server_parameters(root, env=_env(tmp_path)), {
+        "hits": ("search_workspace", {"query": "ünïcödé", "limit": 3}),
+        "secret": ("search_workspace", {"query": "API_KEY"}),
+    })
+    strip = lambda d: {k: v for k, v in d.items() if k not in ("stats", "elapsedMs")}  # noqa: E731
+    assert strip(out["hits"]) == strip(_cli_json("search", root, "ünïcödé", "--limit", "3"))
+    assert out["hits"]["truncated"] is True and out["hits"]["matchCount"] == 3
+    assert out["secret"]["matches"] == []
+
+
+def test_code_search_tools_equal_the_cli_json(world, tmp_path):
+    _needs("labkit.codesearch.search", "search_code", "issue 7")
+    _needs("labkit.codesearch.context", "get_file_context", "issue 7")
+    from labkit.codesearch import build_index
+
+    index = tmp_path / "index"
+    build_index(index, [world.path])
+    out = _call_all(server_parameters(world.path, index=index, env=_env(tmp_path)), {
+        "code": ("search_code", {"query": "TOKEN_NAME"}),
+        "context": ("get_file_context", {"repository": "world", "file_path": "src/util.py", "line_number": 2,
+                                         "lines_before": 1}),
+    })
+    timing = ("elapsedMs", "durationMs", "stats")  # per-run measurements differ between any two runs
+    strip = lambda d: {k: v for k, v in d.items() if k not in timing}  # noqa: E731
+    assert strip(out["code"]) == strip(_cli_json("code-search", str(index), "TOKEN_NAME"))
+    assert out["code"]["matches"]
+    assert out["context"] == _cli_json("context", str(index), "world", "src/util.py", "2", "--before", "1")
+
+
+def test_diff_pages_across_calls_stay_on_one_snapshot(world, tmp_path):
+    root = str(world.path)
+    expected = plain_git(root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--find-renames",
+                         "HEAD", "--", "src").stdout
+    assert len(expected) > 5 * 1024
+
+    async def go():
+        async with Client(server_parameters(root, env=_env(tmp_path))) as c:
+            first = await c.call_tool("git_diff", {"mode": "head", "path": "src", "max_bytes": 1024})
+            page = first.structured_content
+            # The worktree moves on after the first page: later pages must not see it.
+            world.write("src/app.py", "completely different\n" * 50)
+            no_snapshot = await c.call_tool("git_diff", {"mode": "head", "path": "src", "offset": page["nextOffset"],
+                                                         "max_bytes": 1024})
+            drift = await c.call_tool("git_diff", {"mode": "head", "path": "src", "offset": page["nextOffset"],
+                                                   "max_bytes": 1024, "revision": page["sourceRevision"]})
+            pages = [page]
+            while pages[-1]["hasMore"]:
+                nxt = await c.call_tool("git_diff", {"mode": "head", "path": "src", "max_bytes": 1024,
+                                                     "offset": pages[-1]["nextOffset"],
+                                                     "snapshot": page["snapshotId"]})
+                assert not nxt.is_error, nxt.content
+                pages.append(nxt.structured_content)
+            return pages, no_snapshot, drift
+
+    pages, no_snapshot, drift = _run(go)
+    assert len(pages) >= 5
+    assert {p["sourceRevision"] for p in pages} == {pages[0]["sourceRevision"]}
+    assert {p["snapshotId"] for p in pages} == {pages[0]["snapshotId"]}
+    assert all(p["encoding"] == "utf-8" for p in pages)
+    assert "".join(p["diff"] for p in pages).encode("utf-8") == expected
+    assert _error_code(no_snapshot) == "snapshot_required"
+    assert _error_code(drift) == "snapshot_drift"
+
+
+def test_path_escapes_and_sensitive_files_are_refused(world, tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside secret\n")
+    world.symlink("link_out", str(outside))
+    world.symlink("env_link", ".env")
+
+    async def go():
+        async with Client(server_parameters(world.path, env=_env(tmp_path))) as c:
+            calls = {
+                "dotdot": ("read_file", {"path": "../outside.txt"}),
+                "absolute": ("read_file", {"path": str(outside)}),
+                "symlink_out": ("read_file", {"path": "link_out"}),
+                "symlink_sensitive": ("read_file", {"path": "env_link"}),
+                "sensitive": ("read_file", {"path": ".env"}),
+                "backslash": ("read_file", {"path": "src\\app.py"}),
+                "git_internal": ("read_file", {"path": ".git/config"}),
+                "diff_escape": ("git_diff", {"path": "../"}),
+                "search_escape": ("search_workspace", {"query": "secret", "path": "../"}),
+            }
+            return {k: await c.call_tool(n, a) for k, (n, a) in calls.items()}
+
+    got = _run(go)
+    codes = {k: _error_code(v) for k, v in got.items()}
+    assert codes["dotdot"] == "path_outside_workspace"
+    assert codes["absolute"] == "invalid_path"
+    assert codes["symlink_out"] == "path_outside_workspace"
+    assert codes["symlink_sensitive"] in ("not_regular_file", "sensitive_path")
+    assert codes["sensitive"] == "sensitive_path"
+    assert codes["backslash"] == "invalid_path"
+    assert codes["git_internal"] == "invalid_path"
+    assert codes["diff_escape"] == "path_outside_workspace"
+    assert codes["search_escape"] in ("path_outside_workspace", "not_implemented")
+    for result in got.values():
+        text = result.content[0].text
+        assert "outside secret" not in text and "sk-live" not in text
+        assert str(tmp_path) not in text
+
+
+def test_malformed_arguments_are_clear_tool_errors_and_the_server_carries_on(world, tmp_path):
+    async def go():
+        async with Client(server_parameters(world.path, env=_env(tmp_path))) as c:
+            bad = {
+                "unknown_tool": ("drop_database", {}),
+                "missing": ("read_file", {}),
+                "extra": ("git_status", {"verbose": True}),
+                "limit_high": ("search_workspace", {"query": "needle", "limit": 201}),
+                "limit_low": ("search_workspace", {"query": "needle", "limit": 0}),
+                "short_query": ("search_workspace", {"query": "x"}),
+                "wrong_type": ("read_file", {"path": "src/app.py", "start_line": "ten"}),
+                "bool_as_int": ("read_file", {"path": "src/app.py", "start_line": True}),
+                "max_bytes": ("git_diff", {"max_bytes": 100}),
+                "negative_offset": ("git_diff", {"offset": -1}),
+                "bad_mode": ("git_diff", {"mode": "everything"}),
+                "bad_revision": ("git_diff", {"revision": "HEAD"}),
+                "allow_type": ("review_diff", {"allow": "src/"}),
+                "end_before_start": ("read_file", {"path": "src/app.py", "start_line": 5, "end_line": 2}),
+                "past_end": ("read_file", {"path": "src/util.py", "start_line": 99}),
+                "missing_file": ("read_file", {"path": "src/nope.py"}),
+                "folder": ("read_file", {"path": "src"}),
+                "bad_snapshot": ("git_diff", {"snapshot": "../../etc"}),
+            }
+            results = {k: await c.call_tool(n, a) for k, (n, a) in bad.items()}
+            results["still_alive"] = await c.call_tool("read_file", {"path": "src/util.py", "end_line": 1})
+            return results
+
+    r = _run(go)
+    expect = {
+        "unknown_tool": "invalid_argument", "missing": "invalid_argument", "extra": "invalid_argument",
+        "limit_high": "invalid_argument", "limit_low": "invalid_argument", "short_query": "invalid_argument",
+        "wrong_type": "invalid_argument", "bool_as_int": "invalid_argument", "max_bytes": "invalid_argument",
+        "negative_offset": "invalid_argument", "bad_mode": "invalid_argument", "bad_revision": "invalid_argument",
+        "allow_type": "invalid_argument", "end_before_start": "invalid_argument",
+        "past_end": "line_out_of_range", "missing_file": "file_not_found", "folder": "not_regular_file",
+        "bad_snapshot": "invalid_argument",
+    }
+    assert {k: _error_code(r[k]) for k in expect} == expect
+    messages = {k: _payload(r[k])["error"]["message"] for k in expect}
+    assert "drop_database" in messages["unknown_tool"]
+    assert "path" in messages["missing"]
+    assert "verbose" in messages["extra"]
+    assert "200" in messages["limit_high"]
+    assert r["still_alive"].structured_content["content"] == "import os\n"
+    assert r["still_alive"].structured_content["nextStartLine"] == 2
+
+
+def _frames(stdout: bytes) -> list[dict]:
+    return [json.loads(line) for line in stdout.decode("utf-8").splitlines() if line.strip()]
+
+
+def test_survives_malformed_json_rpc_and_disconnect_without_stdout_noise(world, tmp_path):
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "0"}}}
+    lines = [
+        json.dumps(init),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        "this is not json at all",
+        '{"jsonrpc": "2.0", "id": 2, "method": ',
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 42}}),
+        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "no/such/method"}),
+        "\x00\xff garbage",
+        json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                    "params": {"name": "read_file", "arguments": {"path": "src/util.py"}}}),
+    ]
+    params = server_parameters(world.path)
+    env = dict(os.environ, LABKIT_SNAPSHOT_DIR=str(tmp_path / "snapshots"))
+    proc = subprocess.Popen([params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    proc.stdin.write(("\n".join(lines) + "\n").encode())
+    proc.stdin.flush()
+    raw = b""
+    while True:  # read until the last request is answered, then hang up
+        line = proc.stdout.readline()
+        assert line, "server closed stdout before answering"
+        raw += line
+        if json.loads(line).get("id") == 5:
+            break
+    rest, stderr = proc.communicate(timeout=30)  # closes stdin: the client disconnects
+    stdout = raw + rest
+    frames = _frames(stdout)  # every stdout line is a JSON-RPC frame
+    assert all(f.get("jsonrpc") == "2.0" for f in frames)
+    by_id = {f.get("id"): f for f in frames if "id" in f}
+    assert "result" in by_id[1]
+    assert "error" in by_id[3] or by_id[3]["result"].get("isError")
+    assert by_id[4]["error"]["code"] == -32601
+    answer = by_id[5]["result"]
+    assert answer["structuredContent"]["content"].startswith("import os")
+    assert b"Traceback" not in stdout
+    assert proc.returncode == 0, stderr.decode()
+
+
+def test_client_that_vanishes_mid_call_leaves_no_traceback(world, tmp_path):
+    params = server_parameters(world.path)
+    env = dict(os.environ, LABKIT_SNAPSHOT_DIR=str(tmp_path / "snapshots"))
+    proc = subprocess.Popen([params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+    proc.stdin.write((json.dumps(init) + "\n").encode())
+    proc.stdin.flush()
+    first = proc.stdout.readline()
+    assert json.loads(first)["id"] == 1
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "git_diff", "arguments": {}}}
+    proc.stdin.write((json.dumps(call) + "\n").encode())
+    proc.stdin.flush()
+    # Hang up without reading the answer: both pipes close under the server.
+    proc.stdin.close()
+    proc.stdout.close()
+    try:
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    stderr = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.returncode in (0, 1), stderr
+    assert "Traceback" not in stderr or "BrokenPipe" in stderr or "ClosedResource" in stderr
+
+
+def test_serve_refuses_a_missing_root(tmp_path):
+    proc = run_cli("mcp", "serve", "--root", str(tmp_path / "missing"))
+    assert proc.returncode == 1
+    assert proc.stdout == b""
+    assert b"invalid_argument" in proc.stderr
+    assert str(tmp_path).encode() not in proc.stderr
+
+
+def test_module_level_imports_stay_light():
+    """``labkit --help`` must not pay for the MCP SDK."""
+    code = "import sys, labkit.cli.mcp_cmd, labkit.cli.ledger_cmd; print('mcp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout.strip()
+    assert out == b"False"
