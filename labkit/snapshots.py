@@ -148,15 +148,16 @@ class SnapshotStore:
         same = (existing is not None and existing.total_bytes == len(data)
                 and existing.source_revision == source_revision and _size(bin_path) == len(data))
         sums = list(existing.chunk_sha256) if same else chunk_sums(data)
-        if not same:
-            self._atomic_write(bin_path, lambda fh: fh.write(data))
         record = {
             "format": _FORMAT, "id": snapshot_id, "key": key, "totalBytes": len(data),
             "sourceRevision": source_revision, "chunkBytes": CHUNK_BYTES, "chunkSha256": sums,
             "createdAt": existing.created_at if same else now, "expiresAt": now + self.ttl,
             "meta": meta or {},
         }
-        self._atomic_write(meta_path, lambda fh: fh.write(json.dumps(record).encode("utf-8")))
+        encoded = json.dumps(record).encode("utf-8")  # fails before any file is touched
+        if not same:
+            self._atomic_write(bin_path, lambda fh: fh.write(data))
+        self._atomic_write(meta_path, lambda fh: fh.write(encoded))
         return self._snapshot_from(record)
 
     # -- reading --------------------------------------------------------------
