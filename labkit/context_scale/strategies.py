@@ -145,15 +145,16 @@ class Meter:
         """Read a file once (a second read of the same path is free); None when refused."""
         if rel in self.bodies:
             return self.bodies[rel]
-        if self.rules.is_hidden(rel):
-            self.problems.append({"code": "sensitive_path", "path": rel})
-            return None
-        target = resolve_inside(self.root, rel).absolute
-        if not target.is_file() or target.is_symlink():
-            self.problems.append({"code": "file_not_found", "path": rel})
-            return None
-        self._check_budget(target.stat().st_size, 1)
+        # The read stage covers the whole read tool call: path checks, rules and the read itself.
         with self.stage("read"):
+            if self.rules.is_hidden(rel):
+                self.problems.append({"code": "sensitive_path", "path": rel})
+                return None
+            target = resolve_inside(self.root, rel).absolute
+            if not target.is_file() or target.is_symlink():
+                self.problems.append({"code": "file_not_found", "path": rel})
+                return None
+            self._check_budget(target.stat().st_size, 1)
             data = target.read_bytes()
         self.bodies[rel] = data
         self.read_paths.append(rel)
@@ -311,9 +312,11 @@ class Coverage:
         if self.unresolved:
             names = sorted({u["name"] for u in self.unresolved})
             notes.append(f"{len(names)} called name(s) were not resolved to a file: {', '.join(names)}")
+        if self.stoppedBy == "budget":
+            notes.append("the budget ran out: the expansion stopped with work left (see notExpanded)")
         if self.notExpanded:
             names = sorted({n["name"] for n in self.notExpanded})
-            notes.append(f"stopped before expanding {', '.join(names)} ({self.stoppedBy})")
+            notes.append(f"not expanded: {', '.join(names)}")
         for q in truncated:
             notes.append(f"the search for {q!r} was truncated: files past its limit were never seen")
         for p in problems:
@@ -417,7 +420,8 @@ class _Expander:
                     self.cov.unresolved.append(entry)
                 continue
             if depth + 1 > self.rule.callee_depth:
-                self.cov.notExpanded.append({"name": site.name, "depth": depth + 1, "reason": "depth_limit"})
+                self.cov.notExpanded.append({"name": site.name, "relation": "callee", "depth": depth + 1,
+                                             "reason": "depth_limit"})
                 continue
             if target.kind == "local":
                 self._follow("callee", path, site.name, depth + 1)
@@ -472,8 +476,8 @@ class _Expander:
 
     def callers(self, path: str, name: str, depth: int) -> None:
         if depth + 1 > self.rule.caller_depth:
-            if depth > 0:
-                self.cov.notExpanded.append({"name": name, "depth": depth + 1, "reason": "depth_limit"})
+            self.cov.notExpanded.append({"name": name, "relation": "caller", "depth": depth + 1,
+                                         "reason": "depth_limit"})
             return
         result = self.m.search(rf"\b{re.escape(name)}\b", regex=True, glob="*.py", limit=self.rule.search_limit)
         by_file: dict[str, list[dict]] = {}
@@ -537,10 +541,9 @@ class _Expander:
                     self.callers(path, name, depth)
         except BudgetExhausted:
             self.cov.stoppedBy = "budget"
-            self.cov.notExpanded.append({"name": "(budget)", "depth": None,
-                                         "reason": f"budget of {self.rule.max_files} files / {self.rule.max_bytes} B reached"})
             for kind, path, name, depth in self.queue:
-                self.cov.notExpanded.append({"name": name, "depth": depth, "reason": "budget"})
+                self.cov.notExpanded.append({"name": name, "relation": kind[:-1], "depth": depth,
+                                             "reason": "budget"})
         else:
             if any(n["reason"] == "depth_limit" for n in self.cov.notExpanded):
                 self.cov.stoppedBy = "depth"
