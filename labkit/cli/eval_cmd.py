@@ -1,14 +1,38 @@
 from __future__ import annotations
 
-from ._common import add_json_flag, not_built
+from ._common import add_json_flag, table
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("eval", help="run a code-search eval set")
-    p.add_argument("eval_file", metavar="EVAL_JSONL", nargs="?", default=None)
+    p = sub.add_parser("eval", help="run a code-search eval set (Hit@1, Hit@5, no-match, closed loop)")
+    p.add_argument("eval_file", metavar="EVAL_JSONL", nargs="?", default=None,
+                   help="default: data/code-search-eval.jsonl")
+    p.add_argument("--backend", choices=["embedded", "zoekt", "both"], default="embedded")
+    p.add_argument("--zoekt-url", default=None, help="a running zoekt-webserver (default: start a local one)")
+    p.add_argument("--raw-order", action="store_true", help="also score the backend's raw order")
     add_json_flag(p)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, render=render)
 
 
 def run(args) -> dict:
-    not_built("labkit eval")
+    from labkit.codesearch.eval import evaluate
+
+    backends = ("embedded", "zoekt") if args.backend == "both" else (args.backend,)
+    rankings = ("raw", "definition-first") if args.raw_order else ("definition-first",)
+    return evaluate(args.eval_file, backends=backends, rankings=rankings, zoekt_url=args.zoekt_url)
+
+
+def render(result: dict) -> str:
+    c = result["corpus"]
+    rows = []
+    for r in result["runs"]:
+        s = r["summary"]
+        rows.append({"backend": r["backend"], "ranking": r["ranking"],
+                     "Hit@1": f"{s['hit1']}/{s['positives']}", "Hit@5": f"{s['hit5']}/{s['positives']}",
+                     "no-match": f"{s['noMatchSuccess']}/{s['noMatchCases']}",
+                     "closed loop": f"{s['closedLoop']}/{s['positives']}",
+                     "search ms (median)": s["medianSearchMs"], "context ms (median)": s["medianContextMs"]})
+    head = f"{c['package']} {c['version']} ({c['commit'][:12]}), {result['cases']} cases"
+    note = result.get("zoekt") or {}
+    tail = f"\nzoekt: {note['reason']}" if note.get("available") is False else ""
+    return head + "\n" + table(rows, list(rows[0]) if rows else []) + tail

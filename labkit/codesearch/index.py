@@ -31,7 +31,7 @@ from labkit.errors import LabkitError
 from .languages import language_of
 
 INDEX_FILE = "labkit-codesearch.sqlite"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 MAX_FILE_BYTES = 1024 * 1024
 BINARY_PROBE = 8192
 _CAT_FILE_CHUNK = 32 * 1024 * 1024
@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS repos (
 );
 CREATE TABLE IF NOT EXISTS files (
     id INTEGER PRIMARY KEY, repo TEXT NOT NULL, path TEXT NOT NULL, lang TEXT, blob TEXT NOT NULL,
-    size INTEGER NOT NULL, mtime_ns INTEGER, content TEXT NOT NULL, UNIQUE (repo, path)
+    size INTEGER NOT NULL, mtime_ns INTEGER, content TEXT NOT NULL, defs TEXT, UNIQUE (repo, path)
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     content, content='files', content_rowid='id', tokenize='trigram'
@@ -314,9 +314,10 @@ def _build_one(conn: sqlite3.Connection, repo_dir) -> dict:
             text = texts.get(e.path)
             if text is None:
                 continue
+            lang = language_of(e.path)
             conn.execute(
-                "INSERT INTO files (repo, path, lang, blob, size, mtime_ns, content) VALUES (?,?,?,?,?,?,?)",
-                (name, e.path, language_of(e.path), e.blob, e.size, e.mtime_ns, text))
+                "INSERT INTO files (repo, path, lang, blob, size, mtime_ns, content, defs) VALUES (?,?,?,?,?,?,?,?)",
+                (name, e.path, lang, e.blob, e.size, e.mtime_ns, text, _definitions_json(lang, text)))
         files, total = conn.execute(
             "SELECT count(*), coalesce(sum(size), 0) FROM files WHERE repo = ?", (name,)).fetchone()
         conn.execute(
@@ -328,6 +329,21 @@ def _build_one(conn: sqlite3.Connection, repo_dir) -> dict:
         raise
     return {"name": name, "revision": revision, "files": files, "bytes": total, "kind": build.kind,
             "skipped": build.skipped, "filesRead": build.files_read}
+
+
+def _definitions_json(lang: str | None, text: str) -> str | None:
+    """Python definitions, parsed once at build time so ranking never re-parses."""
+    if lang != "python":
+        return None
+    from .ranking import python_definitions
+
+    defs = python_definitions(text)
+    return None if defs is None else json.dumps(defs, separators=(",", ":"))
+
+
+def stored_definitions(conn, repo: str, path: str) -> dict | None:
+    row = conn.execute("SELECT defs FROM files WHERE repo = ? AND path = ?", (repo, path)).fetchone()
+    return json.loads(row[0]) if row and row[0] else None
 
 
 def build_index(index_dir, repo_dirs) -> dict:

@@ -37,32 +37,33 @@ _DEFINITION_PATTERNS = (
 )
 
 
-def python_definition_lines(source: str, symbol: str, *, case_sensitive: bool = True) -> set[int] | None:
-    """Lines where ``symbol`` is defined in Python ``source``; None when it does not parse."""
-    if not case_sensitive:
-        symbol = symbol.lower()
+def python_definitions(source: str) -> dict[str, list[int]] | None:
+    """Every name Python ``source`` defines, with its lines; None when it does not parse.
 
-    def same(name: str) -> bool:
-        return (name if case_sensitive else name.lower()) == symbol
-
+    Definitions are ``def``, ``async def`` and ``class`` at any depth, and names
+    assigned at module or class level (constants, attributes), including
+    inside ``if``/``try``/``with`` blocks at that level.
+    """
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    lines: set[int] = set()
+    found: dict[str, set[int]] = {}
+
+    def add(name: str, line: int) -> None:
+        found.setdefault(name, set()).add(line)
 
     def visit_body(body, scope_level: bool) -> None:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if same(node.name):
-                    lines.add(node.lineno)
+                add(node.name, node.lineno)
                 visit_body(node.body, isinstance(node, ast.ClassDef))
             elif scope_level and isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
                     for name in ast.walk(t):
-                        if isinstance(name, ast.Name) and same(name.id):
-                            lines.add(node.lineno)
+                        if isinstance(name, ast.Name):
+                            add(name.id, node.lineno)
             elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
                 for part in ("body", "orelse", "finalbody"):
                     visit_body(getattr(node, part, []) or [], scope_level)
@@ -70,7 +71,18 @@ def python_definition_lines(source: str, symbol: str, *, case_sensitive: bool = 
                     visit_body(handler.body, scope_level)
 
     visit_body(tree.body, True)
-    return lines
+    return {name: sorted(lines) for name, lines in found.items()}
+
+
+#: Zoekt hands back whole files on every search; parse each text once per process.
+cached_python_definitions = lru_cache(maxsize=128)(python_definitions)
+
+
+def definition_lines(defs: dict[str, list[int]], symbol: str, *, case_sensitive: bool = True) -> set[int]:
+    if case_sensitive:
+        return set(defs.get(symbol, ()))
+    low = symbol.lower()
+    return {line for name, lines in defs.items() if name.lower() == low for line in lines}
 
 
 @lru_cache(maxsize=256)
@@ -89,25 +101,30 @@ def stable_key(m: dict) -> tuple:
 
 
 def rank_matches(matches: Iterable[dict], symbol: str | None,
-                 content_of: Callable[[str, str], str | None], *, case_sensitive: bool = True) -> list[dict]:
-    """The same matches, definition first, then whole word, then the rest; each with its ``tier``."""
+                 definitions_of: Callable[[str, str], dict | None], *, case_sensitive: bool = True) -> list[dict]:
+    """The same matches, definition first, then whole word, then the rest; each with its ``tier``.
+
+    ``definitions_of(repo, path)`` gives a Python file's ``python_definitions``
+    (None when unknown or unparsable: the patterns decide then).
+    """
     matches = list(matches)
     if symbol is None:
         return [dict(m, tier=TIER_OTHER) for m in sorted(matches, key=stable_key)]
     py_defs: dict[tuple[str, str], set[int] | None] = {}
+    definition_re, word_re = _symbol_patterns(symbol, case_sensitive)
     ranked = []
     for m in matches:
         tier = TIER_OTHER
         text = m["snippet"]
-        definition_re, word_re = _symbol_patterns(symbol, case_sensitive)
         if word_re.search(text):
             tier = TIER_WORD
             key = (m["repo"], m["path"])
             is_def = None
             if language_of(m["path"]) == "python":
                 if key not in py_defs:
-                    source = content_of(*key)
-                    py_defs[key] = python_definition_lines(source, symbol, case_sensitive=case_sensitive) if source is not None else None
+                    defs = definitions_of(*key)
+                    py_defs[key] = (definition_lines(defs, symbol, case_sensitive=case_sensitive)
+                                    if defs is not None else None)
                 if py_defs[key] is not None:
                     is_def = m["line"] in py_defs[key]  # type: ignore[operator]
             if is_def is None:

@@ -11,7 +11,7 @@ import time
 
 from labkit.errors import LabkitError
 
-from .index import connect, indexed_repos, stale_repos
+from .index import connect, indexed_repos, stale_repos, stored_definitions
 from .languages import EXTENSIONS, normalize_language
 from .query import Plan, compile_re2, plan_query, queried_symbol
 
@@ -84,11 +84,6 @@ def embedded_matches(conn, plan: Plan, *, repo, lang, path_re) -> tuple[list[dic
     return out, False
 
 
-def stored_content(conn, repo: str, path: str) -> str | None:
-    row = conn.execute("SELECT content FROM files WHERE repo = ? AND path = ?", (repo, path)).fetchone()
-    return row[0] if row else None
-
-
 def validate_request(query, *, lang, path, limit, literal, backend, ranking):
     """Check every argument before any work; returns (plan, lang, path_re)."""
     if not isinstance(limit, int) or isinstance(limit, bool) or not (LIMIT_MIN <= limit <= LIMIT_MAX):
@@ -122,8 +117,8 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
         if backend == "embedded":
             raw, capped = embedded_matches(conn, plan, repo=repo, lang=lang, path_re=path_re)
 
-            def content_of(r, p, _conn=conn):
-                return stored_content(_conn, r, p)
+            def definitions_of(r, p, _conn=conn):
+                return stored_definitions(_conn, r, p)
         else:
             from .zoekt import zoekt_search
 
@@ -132,15 +127,18 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
                                  max_matches=MAX_COLLECT)
             raw, capped, contents = found.matches, found.capped, found.contents
 
-            def content_of(r, p, _contents=contents):
-                return _contents.get((r, p))
+            def definitions_of(r, p, _contents=contents):
+                from .ranking import cached_python_definitions
+
+                source = _contents.get((r, p))
+                return cached_python_definitions(source) if source is not None else None
             extra["zoektVersions"] = found.versions
             unknown = sorted({m["repo"] for m in raw} - set(repos)) if conn is not None else []
             extra["unknownRepos"] = unknown
         if ranking == "definition-first":
             from .ranking import rank_matches
 
-            ordered = rank_matches(raw, queried_symbol(query, literal=bool(literal)), content_of,
+            ordered = rank_matches(raw, queried_symbol(query, literal=bool(literal)), definitions_of,
                                    case_sensitive=plan.case_sensitive)
         else:
             ordered = raw
