@@ -144,19 +144,28 @@ class IsolatedRepo:
     def tag(self, name: str, ref: str = "HEAD") -> None:
         self.git("tag", name, ref)
 
-    def make_conflict(self, rel: str, *, base: str = "base\n", ours: str = "ours\n",
+    def make_conflict(self, rel: str, *more: str, base: str = "base\n", ours: str = "ours\n",
                       theirs: str = "theirs\n") -> None:
-        """Leave ``rel`` in a merge conflict (both modified); other changes stay as they are."""
+        """Leave ``rel`` (and each path in ``more``) in a merge conflict (both modified).
+
+        Other changes in the work tree stay as they are, but the index must not
+        hold staged changes (git refuses to merge into a dirty index), and only
+        one merge can be in progress: name every conflicted path in one call.
+        """
+        paths = (rel, *more)
         current = self.git("rev-parse", "--abbrev-ref", "HEAD").decode().strip()
-        self.write(rel, base)
-        self.commit(f"base for {rel}", only=(rel,))
+        for p in paths:
+            self.write(p, base)
+        self.commit(f"base for {', '.join(paths)}", only=paths)
         side = f"labkit-conflict-{self._tick}"
         self.git("checkout", "-q", "-b", side)
-        self.write(rel, theirs)
-        self.commit(f"theirs for {rel}", only=(rel,))
+        for p in paths:
+            self.write(p, theirs)
+        self.commit(f"theirs for {', '.join(paths)}", only=paths)
         self.git("checkout", "-q", current)
-        self.write(rel, ours)
-        self.commit(f"ours for {rel}", only=(rel,))
+        for p in paths:
+            self.write(p, ours)
+        self.commit(f"ours for {', '.join(paths)}", only=paths)
         self._tick += 1
         self.git("merge", "-q", "--no-edit", "--no-ff", side, ok=(0, 1))
 
