@@ -36,7 +36,7 @@ def _check_q1(answer) -> None:
 
     expect_type(answer, str, "your evidence id")
     text = answer.strip()
-    if "@" not in text:
+    if "@" not in text and re.search(r":L?\d+", text):
         raise Incorrect("your citation has no commit. 'file.py:L3' points somewhere else as soon as main "
                         "gains a line; cite ALIAS@COMMIT:PATH:Lstart-Lend")
     m = _EVIDENCE.match(text)

@@ -1,0 +1,195 @@
+"""Lab 09 around the reader: the comparison experiment, figures, explorer, checkers and the notebook."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab09
+from labkit.experiments import EXPERIMENTS, run_experiment
+from labkit.plots import FIGURES
+from labkit.source import fixtures as fx
+from labkit.source import load_config, source_read
+
+from .conftest import LABS
+
+LAB = LABS / "09-pinned-source.ipynb"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    return fx.build_world(tmp_path_factory.mktemp("pinned-lab"))
+
+
+@pytest.fixture(scope="module")
+def experiment():
+    return run_experiment("pinned-source", quick=True)
+
+
+# -- the comparison experiment ----------------------------------------------------------------
+
+def test_experiment_is_registered():
+    assert EXPERIMENTS["pinned-source"] == "labkit.experiments.pinned_source:run"
+
+
+def test_same_request_diverges_between_v1_and_v2(experiment):
+    rows = {r["label"].split(" ")[0]: r for r in experiment["rows"]}
+    assert experiment["request"] == {"quote_version": "r1", "quoted_total_cents": 3200}
+    assert (rows["store-001"]["backendRelease"], rows["store-001"]["code"]) == ("v1", "PRICE_CHANGED")
+    assert rows["store-001"]["action"] == "show_notice"
+    assert (rows["store-002"]["backendRelease"], rows["store-002"]["code"]) == ("v2", "OK")
+    assert (rows["main"]["backendRelease"], rows["main"]["code"]) == ("v2", "OK")
+    assert {r["totalCents"] for r in experiment["rows"]} == {3200}
+    assert experiment["diverges"] is True and experiment["readerExecutesCode"] is False
+    json.dumps(experiment)  # JSON-ready
+
+
+def test_experiment_runs_committed_code_not_the_dirty_checkout(world):
+    """The dirty pricing.py (if False and ...) would answer OK for v2 too; the export never sees it."""
+    from labkit.experiments.pinned_source import compare_versions
+
+    result = compare_versions(world, request={"quote_version": "r2", "quoted_total_cents": 3100})
+    codes = {r["label"].split(" ")[0]: r["code"] for r in result["rows"]}
+    # v1 compares versions (r2 == r2: OK); v2 compares totals (3100 != 3200: PRICE_CHANGED).
+    assert codes == {"store-001": "OK", "store-002": "PRICE_CHANGED", "main": "PRICE_CHANGED"}
+
+
+# -- figures and explorer ----------------------------------------------------------------------
+
+def _text_of(fig) -> list[str]:
+    ax = fig.axes[0]
+    return [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+
+
+def test_figures_are_registered_and_labelled(experiment):
+    import importlib
+
+    assert FIGURES["pinned-source"]
+    for target in FIGURES["pinned-source"]:
+        module, func = target.split(":")
+        fig = getattr(importlib.import_module(module), func)(experiment)
+        title, xlabel, ylabel = _text_of(fig)
+        assert title and xlabel and ylabel
+        assert getattr(fig, "labkit_takeaway", "")
+    from labkit.plots.pinned_source import plot_request_outcomes
+    assert "cents" in _text_of(plot_request_outcomes(experiment))[2]
+
+
+def test_explorer_resolves_and_reports_gaps(world):
+    from labkit.widgets.pinned_source import deployment_explorer, pinned_commits, render_pinned
+
+    config = load_config(world.config_path)
+    mixed = pinned_commits(config, fx.STORE_2, "2026-09-13", 12)
+    assert mixed["resolved"]["frontend"]["commit"] == world.commits["frontend"]["v2"]
+    assert mixed["resolved"]["backend"]["commit"] == world.commits["backend"]["v1"]
+    gap = pinned_commits(config, fx.STORE_1, "2026-08-30", 12)
+    assert gap["resolved"]["backend"]["error"]["code"] == "deployment_unresolved"
+    assert "deployment_unresolved" in render_pinned(gap).axes[0].get_title()
+    ui = deployment_explorer(world.config_path)  # its default render runs at construction (the lab shows it)
+    store, day, hour, _out = ui.children
+    assert (store.value, day.value, hour.value) == (fx.STORE_1, "2026-09-18", 14)
+
+
+# -- checkers ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def q1_reference(world):
+    return source_read(world.config_path, target=lab09.Q1_TARGET, at=lab09.Q1_AT, repo="backend",
+                       path="pricing.py", start=10, end=11)["evidenceId"]
+
+
+def test_q1_reference_passes(q1_reference, world):
+    assert q1_reference.split("@")[1].startswith(world.commits["backend"]["v1"])
+    assert lab09.q1.check(q1_reference).status == CORRECT
+    wider = q1_reference.replace("L10-L11", "L1-L12")
+    assert lab09.q1.check(wider).status == CORRECT
+
+
+@pytest.mark.parametrize("mistake, words", [
+    ("no_commit", "has no commit"),
+    ("main_commit", "tip of main"),
+    ("short_sha", "not a full 40-hex"),
+    ("frontend_alias", "the frontend only shows"),
+    ("frontend_commit", "is a frontend commit"),
+    ("return_only", "do not include the `if`"),
+    ("too_long", "more than 40 lines"),
+    ("wrong_file", "not where the backend decides"),
+    ("garbage", "not of the form"),
+])
+def test_q1_recognises_agent_mistakes(q1_reference, world, mistake, words):
+    v1, v2 = world.commits["backend"]["v1"], world.commits["backend"]["v2"]
+    answer = {
+        "no_commit": "pricing.py:L10-L11",
+        "main_commit": q1_reference.replace(v1, v2),
+        "short_sha": q1_reference.replace(v1, v1[:10]),
+        "frontend_alias": q1_reference.replace("backend@", "frontend@"),
+        "frontend_commit": q1_reference.replace(v1, world.commits["frontend"]["v2"]),
+        "return_only": q1_reference.replace("L10-L11", "L11-L11"),
+        "too_long": q1_reference.replace("L10-L11", "L1-L50"),
+        "wrong_file": q1_reference.replace("pricing.py", "router.py"),
+        "garbage": "the if statement in pricing",
+    }[mistake]
+    result = lab09.q1.check(answer)
+    assert result.status == INCORRECT and words in result.message
+    assert v1 not in result.message and "L10" not in result.message  # never reveals the expected answer
+
+
+@pytest.mark.parametrize("exercise, reference, wrong, words", [
+    (lab09.q2, "B", "A", "claims a cause"),
+    (lab09.q2, "b", "C", "main's rule"),
+    (lab09.q3, "deployment_unresolved", "v2", "refuses to choose"),
+    (lab09.q3, "deployment_unresolved", "main", "falling back to main"),
+])
+def test_choice_exercises(exercise, reference, wrong, words):
+    assert exercise.check(reference).status == CORRECT
+    result = exercise.check(wrong)
+    assert result.status == INCORRECT and words in result.message
+
+
+@pytest.mark.parametrize("exercise", [lab09.q1, lab09.q2, lab09.q3])
+def test_placeholder_reads_as_not_attempted(exercise):
+    assert exercise.check(...).status == NOT_ATTEMPTED
+    assert exercise.check(None).status == NOT_ATTEMPTED
+    assert exercise.hint().text and exercise.solution().text
+
+
+# -- the notebook ------------------------------------------------------------------------------
+
+def test_committed_notebook_matches_its_generator():
+    from labkit.source.lab_notebook import notebook_text
+
+    assert LAB.read_text("utf-8") == notebook_text(), "run: python -m labkit.source.lab_notebook"
+
+
+def test_notebook_follows_the_exercise_convention():
+    from labkit.starter import assigned_names
+
+    nb = nbformat.read(LAB, as_version=4)
+    assert nb.metadata["kernelspec"] == {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cells = nb.cells
+    solutions = [i for i, c in enumerate(cells) if "solution" in c.metadata.get("tags", [])]
+    assert len(solutions) == 3
+    for i in solutions:
+        names = assigned_names(cells[i].source)
+        assert len(names) == 1 and names[0].startswith("answer_q")
+        assert f"{names[0]} = ...  # replace ... with your answer" in cells[i - 1].source
+        assert f".check({names[0]})" in cells[i + 1].source
+    text = "\n".join(c.source for c in cells)
+    assert "What you'll learn" in text and "What to remember" in text
+    assert "located the checkout branch to verify" in text
+
+
+@pytest.mark.notebook
+def test_starter_notebook_reads_as_not_attempted(tmp_path):
+    from labkit.notebooks import execute_notebook
+    from labkit.starter import make_starter
+
+    starter = make_starter(nbformat.read(LAB, as_version=4))
+    path = LAB.parent / "09-pinned-source.ipynb"
+    run = execute_notebook(path, tmp_path / "starter.ipynb", nb=starter, allow_errors_named=("NotImplementedError",))
+    assert run.ok, run.error
+    assert run.allowed_errors == ["NotImplementedError"] * 3
+    checks = [o for c in starter.cells if c.cell_type == "code" and ".check(" in c.source for o in c.outputs]
+    assert len(checks) == 3 and all("Not attempted" in o["data"]["text/plain"] for o in checks)
