@@ -19,6 +19,7 @@ EXPERIMENTS: dict[str, str] = {
     "utf8-pagination": "labkit.experiments.utf8_pagination:run",
     "snapshot-drift": "labkit.experiments.snapshot_drift:run",
     "pagination-cost": "labkit.experiments.pagination_cost:run",
+    "code-search-eval": "labkit.experiments.code_search_eval:run",
 }
 
 
