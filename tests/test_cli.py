@@ -1,0 +1,93 @@
+"""The CLI's shared conventions (CONTRACT.md, "General rules"), run as a real process."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from labkit.cli import COMMANDS
+
+HEAVY = ("matplotlib", "nbclient", "nbformat", "mcp", "jsonschema", "re2", "pathspec", "ipywidgets", "labkit.status",
+         "labkit.gitrunner")
+
+
+def one_json_object(stdout: bytes) -> dict:
+    """stdout holds exactly one JSON object, UTF-8, and nothing after it."""
+    text = stdout.decode("utf-8")
+    obj, end = json.JSONDecoder().raw_decode(text)
+    assert text[end:].strip() == "", f"trailing text after the JSON object: {text[end:]!r}"
+    assert isinstance(obj, dict)
+    return obj
+
+
+def test_help_lists_every_command(cli):
+    proc = cli("--help")
+    assert proc.returncode == 0
+    out = proc.stdout.decode()
+    assert out.startswith("usage: labkit")
+    for name in COMMANDS:
+        assert name.replace("_", "-") in out
+
+
+@pytest.mark.parametrize("command", ["status", "search", "diff", "review", "report"])
+def test_each_command_has_help(cli, command):
+    proc = cli(command, "--help")
+    assert proc.returncode == 0 and "--json" in proc.stdout.decode()
+
+
+def test_version(cli):
+    proc = cli("--version")
+    assert proc.returncode == 0 and proc.stdout.decode().startswith("labkit ")
+
+
+@pytest.mark.parametrize("argv", [
+    [],  # no command
+    ["no-such-command"],
+    ["status"],  # missing ROOT
+    ["status", ".", "--json", "--bogus"],  # unknown flag
+    ["status", ".", "extra", "--json"],  # an argument too many
+    ["diff", ".", "--mode", "sideways", "--json"],  # a choice not offered
+])
+def test_usage_errors_exit_2_with_nothing_on_stdout(cli, argv):
+    proc = cli(*argv)
+    assert proc.returncode == 2
+    assert proc.stdout == b""
+    assert b"usage:" in proc.stderr
+    assert b"Traceback" not in proc.stderr
+
+
+def test_failure_with_json_is_one_error_object_and_exit_1(cli, tmp_path):
+    proc = cli("status", str(tmp_path), "--json")
+    assert proc.returncode == 1
+    obj = one_json_object(proc.stdout)
+    assert set(obj) == {"error"} and set(obj["error"]) == {"code", "message"}
+    assert obj["error"]["code"] == "not_a_repository"
+    assert obj["error"]["message"] and str(tmp_path) not in obj["error"]["message"]
+    assert b"Traceback" not in proc.stderr
+
+
+def test_failure_without_json_goes_to_stderr(cli, tmp_path):
+    proc = cli("status", str(tmp_path))
+    assert proc.returncode == 1
+    assert proc.stdout == b""
+    assert b"not_a_repository" in proc.stderr and str(tmp_path).encode() not in proc.stderr
+
+
+def test_success_with_json_is_exactly_one_object(cli, repo):
+    repo.write("ünï.txt", "x\n")
+    proc = cli("status", str(repo.path), "--json")
+    assert proc.returncode == 0
+    obj = one_json_object(proc.stdout)
+    assert obj["untracked"] == [{"path": "ünï.txt"}]
+    assert "ünï".encode() in proc.stdout  # UTF-8, not \\u escapes
+    assert proc.stderr == b""
+
+
+def test_cli_start_up_stays_light():
+    """Building the parser imports only argparse-level modules: every command starts fast."""
+    code = ("import sys, labkit.cli; labkit.cli.build_parser(); "
+            f"print([m for m in sys.modules if m.startswith({HEAVY!r})])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", f"heavy modules imported at start-up: {out.strip()}"
