@@ -13,6 +13,9 @@ FIGURES: dict[str, list[str]] = {
     "pinned-source": ["labkit.plots.pinned_source:plot_deployment_timeline", "labkit.plots.pinned_source:plot_request_outcomes"],
     "context-scale": ["labkit.plots.context:bytes_vs_files", "labkit.plots.context:recall_vs_files", "labkit.plots.context:stage_times"],
     "code-search-eval": ["labkit.plots.codesearch:hit_at_k", "labkit.plots.codesearch:latency"],
+    "utf8-pagination": ["labkit.plots.diff:utf8_pages"],
+    "snapshot-drift": ["labkit.plots.diff:drift_pages"],
+    "pagination-cost": ["labkit.plots.diff:pagination_cost"],
 }
 
 PALETTE = {
