@@ -47,6 +47,7 @@ MAX_LINE_BYTES = 16 * 1024
 
 _TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _SNAPSHOT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+_ABSOLUTE_TOKEN = re.compile(r"(^|[\s=:,;'\"(\[{])/[^\s'\",;)\]}]+")
 _SHA256_HEX = re.compile(r"^(sha256:)?[0-9a-f]{64}$")
 
 # Strings that look like credentials are never kept, whatever field they sit in.
@@ -93,8 +94,14 @@ class _Scrubber:
             out[key + "Redacted"] = True
             out[key + "Chars"] = len(value)
             return
+        original = value
         for prefix in self._prefixes:
             value = value.replace(prefix, "<root>" if prefix != os.path.expanduser("~") else "~")
+        # Any other absolute path (a token starting with "/") is replaced too.
+        value = _ABSOLUTE_TOKEN.sub(lambda m: m.group(1) + "<abs>", value)
+        if value != original:
+            out[key + "Scrubbed"] = True
+            out[key + "Sha256"] = _sha256_text(original)
         if len(value) > limit:
             out[key] = value[:limit]
             out[key + "Chars"] = len(value)
@@ -243,10 +250,13 @@ def _copy(out: dict, result: dict, keys: Iterable[str]) -> None:
 
 
 def _paths(items: Iterable, key: str = "path") -> tuple[list[str], int]:
+    from .rules import is_builtin_sensitive
+
     seen: list[str] = []
     for item in items:
         path = item.get(key) if isinstance(item, dict) else None
-        if isinstance(path, str) and path not in seen and not path.startswith("/"):
+        if (isinstance(path, str) and path not in seen and not path.startswith("/")
+                and not is_builtin_sensitive(path) and not looks_secret(path)):
             seen.append(path)
     return seen[:MAX_RESULT_PATHS], max(0, len(seen) - MAX_RESULT_PATHS)
 
@@ -448,13 +458,22 @@ DECISION_TOOLS = frozenset({"review_diff"})
 
 def _file_sha256(root, rel: str) -> str | None:
     """Current hash of a workspace file, through the same rules read_file uses."""
-    from .workspace_read import MAX_FILE_BYTES, read_file
+    from .workspace_read import read_file
 
     try:
-        result = read_file(root, rel, start_line=1, end_line=1)
+        return read_file(root, rel, start_line=1, end_line=1)["contentSha256"]
+    except LabkitError:
+        return None  # gone, now sensitive, or no longer a text file: it does not match
+
+
+def _diff_revision(root, mode: str, path: str | None) -> str | None:
+    """The ``sourceRevision`` the same diff would have now."""
+    from .diff import build_diff
+
+    try:
+        return build_diff(root, mode, path).source_revision
     except LabkitError:
         return None
-    return result["contentSha256"] if result["bytes"] <= MAX_FILE_BYTES else None
 
 
 def summarize(lines: list[dict], *, root: str | os.PathLike | None = None) -> dict:
@@ -464,12 +483,16 @@ def summarize(lines: list[dict], *, root: str | os.PathLike | None = None) -> di
       ``read_file``; ``stillMatches`` compares with the file now (null without root).
     - ``diffObjects``: ``git_diff`` pages grouped by ``snapshotId``;
       ``consistent`` when all pages share one ``sourceRevision``; ``complete``
-      when the pages cover every byte from 0 to ``totalBytes``.
+      when the pages cover every byte from 0 to ``totalBytes``; with ``root``,
+      ``stillMatches`` when the same diff computed now has that revision.
     - ``truncatedSearchesNotFollowed``: truncated searches with no later
       untruncated search for the same query.
-    - ``offered`` / ``evidenceBeforeDecision``: paths offered by status or
-      search results before the first decision call, and whether each was read
-      before it (null when no decision was made).
+    - ``offered``: paths offered by ``git_status`` (changed files) or search
+      hits before the first decision call (``review_diff``), and whether each
+      was read with ``read_file`` before it.
+    - ``evidenceBeforeDecision``: before the first decision, at least one
+      file was read, every changed file offered was read, and every diff
+      object opened was read to its end. Null when no decision was made.
     - ``ledgerWriteFailed``: a line reports earlier failed writes, or a
       session's ``seq`` numbers have a gap.
     """
@@ -508,30 +531,11 @@ def summarize(lines: list[dict], *, root: str | os.PathLike | None = None) -> di
                 current[entry["path"]] = _file_sha256(root, entry["path"])
             entry["stillMatches"] = current[entry["path"]] == entry["contentSha256"]
 
-    # Diff objects.
-    diff_objects: list[dict] = []
-    by_snapshot: dict = {}
-    for c in ok("git_diff"):
-        res = c.get("result") or {}
-        key = res.get("snapshotId")
-        if key not in by_snapshot:
-            by_snapshot[key] = {"snapshotId": key, "pages": 0, "consistent": True, "complete": False,
-                                "mode": res.get("mode"), "sourceRevisions": [], "_ranges": [], "_total": None,
-                                "seqs": []}
-            diff_objects.append(by_snapshot[key])
-        obj = by_snapshot[key]
-        obj["pages"] += 1
-        obj["seqs"].append(c.get("seq"))
-        rev = res.get("sourceRevision")
-        if rev not in obj["sourceRevisions"]:
-            obj["sourceRevisions"].append(rev)
-        if isinstance(res.get("offset"), int) and isinstance(res.get("returnedBytes"), int):
-            obj["_ranges"].append((res["offset"], res["offset"] + res["returnedBytes"]))
-        if isinstance(res.get("totalBytes"), int):
-            obj["_total"] = res["totalBytes"]
+    diff_objects = summarize_diff_pages(calls)
     for obj in diff_objects:
-        obj["consistent"] = len(obj["sourceRevisions"]) == 1 and obj["sourceRevisions"][0] is not None
-        obj["complete"] = _covers(obj.pop("_ranges"), obj.pop("_total"))
+        obj["stillMatches"] = None
+        if root is not None and obj["consistent"] and obj["mode"]:
+            obj["stillMatches"] = _diff_revision(root, obj["mode"], obj["path"]) == obj["sourceRevisions"][0]
 
     # Truncated searches never followed by an untruncated one for the same query.
     not_followed: list[dict] = []
@@ -551,26 +555,29 @@ def summarize(lines: list[dict], *, root: str | os.PathLike | None = None) -> di
             not_followed.append({"seq": c.get("seq"), "query": args.get("query"),
                                  "matchCount": res.get("matchCount")})
 
-    # Evidence before the first decision.
+    # Evidence before the first decision: the changed files git_status offered
+    # were read, and every diff object opened was read to its end.
     first_decision = next((i for i, c in enumerate(calls) if c.get("tool") in DECISION_TOOLS), None)
+    horizon = calls if first_decision is None else calls[:first_decision]
+    read_before = {(c.get("result") or {}).get("path") for c in horizon
+                   if c.get("tool") == "read_file" and c.get("status") == "ok"}
     offered: list[dict] = []
     seen_offered: set[str] = set()
-    horizon = calls if first_decision is None else calls[:first_decision]
     for c in horizon:
         if c.get("status") != "ok" or c.get("tool") not in ("git_status", "search_workspace"):
             continue
         for path in (c.get("result") or {}).get("paths") or []:
             if path not in seen_offered:
                 seen_offered.add(path)
-                offered.append({"path": path, "offeredAtSeq": c.get("seq"), "readBeforeDecision": False})
-    read_before = {(c.get("result") or {}).get("path") for c in horizon
-                   if c.get("tool") == "read_file" and c.get("status") == "ok"}
-    for entry in offered:
-        entry["readBeforeDecision"] = entry["path"] in read_before
+                offered.append({"path": path, "offeredBy": c.get("tool"), "offeredAtSeq": c.get("seq"),
+                                "readBeforeDecision": path in read_before})
     if first_decision is None:
         evidence = None
     else:
-        evidence = bool(read_before) and all(e["readBeforeDecision"] for e in offered)
+        diffs_before = summarize_diff_pages([c for c in horizon if c.get("tool") == "git_diff"])
+        changed = [e for e in offered if e["offeredBy"] == "git_status"]
+        evidence = (bool(read_before) and all(e["readBeforeDecision"] for e in changed)
+                    and all(d["complete"] for d in diffs_before))
 
     return {
         "calls": len(calls),
@@ -585,6 +592,37 @@ def summarize(lines: list[dict], *, root: str | os.PathLike | None = None) -> di
         "unreadableLines": sum(1 for ln in lines if ln.get("kind") == "unreadable"),
         "ledgerWriteFailed": write_failed,
     }
+
+
+def summarize_diff_pages(calls: list[dict]) -> list[dict]:
+    """Group successful ``git_diff`` pages by ``snapshotId`` (see :func:`summarize`)."""
+    diff_objects: list[dict] = []
+    by_snapshot: dict = {}
+    for c in calls:
+        if c.get("tool") != "git_diff" or c.get("status") != "ok":
+            continue
+        res = c.get("result") or {}
+        key = res.get("snapshotId")
+        if key not in by_snapshot:
+            by_snapshot[key] = {"snapshotId": key, "pages": 0, "consistent": True, "complete": False,
+                                "mode": res.get("mode"), "path": (c.get("args") or {}).get("path"),
+                                "sourceRevisions": [], "_ranges": [], "_total": None,
+                                "seqs": []}
+            diff_objects.append(by_snapshot[key])
+        obj = by_snapshot[key]
+        obj["pages"] += 1
+        obj["seqs"].append(c.get("seq"))
+        rev = res.get("sourceRevision")
+        if rev not in obj["sourceRevisions"]:
+            obj["sourceRevisions"].append(rev)
+        if isinstance(res.get("offset"), int) and isinstance(res.get("returnedBytes"), int):
+            obj["_ranges"].append((res["offset"], res["offset"] + res["returnedBytes"]))
+        if isinstance(res.get("totalBytes"), int):
+            obj["_total"] = res["totalBytes"]
+    for obj in diff_objects:
+        obj["consistent"] = len(obj["sourceRevisions"]) == 1 and obj["sourceRevisions"][0] is not None
+        obj["complete"] = _covers(obj.pop("_ranges"), obj.pop("_total"))
+    return diff_objects
 
 
 def _covers(ranges: list[tuple[int, int]], total: int | None) -> bool:
