@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import stat
 
 import pytest
@@ -477,9 +478,18 @@ def test_git_failure_fails_closed_without_leaking(based):
     assert str(based.path) not in exc.value.message and blob not in exc.value.message
 
 
-def test_git_timeout_fails_closed(based, monkeypatch):
+def test_git_timeout_fails_closed(based, monkeypatch, tmp_path):
+    # A real git cannot be made to hang on demand, so a wrapper named git
+    # hangs on `diff` and hands every other call to the real one.
+    real = shutil.which("git")
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text('#!/bin/sh\nfor a in "$@"; do [ "$a" = diff ] && exec sleep 30; done\n'
+                       f'exec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
     based.write("src/app.py", "print('x')\n")
-    monkeypatch.setattr(review, "GIT_TIMEOUT_S", 1e-6)
+    monkeypatch.setattr(review, "GIT_TIMEOUT_S", 1.0)
     with pytest.raises(LabkitError) as exc:
         review_diff(based.path, allow=["src/"])
     assert exc.value.code == "git_timeout"
