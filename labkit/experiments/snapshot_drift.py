@@ -23,13 +23,18 @@ from labkit.snapshots import SnapshotStore
 PAGE_BYTES = 1024
 
 
-def _interleaved(repo: IsolatedRepo, *, pager: str, store, bind: str | None, page_bytes: int) -> tuple[list[dict], str | None]:
-    """Page 1 under V1, then V2 in the worktree for the rest. Returns (pages, error code)."""
+def _interleaved(repo: IsolatedRepo, *, pager: str, store, bind: str | None, page_bytes: int,
+                 change_after: int = 1) -> tuple[list[dict], str | None]:
+    """Pages under V1 until ``change_after`` pages are read, then V2 in the worktree.
+
+    Returns (pages, error code); the worktree is back at V1 afterwards.
+    """
     repo.write(DRIFT_PATH, DRIFT_V1)
     pages = [git_diff(repo.path, pager=pager, max_bytes=page_bytes, store=store)]
-    repo.write(DRIFT_PATH, DRIFT_V2)
     try:
         while pages[-1]["hasMore"]:
+            if len(pages) == change_after:
+                repo.write(DRIFT_PATH, DRIFT_V2)
             last = pages[-1]
             kw = {}
             if bind == "snapshot":
@@ -43,6 +48,28 @@ def _interleaved(repo: IsolatedRepo, *, pager: str, store, bind: str | None, pag
     finally:
         repo.write(DRIFT_PATH, DRIFT_V1)
     return pages, None
+
+
+def reader_view(bind: str = "none", change_after: int = 1, page_bytes: int = PAGE_BYTES) -> dict:
+    """One reader on a fresh drift world: which version each page came from, and the verdict.
+
+    ``bind`` is ``none`` (naive pager), ``snapshot`` or ``revision``.
+    """
+    if bind not in ("none", "snapshot", "revision"):
+        raise LabkitError("invalid_argument", "bind must be none, snapshot or revision")
+    with IsolatedRepo(prefix="labkit-drift-") as repo, tempfile.TemporaryDirectory(prefix="labkit-snap-") as tmp:
+        drift_world(repo)
+        v1 = build_diff(repo.path).data
+        repo.write(DRIFT_PATH, DRIFT_V2)
+        v2 = build_diff(repo.path).data
+        pages, error = _interleaved(repo, pager="naive" if bind == "none" else "safe", store=SnapshotStore(tmp),
+                                    bind=None if bind == "none" else bind, page_bytes=page_bytes,
+                                    change_after=change_after)
+    got = b"".join(client_bytes(p) for p in pages)
+    return {"bind": bind, "changeAfter": change_after, "v1Bytes": len(v1), "error": error,
+            "complete": not pages[-1]["hasMore"], "matchesV1": got == v1, "matchesV2": got == v2,
+            "pages": [{"page": i + 1, "offset": p["offset"], "returnedBytes": p["returnedBytes"],
+                       "version": _which(p, v1, v2)} for i, p in enumerate(pages)]}
 
 
 def _offsets_chain(pages: list[dict]) -> bool:

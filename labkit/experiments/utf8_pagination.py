@@ -36,6 +36,19 @@ def summarize(pages: list[dict], full: bytes) -> dict:
     }
 
 
+def paging_summary(data: bytes, page_bytes: int = PAGE_BYTES) -> dict:
+    """The experiment's naive/safe comparison on given diff bytes, with the pure pagers (no git)."""
+    from labkit.pager import iter_pages, paginate_naive
+
+    def as_dicts(pages):
+        return [{"offset": p.offset, "returnedBytes": p.returned_bytes, "diff": p.text, "encoding": p.encoding}
+                for p in pages]
+
+    return {"pageBytes": page_bytes,
+            "naive": summarize(as_dicts(iter_pages(data, page_bytes, paginate_naive)), data),
+            "safe": summarize(as_dicts(iter_pages(data, page_bytes)), data)}
+
+
 def boundary_view(full: bytes, cut: int) -> dict:
     """The raw bytes around a page cut (one whole character either side of the split one),
     and what a page-by-page decoder makes of each side."""

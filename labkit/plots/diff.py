@@ -14,7 +14,7 @@ def utf8_pages(result: dict):
     width = 0.4
     ax.bar([p - width / 2 for p in pages], extra_naive, width, color=color("naive"), label="naive pager")
     ax.bar([r["page"] + width / 2 for r in safe["pages"]], extra_safe, width, color=color("safe"),
-           label="safe pager")
+           label=f"safe pager (+{max(extra_safe)} B on every page)")
     for r, extra in zip(naive["pages"], extra_naive):
         if r["replacementChars"]:
             ax.annotate(f"{r['replacementChars']}×U+FFFD", (r["page"] - width / 2, extra), ha="center",
@@ -69,8 +69,13 @@ def pagination_cost(result: dict):
     for r, x in zip(rows, sizes):
         if r.get("naiveEstimated"):
             ax.annotate("est.", (x, r["naivePagingMs"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(sizes, [f"{x:.2g}" for x in sizes])
     ax.set_xlabel("diff size (MiB)")
     ax.set_ylabel("time to read the whole diff (ms)")
     ax.set_title(f"Paging cost in {result['pageBytes'] // 1024} KiB pages (median)")
@@ -78,3 +83,26 @@ def pagination_cost(result: dict):
     big = rows[-1]
     return takeaway(fig, f"At {sizes[-1]:.1f} MiB, snapshot paging took {big['snapshotRatio']:.1f}x one git diff; "
                          f"regenerating per page took {big['naiveRatio']:.0f}x.")
+
+
+def drift_reader(view: dict):
+    """One reader's pages (from ``snapshot_drift.reader_view``), coloured by the version each came from."""
+    fig, ax = new_figure(figsize=(7.5, 2.8))
+    version_color = {"V1": color("C"), "V2": color("B"), "both": color("A"), "neither": "#000000"}
+    for r in view["pages"]:
+        ax.barh(0, r["returnedBytes"], left=r["offset"], color=version_color[r["version"]], edgecolor="white",
+                height=0.6)
+    ax.set_yticks([0], [f"bind = {view['bind']}"])
+    ax.set_xlim(0, view["v1Bytes"] * 1.02)
+    ax.set_xlabel("byte offset in the diff (B)")
+    ax.set_ylabel("reader")
+    ax.set_title(f"Worktree switched to V2 after page {view['changeAfter']} (blue: V1, red: V2)")
+    if view["error"]:
+        verdict = f"The reader stopped with {view['error']} after {len(view['pages'])} page(s): drift refused, not served."
+    elif view["matchesV1"]:
+        verdict = "Every page came from V1: the reader got one whole version."
+    elif view["matchesV2"]:
+        verdict = "Every page came from V2: one whole version, the later one."
+    else:
+        verdict = "The pages mix V1 and V2: the result matches neither version."
+    return takeaway(fig, verdict)
