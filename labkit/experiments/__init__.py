@@ -13,6 +13,7 @@ import importlib
 from labkit.errors import LabkitError
 
 EXPERIMENTS: dict[str, str] = {
+    "search-bench": "labkit.experiments.search_bench:run",
     # name: "labkit.experiments.<module>:<function>"  (filled in as labs land)
     "context-scale": "labkit.context_scale.experiment:run",
     "pinned-source": "labkit.experiments.pinned_source:run",
