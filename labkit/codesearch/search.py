@@ -46,8 +46,9 @@ def _verify_file(pattern, plan: Plan, content: str, repo: str, path: str, out: l
             if len(out) >= room:
                 return
         return
-    for i, line in enumerate(content.split("\n"), 1):
-        text = line[:-1] if line.endswith("\r") else line
+    from .context import split_lines
+
+    for i, text in enumerate(split_lines(content), 1):
         if pattern.search(text):
             out.append({"repo": repo, "path": path, "line": i, "snippet": text[:SNIPPET_CHARS]})
             if len(out) >= room:

@@ -1,0 +1,162 @@
+"""Query planning (trigram prefilter + RE2 verification) and definition-first ranking."""
+from __future__ import annotations
+
+import pytest
+import re2
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from labkit.codesearch import build_index, search_code
+from labkit.codesearch.query import plan_query, queried_symbol, quote_meta, regex_prefilter
+from labkit.codesearch.ranking import TIER_DEFINITION, TIER_OTHER, TIER_WORD, python_definitions, rank_matches
+from labkit.repo_builder import IsolatedRepo
+
+LINES = ["abc def", "abcdef", "ABC_def()", "x.y(z)", "foo bar baz", "bar-baz", "zzz", "a.b.c", "defabc",
+         "Abc Def", "[abc]", "(abc|def)", "tab\there", "ünïcode abc", ""]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    base = tmp_path_factory.mktemp("corpus")
+    with IsolatedRepo(base / "prop") as repo:
+        for i in range(6):
+            repo.write(f"f{i}.txt", "\n".join(LINES[i:] + LINES[:i]) + "\n")
+        repo.commit("lines")
+        build_index(base / "idx", [repo.path])
+        files = {f"f{i}.txt": (LINES[i:] + LINES[:i]) for i in range(6)}
+    return base / "idx", files
+
+
+def brute_force(files, pattern, case_sensitive):
+    opts = re2.Options()
+    opts.case_sensitive = case_sensitive
+    rx = re2.compile(pattern, opts)
+    return sorted((p, i) for p, lines in files.items() for i, ln in enumerate(lines, 1) if rx.search(ln))
+
+
+ATOMS = st.sampled_from(["abc", "def", "ab", "c", ".", r"\.", "z+", "(abc|def)", "(ba[rz])", "[a-c]", r"\w",
+                         r"\s", "d?", "(?:ef)*", "x", "^", "$", "b{2,}", r"\(", "y", "Abc", "_"])
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(ATOMS, min_size=1, max_size=4))
+def test_prefiltered_regex_search_equals_a_full_scan(corpus, atoms):
+    idx, files = corpus
+    pattern = "".join(atoms)
+    res = search_code(idx, pattern, limit=100, ranking="raw")
+    got = sorted((m["path"], m["line"]) for m in res["matches"])
+    assert got == brute_force(files, pattern, plan_query(pattern, literal=False).case_sensitive)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet="abcdefxyz.()[]|*+?{}^$\\ -_ABC", min_size=1, max_size=8))
+def test_literal_search_equals_substring_scan(corpus, text):
+    idx, files = corpus
+    res = search_code(idx, text, literal=True, limit=100, ranking="raw")
+    sensitive = any(c.isupper() for c in text)
+    want = sorted((p, i) for p, lines in files.items() for i, ln in enumerate(lines, 1)
+                  if (text in ln if sensitive else text.lower() in ln.lower()))
+    assert sorted((m["path"], m["line"]) for m in res["matches"]) == want
+
+
+@pytest.mark.parametrize("pattern,expected", [
+    ("foo(bar)", '"foobar"'),
+    (r"def\s+main", '"def" AND "main"'),
+    ("(abc|defg)hij", '"hij" AND ("abc" OR "defg")'),
+    ("abc?", None),  # 'ab' is too short for a trigram; 'c' is optional
+    ("(abc)?xyzw", '"xyzw"'),
+    ("x[[:alpha:]]yz", None),  # RE2 syntax Python reads differently: no prefilter
+    (r"\pLabc", None),
+    ("a.*b", None),
+])
+def test_regex_prefilter_extraction(pattern, expected):
+    assert regex_prefilter(pattern, case_sensitive=True) == expected
+
+
+def test_case_insensitive_non_ascii_runs_are_not_prefiltered():
+    assert regex_prefilter("ünï", case_sensitive=False) is None
+    assert regex_prefilter("ünï", case_sensitive=True) == '"ünï"'
+
+
+def test_quote_meta_matches_text_exactly():
+    text = r"a.b*c+d?(e)[f]{g}|h^i$j\k é-"
+    assert re2.search(quote_meta(text), "xx" + text + "yy")
+    assert not re2.search(quote_meta("a.b"), "axb")
+    assert quote_meta("é-_ ") == "é-_ "  # RE2 refuses a backslash before a non-ASCII letter
+
+
+@pytest.mark.parametrize("query,literal,symbol", [
+    ("Context", True, "Context"), ("click.Context", True, "Context"), (r"\bContext\b", False, "Context"),
+    ("def main", True, None), ("a.*b", False, None), ("get_x", False, "get_x"), ("2fast", True, None),
+    ("ctx.exit()", True, None),
+])
+def test_queried_symbol(query, literal, symbol):
+    assert queried_symbol(query, literal=literal) == symbol
+
+
+def test_python_definitions_come_from_ast_not_text():
+    src = (
+        "# class Context: in a comment\n"
+        "TEXT = 'def Context(): in a string'\n"
+        "@decorator\n"
+        "class Context(Base):\n"
+        "    Context = 3\n"
+        "    def method(self):\n"
+        "        Context = 4\n"
+        "if True:\n"
+        "    LIMIT: int = 5\n"
+        "async def go():\n"
+        "    pass\n"
+    )
+    defs = python_definitions(src)
+    assert defs["Context"] == [4, 5]  # the class and its class-level attribute, not the local
+    assert defs["LIMIT"] == [9] and defs["go"] == [10] and defs["method"] == [6]
+    assert python_definitions("def broken(:\n") is None
+
+
+def _m(repo, path, line, snippet):
+    return {"repo": repo, "path": path, "line": line, "snippet": snippet}
+
+
+def test_ranking_is_a_permutation_definition_then_word_then_rest():
+    raw = [
+        _m("r", "a/__init__.py", 3, "from .core import Context as Context"),
+        _m("r", "a/core.py", 10, "    ContextManager = None"),
+        _m("r", "a/core.py", 20, "class Context:"),
+        _m("r", "b/main.go", 5, "func Context() error {"),
+        _m("r", "b/main.go", 9, "x := Context()"),
+        _m("q", "z.js", 1, "// Context docs"),
+    ]
+    defs = {("r", "a/core.py"): {"Context": [20]}, ("r", "a/__init__.py"): {}}
+    ranked = rank_matches(raw, "Context", lambda r, p: defs.get((r, p)))
+    key = lambda m: (m["repo"], m["path"], m["line"])  # noqa: E731
+    assert sorted(map(key, ranked)) == sorted(map(key, raw))  # nothing dropped or invented
+    assert [(key(m), m["tier"]) for m in ranked] == [
+        (("r", "a/core.py", 20), TIER_DEFINITION),
+        (("r", "b/main.go", 5), TIER_DEFINITION),
+        (("q", "z.js", 1), TIER_WORD),
+        (("r", "a/__init__.py", 3), TIER_WORD),
+        (("r", "b/main.go", 9), TIER_WORD),
+        (("r", "a/core.py", 10), TIER_OTHER),
+    ]
+
+
+@pytest.mark.parametrize("path,line,is_def", [
+    ("x.go", "func (s *Server) Serve(ctx context.Context) error {", True),
+    ("x.go", "type Serve struct {", True),
+    ("x.rs", "pub(crate) fn Serve() {}", True),
+    ("x.ts", "export const Serve = () => 1", True),
+    ("x.java", "public final class Serve extends Base {", True),
+    ("x.c", "#define Serve 1", True),
+    ("x.go", "return Serve(ctx)", False),
+    ("x.js", "// function Serve is gone", False),
+])
+def test_conservative_patterns_for_other_languages(path, line, is_def):
+    ranked = rank_matches([_m("r", path, 1, line)], "Serve", lambda r, p: None)
+    assert (ranked[0]["tier"] == TIER_DEFINITION) is is_def
+
+
+def test_no_symbol_means_stable_order_only():
+    raw = [_m("b", "x.py", 2, "a b"), _m("a", "y.py", 1, "a b"), _m("a", "x.py", 9, "a b")]
+    ranked = rank_matches(raw, None, lambda r, p: None)
+    assert [(m["repo"], m["path"], m["line"]) for m in ranked] == [("a", "x.py", 9), ("a", "y.py", 1), ("b", "x.py", 2)]
