@@ -375,3 +375,23 @@ def server_parameters(root, *, index=None, ledger=None, env: dict | None = None)
     if ledger is not None:
         args += ["--ledger", os.fspath(ledger)]
     return StdioServerParameters(command=sys.executable, args=args, env=env)
+
+
+def run_async(fn, *args):
+    """Run ``await fn(*args)`` to completion from sync code, also inside Jupyter.
+
+    A notebook kernel already runs an event loop, where ``anyio.run`` refuses
+    to start; then the coroutine runs on a fresh loop in a worker thread.
+    """
+    import anyio
+
+    try:
+        import asyncio
+
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.run(fn, *args)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, fn, *args).result()

@@ -1,0 +1,29 @@
+"""Benchmark: paging a large diff in 256 KiB pages through one running MCP server vs one full ``git diff``.
+
+The measurement lives in :mod:`labkit.experiments.mcp_paging` (also ``labkit
+experiment mcp-paging``); this script runs it and exits non-zero when the
+median ratio misses the target (4x).
+
+    /work/venv/bin/python benchmarks/mcp_paging.py [--quick] [--rounds N]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    from labkit.experiments.mcp_paging import run
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a ~2 MiB diff instead of ~9 MiB")
+    parser.add_argument("--rounds", type=int, default=None, help="timed rounds (median reported)")
+    args = parser.parse_args(argv)
+    result = run(quick=args.quick, rounds=args.rounds)
+    print(json.dumps(result, indent=2))
+    return 0 if result["ratio"] <= result["target"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""Figures for the MCP lab (10) and the audit-ledger lab (11)."""
+from __future__ import annotations
+
+from labkit.plots import color, new_figure, takeaway
+
+
+def paging_cost(result: dict):
+    """Median time to read one large diff: one full git diff vs 256 KiB pages over MCP."""
+    fig, ax = new_figure()
+    labels = ["one full git diff", f"{result['pages']} MCP git_diff pages"]
+    values = [result["fullDiffMedianMs"], result["mcpPagingMedianMs"]]
+    bars = ax.bar(labels, values, color=[color("A"), color("snapshot")], width=0.55)
+    for bar, value in zip(bars, values):
+        ax.annotate(f"{value:.0f} ms", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom")
+    ax.axhline(result["fullDiffMedianMs"] * result["target"], color=color("naive"), linestyle="--",
+               label=f"target: {result['target']:.0f}x the full diff")
+    ax.set_title(f"Reading a {result['diffBytes'] / 2**20:.1f} MiB diff (median of {result['rounds']} rounds)")
+    ax.set_ylabel("wall time (ms)")
+    ax.set_xlabel("how the diff is read")
+    ax.legend(loc="upper left")
+    return takeaway(fig, f"Snapshot-bound paging over a running MCP server cost {result['ratio']:.1f}x one full "
+                         f"git diff (server start-up of {result['serverStartupMs']:.0f} ms paid once, not counted).")
+
+
+TOOL_ROWS = ["search_workspace", "git_status", "read_file", "git_diff", "review_diff", "search_code",
+             "get_file_context", "<unknown>"]
+
+
+def ledger_timelines(runs: dict):
+    """One row per agent run: each tool call at its sequence number, the decision marked."""
+    fig, axes = new_figure(len(runs), 1, sharex=True, figsize=(7.5, 1.9 + 1.6 * len(runs)))
+    axes = list(axes) if len(runs) > 1 else [axes]
+    for ax, (name, run) in zip(axes, runs.items()):
+        lines = [ln for ln in run["lines"] if ln.get("kind") == "call"]
+        tools = [t for t in TOOL_ROWS if any(ln["tool"] == t for ln in lines)]
+        for ln in lines:
+            y = tools.index(ln["tool"])
+            ok = ln["status"] == "ok"
+            truncated = (ln.get("result") or {}).get("truncated") is True
+            ax.scatter(ln["seq"], y, s=70, marker="o" if ok else "x",
+                       color=color("naive") if truncated or not ok else color("snapshot"), zorder=3)
+        decision = run["summary"]["firstDecisionSeq"]
+        if decision is not None:
+            ax.axvline(decision, color=color("B"), linestyle="--")
+            ax.annotate(" decision", (decision, len(tools) - 0.6), color=color("B"), fontsize=8)
+        ax.set_yticks(range(len(tools)), tools)
+        ax.set_ylim(-0.6, len(tools) - 0.3)
+        verdict = run["summary"]["evidenceBeforeDecision"]
+        ax.set_title(f"{name} run: evidence before decision = {verdict}")
+        ax.set_ylabel("tool")
+    axes[-1].set_xlabel("call sequence number in the ledger (calls)")
+    return takeaway(fig, "Same task, same tools: only the order of calls in the ledger shows which run "
+                         "read its evidence before deciding (red: truncated or failed call).")
