@@ -77,3 +77,26 @@ def seed_table(result: dict, shape: str = "invoice") -> list[dict]:
     """The seed's table (files, strategy, filesRead, bytes, recall, precision) from a real run."""
     keep = ("files", "strategy", "filesRead", "estimatedTextBytes", "recall", "precision")
     return [{k: r[k] for k in keep} for r in result["rows"] if r["shape"] == shape]
+
+
+TABLE_COLUMNS = (("files", "files"), ("strategy", "strategy"), ("filesRead", "files read"),
+                 ("estimatedTextBytes", "text read (B)"), ("recall", "recall (%)"), ("precision", "precision (%)"))
+
+
+def table_text(rows: list[dict], columns=TABLE_COLUMNS) -> str:
+    """A fixed-width table of result rows; recall and precision as percentages."""
+    def cell(row, key):
+        value = row.get(key)
+        if key in ("recall", "precision"):
+            return "n/a" if value is None else f"{100 * value:.2f}" if value < 0.01 else f"{100 * value:.1f}"
+        if key == "estimatedTextBytes":
+            return f"{value:,}"
+        return str(value)
+
+    header = [title for _k, title in columns]
+    body = [[cell(r, k) for k, _t in columns] for r in rows]
+    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(header)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths)),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(b, widths)) for b in body]
+    return "\n".join(lines)

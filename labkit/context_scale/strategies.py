@@ -314,9 +314,11 @@ class Coverage:
             notes.append(f"{len(names)} called name(s) were not resolved to a file: {', '.join(names)}")
         if self.stoppedBy == "budget":
             notes.append("the budget ran out: the expansion stopped with work left (see notExpanded)")
-        if self.notExpanded:
-            names = sorted({n["name"] for n in self.notExpanded})
-            notes.append(f"not expanded: {', '.join(names)}")
+        for relation in ("callee", "caller"):
+            names = sorted({n["name"] for n in self.notExpanded if n["relation"] == relation})
+            if names:
+                what = "called names not followed" if relation == "callee" else "functions whose callers were not searched"
+                notes.append(f"{what} (depth or budget limit): {', '.join(names)}")
         for q in truncated:
             notes.append(f"the search for {q!r} was truncated: files past its limit were never seen")
         for p in problems:
