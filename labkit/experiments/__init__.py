@@ -13,6 +13,7 @@ import importlib
 from labkit.errors import LabkitError
 
 EXPERIMENTS: dict[str, str] = {
+    "review-examples": "labkit.experiments.review_examples:run",
     "search-bench": "labkit.experiments.search_bench:run",
     # name: "labkit.experiments.<module>:<function>"  (filled in as labs land)
     "context-scale": "labkit.context_scale.experiment:run",
