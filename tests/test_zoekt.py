@@ -1,0 +1,187 @@
+"""The Zoekt backend: literal escaping, anchored filters, folder names, and a differential test.
+
+The query-construction tests need nothing installed. The rest start a real
+``zoekt-webserver`` on 127.0.0.1 over shards built by ``zoekt-git-index``; they
+skip with the reason when the binaries are absent (install with
+``.ci/install-zoekt``), and fail instead when LABKIT_REQUIRE_ZOEKT=1.
+"""
+from __future__ import annotations
+
+import os
+import urllib.parse
+
+import pytest
+
+from labkit.codesearch import build_index, search_code
+from labkit.codesearch.query import plan_query
+from labkit.codesearch.zoekt import (LocalZoekt, _post, build_query, missing_binaries, zoekt_literal,
+                                     zoekt_quote)
+from labkit.errors import LabkitError
+from labkit.repo_builder import IsolatedRepo
+
+SECRET = "zk_SECRET_value_77"
+
+
+# -- query construction (no binaries needed) ----------------------------------------------------------
+
+@pytest.mark.parametrize("text,expected", [
+    ("plain", '"plain"'),
+    ("a.b", r'"a\\.b"'),
+    ("sample-service-v2", '"sample-service-v2"'),
+    ("connection refused: upstream", '"connection refused: upstream"'),
+    ('say "hi"', r'"say \"hi\""'),
+    ("C:\\path", r'"C:\\\\path"'),
+    ("f(x) [y] {z} a|b ^$ *+?", r'"f\\(x\\) \\[y\\] \\{z\\} a\\|b \\^\\$ \\*\\+\\?"'),
+    ("or -r:x case:yes", '"or -r:x case:yes"'),
+])
+def test_zoekt_literal_escapes_then_quotes(text, expected):
+    assert zoekt_literal(text) == expected
+
+
+def test_quoting_alone_is_not_escaping():
+    # The seed's pitfall: quotes only group; the content is still a regex.
+    assert zoekt_quote("a.b") == '"a.b"' != zoekt_literal("a.b")
+
+
+def test_build_query_anchors_filters_and_searches_content_only():
+    plan = plan_query("Context", literal=True)
+    q = build_query(plan, repo="click", lang_exts=(".py", ".pyi"), path=r"^src/")
+    assert q == r'case:yes c:"Context" r:"^click$" f:"\\.(?:py|pyi)$" f:"^src/"'
+    assert build_query(plan_query("ctx", literal=False)).startswith("case:no ")
+    assert build_query(plan_query("my.repo", literal=True), repo="my.repo").endswith(r'r:"^my\\.repo$"')
+
+
+def test_unreachable_zoekt_is_backend_unavailable(tmp_path, make_repo):
+    r = make_repo("app")
+    r.write("a.py", "x = 1\n")
+    r.commit("c")
+    build_index(tmp_path / "idx", [r.path])
+    with pytest.raises(LabkitError) as exc:
+        search_code(tmp_path / "idx", "x", backend="zoekt", zoekt_url="http://user:pw@127.0.0.1:9")
+    assert exc.value.code == "backend_unavailable" and "pw" not in exc.value.message
+
+
+# -- a real Zoekt ------------------------------------------------------------------------------------
+
+def _need_zoekt():
+    missing = missing_binaries()
+    if missing:
+        reason = f"Zoekt binaries not found ({', '.join(missing)}); run .ci/install-zoekt"
+        if os.environ.get("LABKIT_REQUIRE_ZOEKT") == "1":
+            pytest.fail(reason + " (LABKIT_REQUIRE_ZOEKT=1)")
+        pytest.skip(reason)
+
+
+WORLD = {
+    "app": {
+        "src/core.py": "import os\n\n\nclass Context:\n    def invoke(self):\n        return 'a.b(c)'\n",
+        "src/use.py": "from .core import Context\n\nctx = Context()\nprint('aXbc')\nrv = ctx.invoke()\n",
+        "web/app.js": "export function render(ctx) {\n  return ctx.invoke();\n}\n",
+        "docs/guide.md": "Call Context.invoke() to run.\nContext is cheap.\n",
+        ".env": f"KEY={SECRET}\n",
+        "node_modules/x/i.js": "Context\n",
+    },
+    "app-extra": {
+        "lib/context.py": "Context = None\n\ndef make_context():\n    return Context\n",
+        "main.go": "package main\n\nfunc Context() int {\n\treturn 1\n}\n",
+    },
+    "tools": {
+        "run.sh": "#!/bin/sh\necho invoke Context\n",
+        "README.md": "tools for app\n",
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    _need_zoekt()
+    base = tmp_path_factory.mktemp("zoekt-world")
+    repos = []
+    for name, files in WORLD.items():
+        r = IsolatedRepo(base / "repos" / name)
+        r.write_many(files)
+        r.commit("init")
+        repos.append(r.path)
+    idx = base / "idx"
+    build_index(idx, repos)
+    with LocalZoekt(idx, workdir=base / "zoekt") as server:
+        yield idx, server
+
+
+def test_local_zoekt_serves_on_loopback_with_folder_names(served):
+    idx, server = served
+    assert urllib.parse.urlsplit(server.url).hostname == "127.0.0.1"
+    res = search_code(idx, "Context", backend="zoekt", zoekt_url=server.url, limit=100)
+    assert {m["repo"] for m in res["matches"]} == {"app", "app-extra", "tools"}
+    assert res["unknownRepos"] == []
+    assert res["revisions"] == search_code(idx, "Context", limit=100)["revisions"]
+
+
+def test_zoekt_literal_mode_is_really_literal(served):
+    idx, server = served
+    lit = search_code(idx, "a.b(c)", literal=True, backend="zoekt", zoekt_url=server.url)
+    assert [(m["path"], m["line"]) for m in lit["matches"]] == [("src/core.py", 6)]
+    # What a quote-only "literal" sends: Zoekt reads a regex and finds 'aXbc' instead.
+    naive = _post(server.url, {"Q": 'c:"a.b(c)"', "Opts": {}})
+    lines = [lm["LineNumber"] for fm in naive["Result"]["Files"] or [] for lm in fm["LineMatches"]]
+    assert lines == [4]
+
+
+def test_zoekt_repo_filter_is_anchored(served):
+    idx, server = served
+    ours = search_code(idx, "Context", repo="app", backend="zoekt", zoekt_url=server.url, limit=100)
+    assert {m["repo"] for m in ours["matches"]} == {"app"}
+    unanchored = _post(server.url, {"Q": 'c:"Context" r:app', "Opts": {}})
+    assert {fm["Repository"] for fm in unanchored["Result"]["Files"]} == {"app", "app-extra"}
+
+
+def test_sensitive_and_noise_files_never_reach_zoekt(served):
+    idx, server = served
+    assert search_code(idx, SECRET, literal=True, backend="zoekt", zoekt_url=server.url)["matches"] == []
+    paths = {m["path"] for m in search_code(idx, "Context", backend="zoekt", zoekt_url=server.url,
+                                            limit=100)["matches"]}
+    assert "node_modules/x/i.js" not in paths and ".env" not in paths
+
+
+DIFFERENTIAL = [
+    ("Context", {}), ("context", {}), ("invoke", {}), ("ctx.invoke()", {"literal": True}),
+    (r"def\s+\w+\(", {}), ("a.b(c)", {"literal": True}), ("Context", {"repo": "app-extra"}),
+    ("Context", {"lang": "python"}), ("Context", {"lang": "go"}), ("invoke", {"path": r"^src/"}),
+    ("return", {"lang": "javascript"}), ("no such text anywhere", {"literal": True}), ("tools", {}),
+    (r"^\s+return", {}), ("Context", {"limit": 2}),
+]
+
+
+@pytest.mark.parametrize("query,opts", DIFFERENTIAL, ids=[f"{q}-{sorted(o)}" for q, o in DIFFERENTIAL])
+def test_differential_embedded_vs_zoekt(served, query, opts):
+    idx, server = served
+    kw = {"limit": 100, **opts}
+    embedded = search_code(idx, query, **kw)
+    zoekt = search_code(idx, query, backend="zoekt", zoekt_url=server.url, **kw)
+    assert zoekt["matches"] == embedded["matches"]
+    assert zoekt["truncated"] == embedded["truncated"]
+    raw_e = search_code(idx, query, ranking="raw", **{**kw, "limit": 100})
+    raw_z = search_code(idx, query, ranking="raw", backend="zoekt", zoekt_url=server.url, **{**kw, "limit": 100})
+    key = lambda m: (m["repo"], m["path"], m["line"], m["snippet"])  # noqa: E731
+    assert sorted(map(key, raw_z["matches"])) == sorted(map(key, raw_e["matches"]))
+
+
+def test_stopped_zoekt_is_backend_unavailable(served, tmp_path):
+    idx, _ = served
+    with LocalZoekt(idx, workdir=tmp_path / "z2") as server:
+        url = server.url
+        assert search_code(idx, "Context", backend="zoekt", zoekt_url=url)["matches"]
+    with pytest.raises(LabkitError) as exc:
+        search_code(idx, "Context", backend="zoekt", zoekt_url=url)
+    assert exc.value.code == "backend_unavailable"
+
+
+def test_cli_zoekt_backend(served, cli):
+    import json
+
+    idx, server = served
+    proc = cli("code-search", str(idx), "Context", "--backend", "zoekt", "--zoekt-url", server.url, "--json")
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout)
+    assert res["backend"] == "zoekt" and res["matches"][0]["snippet"] in ("class Context:", "Context = None",
+                                                                          "func Context() int {")
