@@ -1,0 +1,128 @@
+"""Checkers of labs 02-05: the reference passes, realistic agent mistakes get their own message, ... is unattempted."""
+from __future__ import annotations
+
+import pytest
+
+from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab02, lab03, lab04, lab05
+
+
+@pytest.fixture(autouse=True)
+def private_snapshots(tmp_path, monkeypatch):
+    monkeypatch.setenv("LABKIT_SNAPSHOT_DIR", str(tmp_path / "snapshots"))
+
+
+def _measured_head_size() -> int:
+    from labkit.diff import git_diff
+    from labkit.repo_builder import IsolatedRepo
+
+    with IsolatedRepo() as repo:
+        lab02._world_with_double_edit(repo)
+        return git_diff(repo.path, mode="head")["totalBytes"]
+
+
+def _measured_sizes() -> dict:
+    from labkit.diff import git_diff
+    from labkit.repo_builder import IsolatedRepo
+
+    with IsolatedRepo() as repo:
+        lab02._world_with_double_edit(repo)
+        return {m: git_diff(repo.path, mode=m)["totalBytes"] for m in ("unstaged", "staged")}
+
+
+def _inside_char_offset() -> int:
+    from labkit.widgets.diff import seed_utf8_diff
+
+    data = seed_utf8_diff()
+    return data.index("汉".encode()) + 1
+
+
+def _naive_pages_2048() -> list[int]:
+    from labkit.experiments.utf8_pagination import paging_summary
+    from labkit.widgets.diff import seed_utf8_diff
+
+    return paging_summary(seed_utf8_diff(), 2048)["naive"]["replacementPages"]
+
+
+def _trusted_sets() -> set:
+    from labkit.evidence import page_set_report
+
+    return {n for n, pages in lab05.page_sets().items() if page_set_report(pages)["trusted"]}
+
+
+REFERENCE = {
+    "lab02.q1": (lab02.q1, lambda: {"src/feature.ts": "staged", "src/report.ts": "unstaged",
+                                    "notes/todo.md": "untracked", ".env": "hidden"}),
+    "lab02.q2": (lab02.q2, _measured_head_size),
+    "lab02.q3": (lab02.q3, lambda: {"hidden": 2, "visible": ["a-after.ts"]}),
+    "lab03.q1": (lab03.q1, _naive_pages_2048),
+    "lab03.q2": (lab03.q2, _inside_char_offset),
+    "lab04.q1": (lab04.q1, lambda: {"offsets": False, "totalBytes": False, "head": False, "sourceRevision": True}),
+    "lab04.q2": (lab04.q2, lambda: "b"),
+    "lab05.q1": (lab05.q1, _trusted_sets),
+    "lab05.q2": (lab05.q2, lambda: "length"),
+}
+
+MISTAKES = [
+    # (exercise, realistic wrong answer (callable), words the message must contain)
+    (lab02.q1, lambda: {"src/feature.ts": "staged", "src/report.ts": "unstaged", "notes/todo.md": "unstaged",
+                        ".env": "hidden"}, "no diff mode shows a file git does not track"),
+    (lab02.q1, lambda: {"src/feature.ts": "staged", "src/report.ts": "unstaged", "notes/todo.md": "untracked",
+                        ".env": "unstaged"}, "never lists a sensitive path"),
+    (lab02.q2, lambda: sum(_measured_sizes().values()), "you added the unstaged and staged sizes"),
+    (lab02.q3, lambda: {"hidden": 1, "visible": ["a-after.ts", "c-after.ts"]}, "drops the whole entry"),
+    (lab02.q3, lambda: {"hidden": 1, "visible": ["a-after.ts"]}, "both directions"),
+    (lab03.q1, lambda: [2, 3, 4, 5, 6, 7, 8], "damaged at 1,024 B pages"),
+    (lab03.q2, lambda: 0, "character boundary"),
+    (lab03.q2, lambda: 6467, "outside"),
+    (lab04.q1, lambda: {"offsets": False, "totalBytes": True, "head": False, "sourceRevision": True}, "lengths"),
+    (lab04.q1, lambda: {"offsets": False, "totalBytes": False, "head": True, "sourceRevision": True}, "worktree"),
+    (lab04.q2, lambda: "a", "binds nothing"),
+    (lab04.q2, lambda: "c", "snapshot_drift"),
+    (lab04.q2, lambda: "d", "as the worktree is now"),
+    (lab05.q1, lambda: {"east", "south"}, "still says hasMore"),
+    (lab05.q1, lambda: {"north", "east"}, "same sourceRevision"),
+    (lab05.q1, lambda: set(), "trust none"),
+    (lab05.q2, lambda: "advance", "still add up"),
+]
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE))
+def test_reference_answer_passes(name):
+    exercise, answer = REFERENCE[name]
+    result = exercise.check(answer())
+    assert result.status == CORRECT, result.message
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE))
+def test_placeholder_reads_as_not_attempted(name):
+    exercise, _ = REFERENCE[name]
+    assert exercise.check(...).status == NOT_ATTEMPTED
+    assert exercise.check(None).status == NOT_ATTEMPTED
+
+
+@pytest.mark.parametrize("exercise,answer,words", MISTAKES, ids=[f"{m[0].name}-{i}" for i, m in enumerate(MISTAKES)])
+def test_realistic_mistake_is_named(exercise, answer, words):
+    result = exercise.check(answer())
+    assert result.status == INCORRECT
+    assert words in result.message, result.message
+
+
+def test_messages_never_reveal_the_expected_answer():
+    sizes = _measured_head_size()
+    msg = lab02.q2.check(sizes + 1).message
+    assert str(sizes) not in msg
+    assert "east" not in lab05.q1.check({"north"}).message
+    assert "'b'" not in lab04.q2.check("a").message and "(b)" not in lab04.q2.check("e").message
+    for answer in ([1], [4], [2, 3]):
+        message = lab03.q1.check(answer).message
+        assert str(_naive_pages_2048()) not in message
+
+
+def test_wrong_types_are_explained_not_crashed():
+    assert lab02.q1.check("staged").status == INCORRECT
+    assert lab02.q3.check({"hidden": "2", "visible": []}).status == INCORRECT
+    assert lab03.q1.check(["2"]).status == INCORRECT
+    assert lab04.q1.check({"offsets": "no", "totalBytes": False, "head": False,
+                           "sourceRevision": True}).status == INCORRECT
+    assert lab05.q1.check({"west"}).status == INCORRECT
+    assert lab05.q2.check(3).status == INCORRECT
