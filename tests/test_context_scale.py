@@ -277,3 +277,9 @@ def test_goals_flag_a_d_that_misses():
 def test_experiment_rejects_bad_rule():
     with pytest.raises(LabkitError):
         run(quick=True, scales=(6,), shapes=("invoice",), rule={"callee_depth": 99})
+
+
+def test_repeats_take_medians_and_counts_stay_stable():
+    rows = measure("invoice", 6, strategies=("B", "D"), repeats=3)
+    assert [r["repeats"] for r in rows] == [3, 3] and all(r["stable"] for r in rows)
+    assert rows[1]["recall"] == 1.0

@@ -7,6 +7,7 @@ issue's target for D: recall 1.0 with at most 1.5x the bytes of C.
 """
 from __future__ import annotations
 
+import statistics
 import time
 
 from .fixtures import MEASURED_SHAPES, build_fixture
@@ -19,15 +20,28 @@ BYTES_GOAL_RATIO = 1.5
 
 
 def measure(shape: str, files: int, *, rule: ExpansionRule | None = None,
-            strategies=STRATEGIES) -> list[dict]:
-    """Build ``shape`` at ``files`` files and run each strategy once on it."""
+            strategies=STRATEGIES, repeats: int = 1) -> list[dict]:
+    """Build ``shape`` at ``files`` files and run the strategies on it side by side.
+
+    With ``repeats`` > 1 every strategy runs that many times, interleaved, and
+    the times are medians; counts and bytes must be identical across runs
+    (``stable`` says whether they were).
+    """
     t0 = time.perf_counter()
     with build_fixture(shape, files) as fx:
         build_s = time.perf_counter() - t0
-        rows = []
-        for name in strategies:
-            row = run_strategy(name, fx.root, fx.task(), rule=rule)
-            rows.append({"shape": shape, "files": fx.files, **row, "fixtureBuildS": round(build_s, 3)})
+        runs: dict[str, list[dict]] = {name: [] for name in strategies}
+        for _ in range(max(1, repeats)):
+            for name in strategies:
+                runs[name].append(run_strategy(name, fx.root, fx.task(), rule=rule))
+    rows = []
+    for name, results in runs.items():
+        row = dict(results[0])
+        counted = [(r["filesRead"], r["estimatedTextBytes"], r["recall"], r["precision"]) for r in results]
+        row["stageMs"] = {k: round(statistics.median(r["stageMs"][k] for r in results), 3) for k in row["stageMs"]}
+        row["totalMs"] = round(statistics.median(r["totalMs"] for r in results), 3)
+        rows.append({"shape": shape, "files": fx.files, **row, "repeats": len(results),
+                     "stable": len(set(counted)) == 1, "fixtureBuildS": round(build_s, 3)})
     return rows
 
 
@@ -47,14 +61,16 @@ def goals(rows: list[dict]) -> list[dict]:
     return out
 
 
-def run(quick: bool = False, *, scales=None, shapes=MEASURED_SHAPES, rule: dict | None = None) -> dict:
+def run(quick: bool = False, *, scales=None, shapes=MEASURED_SHAPES, rule: dict | None = None,
+        repeats: int | None = None) -> dict:
     scales = tuple(scales or (QUICK_SCALES if quick else FULL_SCALES))
+    repeats = repeats or (1 if quick else 3)
     expansion = ExpansionRule.from_dict(rule) if rule else ExpansionRule()
     t0 = time.perf_counter()
     rows: list[dict] = []
     for shape in shapes:
         for files in scales:
-            rows += measure(shape, files, rule=expansion)
+            rows += measure(shape, files, rule=expansion, repeats=repeats)
     met = goals(rows)
     return {
         "rows": rows,
@@ -64,10 +80,12 @@ def run(quick: bool = False, *, scales=None, shapes=MEASURED_SHAPES, rule: dict 
         "scales": list(scales),
         "shapes": list(shapes),
         "quick": quick,
+        "repeats": repeats,
         "elapsedS": round(time.perf_counter() - t0, 2),
         "notes": [
             "estimatedTextBytes = bodies read + search results as compact JSON + diff text; not LLM tokens",
             "stageMs.read is the read stage only; it excludes search, diff and file discovery time",
+            "times are medians of the repeats, run side by side on one fixture; bytes and counts are deterministic",
             "C's search terms were chosen by hand; D chooses its own from the diff",
         ],
     }

@@ -159,6 +159,22 @@ def lexical_functions_touching(source: str, lines: set[int]) -> list[FunctionSpa
     return sorted(found.values(), key=lambda f: f.start)
 
 
+def lexical_function_text(source: str, name: str) -> str:
+    """A ``def name`` line and the indented lines after it; the whole source when there is none."""
+    lines = source.splitlines()
+    for i, text in enumerate(lines):
+        m = _DEF_LINE.match(text)
+        if m and m.group(1) == name:
+            indent = len(text) - len(text.lstrip())
+            body = [text]
+            for more in lines[i + 1:]:
+                if more.strip() and len(more) - len(more.lstrip()) <= indent:
+                    break
+                body.append(more)
+            return "\n".join(body)
+    return source
+
+
 def lexical_calls(text: str) -> list[str]:
     """Fallback: words followed by ``(`` in source text, without keywords and builtins."""
     out: list[str] = []
@@ -233,8 +249,7 @@ def resolve_call(info: ModuleInfo, site: CallSite, exists: Callable[[str], bool]
             return Target("local", site.name, (info.path,))
         binding = info.imports.get(site.name)
         if binding is not None and binding.attr is not None:
-            return _project_or_external(binding.module, binding.attr, exists,
-                                        also_submodule=False)
+            return _project_or_external(binding.module, binding.attr, exists)
         if site.name in BUILTIN_NAMES:
             return Target("builtin", site.name)
         return Target("unknown", site.name)
@@ -245,11 +260,10 @@ def resolve_call(info: ModuleInfo, site: CallSite, exists: Callable[[str], bool]
     module = binding.module if binding.attr is None else f"{binding.module}.{binding.attr}"
     if rest:
         module = f"{module}.{rest}"
-    return _project_or_external(module, site.name, exists, also_submodule=False)
+    return _project_or_external(module, site.name, exists)
 
 
-def _project_or_external(module: str, name: str, exists: Callable[[str], bool], *,
-                         also_submodule: bool) -> Target:
+def _project_or_external(module: str, name: str, exists: Callable[[str], bool]) -> Target:
     files = [f for f in module_files(module) if exists(f)]
     if files:
         return Target("project", name, tuple(files))

@@ -408,7 +408,7 @@ class _Expander:
             sites = pyast.calls_in(node) if node is not None else []
         for site in sites:
             if info.tree is None:
-                target = self._lexical_target(site.name)
+                target = pyast.Target("project", site.name, ())  # no imports to go by: search for it
             else:
                 target = pyast.resolve_call(info, site, self.m.exists)
             if target.kind == "builtin" or (target.kind == "local" and site.name == qualname):
@@ -431,26 +431,15 @@ class _Expander:
             for rel in self._definition_sites(site.name, target.files):
                 self._follow("callee", rel, site.name, depth + 1)
 
-    def _function_text(self, info, qualname: str) -> str:
-        spans = [s for s in pyast.lexical_functions_touching(info.source, set(range(1, 10**6))) if s.name == qualname]
-        lines = info.source.splitlines()
-        if not spans:
-            return info.source
-        start = spans[0].start
-        body = [lines[start - 1]]
-        for text in lines[start:]:
-            if text and not text[0].isspace():
-                break
-            body.append(text)
-        return "\n".join(body)
-
-    def _lexical_target(self, name: str) -> pyast.Target:
-        return pyast.Target("project", name, ())
+    @staticmethod
+    def _function_text(info, qualname: str) -> str:
+        """Text of a top-level ``def`` in a file that does not parse: its line and the indented ones after it."""
+        return pyast.lexical_function_text(info.source, qualname.rsplit(".", 1)[-1])
 
     def _definition_sites(self, name: str, expected: tuple[str, ...]) -> list[str]:
-        pattern = rf"^\s*(async\s+)?def\s+{re.escape(name)}\b"
+        pattern = rf"^\s*((async\s+)?def|class)\s+{re.escape(name)}\b"
         result = self.m.search(pattern, regex=True, glob="*.py", limit=self.rule.search_limit)
-        sites = [p for p in _hit_paths(result)]
+        sites = _hit_paths(result)
         if expected:
             chosen = [p for p in sites if p in expected]
             if chosen:
@@ -470,11 +459,9 @@ class _Expander:
         entry = {"name": name, "path": rel, "relation": relation, "depth": depth}
         if entry not in self.cov.followed:
             self.cov.followed.append(entry)
-        if relation == "callee":
-            qual = name
-            if info.tree is not None and pyast.function_node(info, name) is None:
-                return
-            self.push("callees", rel, qual, depth)
+        # A class (or a name this file does not define as a function) is read but not expanded further.
+        if relation == "callee" and (info.tree is None or pyast.function_node(info, name) is not None):
+            self.push("callees", rel, name, depth)
 
     def callers(self, path: str, name: str, depth: int) -> None:
         if depth + 1 > self.rule.caller_depth:
