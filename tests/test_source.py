@@ -385,7 +385,7 @@ def test_search_scans_at_most_20_files(budget_world):
 @pytest.mark.parametrize("mutate, words", [
     (lambda d: d.update(repos={}), "'repos'"),
     (lambda d: d.pop("deployments"), "'deployments'"),
-    (lambda d: d["repos"]["backend"].update(path="/srv/backend"), "absolute"),
+    (lambda d: d["repos"]["backend"].update(allowedFiles=["a:b.py"]), "ambiguous"),
     (lambda d: d["repos"]["backend"].update(allowedFiles=["*.py"]), "pattern"),
     (lambda d: d["repos"]["backend"].update(allowedFiles=["./pricing.py"]), "canonical"),
     (lambda d: d["repos"]["backend"].update(allowedFiles="pricing.py"), "list"),
@@ -398,6 +398,19 @@ def test_malformed_configs_are_refused(world, mutate, words):
     mutate(data)
     exc = error_of(read, world.write_config("bad.json", data=data))
     assert exc.code == "invalid_argument" and exc.message.startswith("config:") and words in exc.message
+    assert_clean_message(exc, world)
+
+
+@pytest.mark.parametrize("path, code", [("../backend", "path_outside_workspace"),
+                                        ("outside-link", "path_outside_workspace"), ("/srv/backend", "invalid_path")])
+def test_repo_path_may_not_leave_the_config_folder(world, tmp_path, path, code):
+    if path == "outside-link":
+        (world.base / path).unlink(missing_ok=True)
+        (world.base / path).symlink_to(tmp_path)
+    data = world.config_data()
+    data["repos"]["backend"]["path"] = path
+    exc = error_of(read, world.write_config("escape.json", data=data))
+    assert exc.code == code and exc.message.startswith("config:")
     assert_clean_message(exc, world)
 
 

@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 from labkit.errors import LabkitError
-from labkit.paths import check_relative_syntax
+from labkit.paths import check_relative_syntax, resolve_inside
 
 MAX_CONFIG_BYTES = 1024 * 1024
 _ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -121,6 +121,8 @@ def _allowed_file(entry, alias: str) -> str:
         raise _bad(f"{where} holds {entry!r}; each entry must be a file path")
     if _GLOB_CHARS & set(entry) or entry.startswith(":"):
         raise _bad(f"{where} entry {entry!r} looks like a pattern; list exact file paths")
+    if ":" in entry or any(ch.isspace() for ch in entry):
+        raise _bad(f"{where} entry {entry!r} holds ':' or white space, which would make evidence ids ambiguous")
     try:
         rel = check_relative_syntax(entry, what=f"{where} entry")
     except LabkitError as exc:
@@ -139,14 +141,14 @@ def _repo_entry(alias, raw, folder: Path) -> RepoEntry:
     if not isinstance(path, str) or not path:
         raise _bad(f"repos.{alias}.path must be a folder relative to the config file")
     try:
-        rel = check_relative_syntax(path, what=f"repos.{alias}.path")
+        directory = resolve_inside(folder, path, what=f"repos.{alias}.path").absolute
     except LabkitError as exc:
-        raise _bad(exc.message) from None
+        raise LabkitError(exc.code, f"config: {exc.message}") from None
     files = raw.get("allowedFiles")
     if not isinstance(files, list):
         raise _bad(f"repos.{alias}.allowedFiles must be a list of file paths (it may be empty)")
     allowed = tuple(sorted({_allowed_file(f, alias) for f in files}))
-    return RepoEntry(alias=alias, path=path, directory=folder / rel if rel else folder, allowed_files=allowed)
+    return RepoEntry(alias=alias, path=path, directory=directory, allowed_files=allowed)
 
 
 def _deployment(i: int, raw, repos: dict[str, RepoEntry]) -> Deployment:

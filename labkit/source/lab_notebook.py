@@ -22,6 +22,14 @@ def code(text: str, tags: list[str] | None = None) -> None:
     CELLS.append(("code", text.strip("\n"), tags or []))
 
 
+def exercise(number: int, solution: str, before: str = "") -> None:
+    """The starter convention: placeholder cell, solution cell (tagged), check cell."""
+    name = f"answer_q{number}"
+    code(before + f"{name} = ...  # replace ... with your answer")
+    code(solution, tags=["solution"])
+    code(f"lab09.q{number}.check({name})")
+
+
 md("""
 # Lab 09: Read the code the customer actually ran
 
@@ -226,20 +234,10 @@ evidence id do you cite for the backend condition that decided `PRICE_CHANGED`? 
 string. (Look at the table first: which release was that store's *backend* on?)
 """)
 
-code("""
-from labkit.check import lab09
-
-answer_q1 = ...  # replace ... with your answer
-""")
-
-code("""
+exercise(1, """
 answer_q1 = source_read(world.config_path, target="demo-brand/store-002", at="2026-09-14T21:30:00+08:00",
                         repo="backend", path="pricing.py", start=10, end=11)["evidenceId"]
-""", tags=["solution"])
-
-code("""
-lab09.q1.check(answer_q1)
-""")
+""", before="from labkit.check import lab09\n\n")
 
 code("""
 # lab09.q1.hint()
@@ -250,18 +248,8 @@ md("""
 **Q2.** Which status update goes to the store? `"A"`, `"B"` or `"C"`.
 """)
 
-code("""
-for key, text in lab09.STATUS_OPTIONS.items():
+exercise(2, 'answer_q2 = "B"', before="""for key, text in lab09.STATUS_OPTIONS.items():
     print(f"({key}) {text}")
-answer_q2 = ...  # replace ... with your answer
-""")
-
-code("""
-answer_q2 = "B"
-""", tags=["solution"])
-
-code("""
-lab09.q2.check(answer_q2)
 """)
 
 md("""
@@ -270,17 +258,7 @@ pointing at v2. What does the reader return: `"v1"`, `"v2"`, `"main"` or
 `"deployment_unresolved"`? (You can check with `world.write_config(...)` and `attempt`.)
 """)
 
-code("""
-answer_q3 = ...  # replace ... with your answer
-""")
-
-code("""
-answer_q3 = "deployment_unresolved"
-""", tags=["solution"])
-
-code("""
-lab09.q3.check(answer_q3)
-""")
+exercise(3, 'answer_q3 = "deployment_unresolved"')
 
 md("""
 ## What to remember
