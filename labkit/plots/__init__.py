@@ -10,6 +10,7 @@ from __future__ import annotations
 #: experiment name -> plot functions ("module:function"), each taking that
 #: experiment's result dict and returning a Figure. ``labkit report`` uses it.
 FIGURES: dict[str, list[str]] = {
+    "search-bench": ["labkit.plots.search:time_vs_corpus_size", "labkit.plots.search:process_vs_in_process", "labkit.plots.search:truncation_speed"],
     "review-examples": ["labkit.plots.review:gate_examples", "labkit.plots.review:listing_vs_patch"],
     "mcp-paging": ["labkit.plots.mcp:paging_cost"],
     "pinned-source": ["labkit.plots.pinned_source:plot_deployment_timeline", "labkit.plots.pinned_source:plot_request_outcomes"],
