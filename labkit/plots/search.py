@@ -1,0 +1,113 @@
+"""Figures for workspace search (lab 01, ``search-bench``)."""
+from __future__ import annotations
+
+import math
+
+from labkit.plots import color, new_figure, takeaway
+
+ENGINE_ORDER = ("python", "ripgrep", "auto", "index")
+
+
+def _series(result: dict, *, query: str, call: str) -> dict[str, list[tuple[int, float, str]]]:
+    """engine -> [(bytes, medianMs, corpus)] sorted by corpus bytes."""
+    series: dict[str, list] = {}
+    for r in result["rows"]:
+        if r.get("query") == query and r.get("call", "in-process") == call:
+            series.setdefault(r["engine"], []).append((r["bytes"], r["medianMs"], r["corpus"]))
+    return {e: sorted(v) for e, v in series.items()}
+
+
+def crossover(points_a: list[tuple[int, float, str]], points_b: list[tuple[int, float, str]]) -> float | None:
+    """Corpus bytes where engine a stops being faster than engine b (log-log interpolation).
+
+    Returns None when the order never changes over the measured sizes.
+    """
+    pairs = [(x, ya, yb) for (x, ya, _), (xb, yb, _) in zip(points_a, points_b) if x == xb and x > 0]
+    for (x0, a0, b0), (x1, a1, b1) in zip(pairs, pairs[1:]):
+        d0, d1 = math.log(a0 / b0), math.log(a1 / b1)
+        if d0 < 0 <= d1 or d0 > 0 >= d1:
+            t = d0 / (d0 - d1) if d0 != d1 else 0.5
+            return math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0)))
+    return None
+
+
+def _human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def time_vs_corpus_size(result: dict, *, query: str = "rare"):
+    """Median search time against corpus size, per engine, with the python/ripgrep crossover."""
+    fig, ax = new_figure()
+    series = _series(result, query=query, call="in-process")
+    for engine in ENGINE_ORDER:
+        pts = series.get(engine)
+        if not pts:
+            continue
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        style = "--" if engine == "auto" else "-"
+        ax.plot(xs, ys, style, marker="o", color=color(engine), label=engine, linewidth=2 if engine != "auto" else 1.5)
+    for x, _, corpus in series.get("python", []):
+        ax.annotate(corpus, (x, ax.get_ylim()[0]), fontsize=7, rotation=90, va="bottom", ha="right", color="#555555")
+    cross = crossover(series.get("python", []), series.get("ripgrep", []))
+    if cross is not None:
+        ax.axvline(cross, color="#333333", linestyle=":", linewidth=1)
+        ax.annotate(f"crossover ≈ {_human_bytes(cross)}", (cross, 0.95), xycoords=("data", "axes fraction"),
+                    fontsize=8, ha="left", va="top")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("corpus size searched (bytes, log scale)")
+    ax.set_ylabel("median time per search (ms, log scale)")
+    ax.set_title(f"Search time vs corpus size (query '{query}', in-process)")
+    ax.legend(loc="upper left")
+    if cross is None:
+        text = "No crossover in the measured range: the faster engine is the same at every size measured."
+    else:
+        text = (f"Below ≈{_human_bytes(cross)} the in-process engine wins (no process to start); "
+                "above it ripgrep's faster scanning pays for its start-up.")
+    return takeaway(fig, text)
+
+
+def process_vs_in_process(result: dict, *, query: str = "rare"):
+    """Grouped bars: the same search in-process and as a whole ``labkit search`` process."""
+    fig, ax = new_figure()
+    inproc = _series(result, query=query, call="in-process")
+    proc = _series(result, query=query, call="process")
+    corpora = [c for _, _, c in proc.get("python", [])]
+    engines = [e for e in ("python", "ripgrep", "auto") if e in proc]
+    width = 0.8 / max(1, 2 * len(engines))
+    for i, engine in enumerate(engines):
+        by_corpus_in = {c: ms for _, ms, c in inproc.get(engine, [])}
+        by_corpus_proc = {c: ms for _, ms, c in proc.get(engine, [])}
+        xs = range(len(corpora))
+        ax.bar([x + (2 * i) * width for x in xs], [by_corpus_in.get(c, 0) for c in corpora], width,
+               color=color(engine), label=f"{engine} in-process")
+        ax.bar([x + (2 * i + 1) * width for x in xs], [by_corpus_proc.get(c, 0) for c in corpora], width,
+               color=color(engine), alpha=0.45, hatch="//", label=f"{engine} whole process")
+    ax.set_xticks([x + width * (len(engines) - 0.5) for x in range(len(corpora))], corpora, fontsize=8)
+    ax.set_xlabel("corpus")
+    ax.set_ylabel("median time per search (ms)")
+    ax.set_title(f"In-process call vs whole `labkit search` process (query '{query}')")
+    ax.legend(fontsize=7, ncol=2)
+    return takeaway(fig, "Starting a Python process costs more than most searches: "
+                         "measure the whole call chain the agent actually pays for.")
+
+
+def truncation_speed(result: dict):
+    """Fast is not complete: a truncated query against a full scan, per corpus (python engine)."""
+    fig, ax = new_figure()
+    for query, label in (("common", "'import' (truncated at 50)"), ("absent", "no match (full scan)")):
+        pts = _series(result, query=query, call="in-process").get("python", [])
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label,
+                    color=color("naive" if query == "common" else "safe"))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("corpus size (bytes, log scale)")
+    ax.set_ylabel("median time (ms, log scale)")
+    ax.set_title("A truncated search is fast because it stopped early")
+    ax.legend()
+    return takeaway(fig, "The fastest searches are the truncated ones: check `truncated` before trusting a quick answer.")
