@@ -1,0 +1,75 @@
+"""Lab 11: the scripted runs through the real server, and the checkers that read their ledgers."""
+from __future__ import annotations
+
+import pytest
+
+from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED
+from labkit.check import lab11
+from labkit.ledger import summarize
+
+
+@pytest.fixture(scope="module")
+def runs():
+    from labkit.ledger_replay import replay_both
+
+    result = replay_both()
+    if not result["careful"]["results"][1].get("matches"):
+        pytest.skip("search_workspace lands with issue 3")
+    return result
+
+
+def _fails(exercise, answer, *fragments):
+    result = exercise.check(answer)
+    assert result.status == INCORRECT, result
+    for fragment in fragments:
+        assert fragment in result.message, result.message
+
+
+def test_the_summary_tells_the_two_runs_apart(runs):
+    careful, careless = runs["careful"]["summary"], runs["careless"]["summary"]
+    assert careful["evidenceBeforeDecision"] is True
+    assert careless["evidenceBeforeDecision"] is False
+    assert careful["truncatedSearchesNotFollowed"] == []
+    assert [s["seq"] for s in careless["truncatedSearchesNotFollowed"]] == [2]
+    [cd] = careful["diffObjects"]
+    [xd] = careless["diffObjects"]
+    assert cd["pages"] > 1 and cd["consistent"] and cd["complete"] and cd["stillMatches"] is True
+    assert xd["pages"] == 1 and not xd["complete"] and xd["stillMatches"] is False  # the teammate's edit
+    # The summary is a function of the lines alone.
+    assert summarize(runs["careless"]["lines"])["evidenceBeforeDecision"] is False
+    for run in runs.values():
+        raw = "".join(str(line) for line in run["lines"])
+        assert "NOTE TO AI REVIEWERS" not in raw and "def apply_discount" not in raw
+
+
+def test_q1_reference_agrees_with_the_summary(runs):
+    derived = {name: run["summary"]["evidenceBeforeDecision"] for name, run in runs.items()}
+    assert lab11.q1.check(derived).status == CORRECT
+    assert lab11.q1.check({"careful": True, "careless": False}).status == CORRECT
+    assert lab11.q1.check(...).status == NOT_ATTEMPTED
+    # The careless agent did read the file, after deciding: counting that read is the classic slip.
+    _fails(lab11.q1, {"careful": True, "careless": True}, "after the decision")
+    _fails(lab11.q1, {"careful": False, "careless": False}, "careful run")
+    _fails(lab11.q1, {"careful": "yes", "careless": False}, "True or False")
+    _fails(lab11.q1, {"careless": False}, "missing: careful")
+
+
+def test_q2_reference_agrees_with_the_summary(runs):
+    seq = runs["careless"]["summary"]["truncatedSearchesNotFollowed"][0]["seq"]
+    assert lab11.q2.check(seq).status == CORRECT
+    assert lab11.q2.check(None).status == NOT_ATTEMPTED
+    _fails(lab11.q2, 5, "matchCount")
+    _fails(lab11.q2, 4, "review_diff")
+    _fails(lab11.q2, 99, "seq 1 to")
+    _fails(lab11.q2, "2", "integer")
+
+
+def test_q3_ledger_and_checker_agree():
+    summary = summarize(lab11.Q3_LEDGER)
+    assert summary["evidenceBeforeDecision"] is False
+    assert summary["offered"][0] == {"path": "src/pricing.py", "offeredBy": "git_status", "offeredAtSeq": 1,
+                                     "readBeforeDecision": False}
+    assert lab11.q3.check(False).status == CORRECT
+    assert lab11.q3.check(...).status == NOT_ATTEMPTED
+    _fails(lab11.q3, True, "status")
+    _fails(lab11.q3, "no", "True or False")

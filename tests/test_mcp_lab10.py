@@ -1,0 +1,66 @@
+"""Lab 10 checkers: the reference passes, realistic agent mistakes fail with the right message."""
+from __future__ import annotations
+
+from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED
+from labkit.check import lab10
+from labkit.check.lab10 import Q1_RESULT, Q2_FIRST_PAGE
+
+
+def _fails(exercise, answer, *fragments):
+    result = exercise.check(answer)
+    assert result.status == INCORRECT, result
+    for fragment in fragments:
+        assert fragment in result.message, result.message
+    return result.message
+
+
+def test_q1_next_read_file_call():
+    assert lab10.q1.check({"path": Q1_RESULT["path"], "start_line": Q1_RESULT["nextStartLine"]}).status == CORRECT
+    assert lab10.q1.check({"path": Q1_RESULT["path"], "start_line": 401, "end_line": 800}).status == CORRECT
+    assert lab10.q1.check(...).status == NOT_ATTEMPTED
+    _fails(lab10.q1, {"path": Q1_RESULT["path"], "start_line": 400}, "already received")
+    _fails(lab10.q1, {"path": Q1_RESULT["path"]}, "same 400 lines")
+    _fails(lab10.q1, {"path": Q1_RESULT["path"], "offset": 400}, "offset", "invalid_argument")
+    _fails(lab10.q1, {"path": Q1_RESULT["path"], "start_line": 402}, "gap or an overlap")
+    _fails(lab10.q1, {"start_line": 401}, "different file")
+    for msg in (lab10.q1.check({"path": Q1_RESULT["path"], "start_line": 400}).message,):
+        assert "401" not in msg
+
+
+def test_q2_second_diff_page():
+    good = {"offset": Q2_FIRST_PAGE["nextOffset"], "snapshot": Q2_FIRST_PAGE["snapshotId"], "max_bytes": 4096}
+    assert lab10.q2.check(good).status == CORRECT
+    assert lab10.q2.check(...).status == NOT_ATTEMPTED
+    _fails(lab10.q2, {"offset": Q2_FIRST_PAGE["nextOffset"], "max_bytes": 4096}, "snapshot_required")
+    _fails(lab10.q2, {"offset": Q2_FIRST_PAGE["nextOffset"], "revision": Q2_FIRST_PAGE["sourceRevision"]},
+           "recomputes")
+    _fails(lab10.q2, {"offset": 4096, "snapshot": Q2_FIRST_PAGE["snapshotId"]}, "newline")
+    _fails(lab10.q2, {"offset": Q2_FIRST_PAGE["returnedBytes"] + 1, "snapshot": Q2_FIRST_PAGE["snapshotId"]},
+           "off by one")
+    _fails(lab10.q2, {"offset": 0, "snapshot": Q2_FIRST_PAGE["snapshotId"]}, "first page again")
+    _fails(lab10.q2, dict(good, snapshot="snap-" + "0" * 32), "not the snapshot id")
+    _fails(lab10.q2, dict(good, pager="naive"), "pager")
+    _fails(lab10.q2, dict(good, max_bytes=100), "1024")
+    for answer in ({"offset": 4096, "snapshot": Q2_FIRST_PAGE["snapshotId"]},
+                   {"offset": Q2_FIRST_PAGE["nextOffset"]}):
+        assert str(Q2_FIRST_PAGE["nextOffset"]) not in lab10.q2.check(answer).message
+
+
+def test_q3_untrusted_content():
+    assert lab10.q3.check("c").status == CORRECT
+    assert lab10.q3.check(" (C) ").status == CORRECT
+    assert lab10.q3.check(None).status == NOT_ATTEMPTED
+    _fails(lab10.q3, "a", "untrusted data, not instructions")
+    _fails(lab10.q3, "b", "silent")
+    _fails(lab10.q3, "d", "memory")
+    _fails(lab10.q3, "e", "one letter")
+
+
+def test_q1_reference_matches_the_real_server(repo):
+    """The scenario in Q1_RESULT is what read_file really answers for a 1000-line file."""
+    from labkit.workspace_read import read_file
+
+    repo.write(Q1_RESULT["path"], "".join(f"sku-{i},9.99\n" for i in range(1000)))
+    real = read_file(repo.path, Q1_RESULT["path"])
+    for key in ("startLine", "endLine", "totalLines", "truncated", "nextStartLine"):
+        assert real[key] == Q1_RESULT[key], key
