@@ -182,3 +182,51 @@ def run(quick: bool = False) -> dict:
     gates = {g: sum(1 for e in examples if e["gate"] == g) for g in ("pass", "review", "block")}
     return {"examples": examples, "gates": gates, "approval": approval_demo(),
             "listingVsPatch": listing_vs_patch(quick=quick), "quick": quick}
+
+
+# -- lab 07 exercises ---------------------------------------------------------------------------
+
+#: q1 of lab 07: five reports, labelled so the order hides the pattern.
+CLASSIFY = {"A": "dependency-bump", "B": "generated-flood", "C": "tests-only", "D": "formatter-spill",
+            "E": "asset-and-script"}
+
+
+def report_facts(report: dict) -> dict:
+    """What a reviewer sees of a report before deciding (everything but the gate)."""
+    counts: dict[str, int] = {}
+    for r in report["risks"]:
+        counts[r["code"]] = counts.get(r["code"], 0) + 1
+    return {"files": report["totals"]["files"], "complete": report["complete"],
+            "risks": ", ".join(f"{c} x{n}" for c, n in sorted(counts.items())) or "(none)",
+            "allow": ", ".join(report["allow"])}
+
+
+def classification_reports(*, quick: bool = True) -> dict[str, dict]:
+    """The five reports of lab 07's q1, each from a real repository."""
+    return {label: run_scenario(name, quick=quick)["report"] for label, name in CLASSIFY.items()}
+
+
+def baseline_exercise() -> dict:
+    """Lab 07 q3: the user's dirty files before the agent, and the worktree after it.
+
+    Rows hold path, status and a short content id, so a learner can compare
+    the two tables themselves; ``report`` is the gate's own answer, to show
+    only after the exercise.
+    """
+    with IsolatedRepo(prefix="labkit-review-baseline-") as repo:
+        base_world(repo)
+        repo.write("README.md", "# shop\n\nuser's unfinished notes\n")
+        repo.write("notes/todo.txt", "call the supplier\n")
+        repo.write("src/util.py", BASE_FILES["src/util.py"] + "# user: check negative ranges\n")
+        baseline = take_baseline(repo.path)
+        tests_only(repo)  # the agent's task
+        repo.write("notes/todo.txt", "call the supplier\nagent: consider caching\n")  # the agent wrote here too
+        repo.write("README.md", BASE_FILES["README.md"])  # ...and 'cleaned up' the user's README edit
+        after = review_diff(repo.path, allow=["tests/"])
+        report = review_diff(repo.path, allow=["tests/"], baseline=baseline)
+
+    def row(entry):
+        return {"path": entry["path"], "status": entry["status"], "contentId": (entry["contentId"] or "-")[:10]}
+
+    return {"before": [row(e) for e in baseline["entries"]], "after": [row(f) for f in after["files"]],
+            "report": report}
