@@ -87,6 +87,7 @@ def test_unknown_target_is_unresolved(world):
     exc = error_of(read, world.config_path, target="demo-brand/store-003")
     assert exc.code == "deployment_unresolved"
     assert "store-003" in exc.message and "add one" in exc.message
+    assert "store-001" not in exc.message and "store-002" not in exc.message  # other tenants stay unnamed
     assert_clean_message(exc, world)
 
 

@@ -211,7 +211,7 @@ def resolve_deployment(config: SourceConfig, target: str, repo: str, at: datetim
     if not records:
         raise LabkitError(DEPLOYMENT_UNRESOLVED,
                           f"the deployment table has no record for {target} and repo {repo}; "
-                          f"add one (targets known: {', '.join(config.targets()) or 'none'})")
+                          f"add one if that target exists (other targets are not listed here)")
     hits = [d for d in records if d.covers(at)]
     if not hits:
         raise LabkitError(DEPLOYMENT_UNRESOLVED,
