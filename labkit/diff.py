@@ -146,9 +146,15 @@ def list_visible_changes(root, mode: str = "unstaged", path: str | None = None) 
     args = ["--name-status", "-z", *mode_args(root, mode), "--"]
     if scope is not None:
         args.append(_pathspec(scope))
-    changes = parse_name_status(_git_diff(root, args, max_bytes=MAX_DIFF_BYTES))
+    changes = _one_entry_per_unmerged_path(parse_name_status(_git_diff(root, args, max_bytes=MAX_DIFF_BYTES)))
     visible = [c for c in changes if not any(rules.is_sensitive(p) for p in c.paths())]
     return visible, len(changes) - len(visible)
+
+
+def _one_entry_per_unmerged_path(changes: list[Change]) -> list[Change]:
+    """git lists an unmerged path twice (``U`` and a stage-2 ``M``); keep the ``U``."""
+    unmerged = {c.path for c in changes if c.status == "U"}
+    return [c for c in changes if c.status == "U" or c.path not in unmerged]
 
 
 def _batches(changes: list[Change]):

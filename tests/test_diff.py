@@ -147,7 +147,7 @@ def test_conflicted_files_are_listed_as_unmerged(repo):
     repo.commit("init")
     repo.make_conflict("clash.txt")
     page = git_diff(repo.path)
-    assert {"path": "clash.txt", "status": "U"} in page["files"]
+    assert [f for f in page["files"] if f["path"] == "clash.txt"] == [{"path": "clash.txt", "status": "U"}]
     assert "<<<<<<<" in page["diff"]
 
 

@@ -106,3 +106,20 @@ def drift_reader(view: dict):
     else:
         verdict = "The pages mix V1 and V2: the result matches neither version."
     return takeaway(fig, verdict)
+
+
+def mode_sizes(sizes: dict, *, title: str = "Diff size per mode"):
+    """Bars of ``totalBytes`` for the three diff modes (``{"unstaged": B, "staged": B, "head": B}``)."""
+    fig, ax = new_figure(figsize=(6.5, 3.4))
+    modes = ["unstaged", "staged", "head"]
+    values = [sizes[m] for m in modes]
+    bars = ax.bar(modes, values, color=[color("C"), color("D"), color("A")])
+    for bar, value in zip(bars, values):
+        ax.annotate(f"{value:,} B", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom")
+    ax.set_title(title)
+    ax.set_xlabel("diff mode (what is compared)")
+    ax.set_ylabel("safe diff size (bytes)")
+    total = sizes["unstaged"] + sizes["staged"]
+    relation = "equals" if total == sizes["head"] else "does not equal"
+    return takeaway(fig, f"Here unstaged + staged = {total:,} B {relation} head = {sizes['head']:,} B; "
+                         "head mode is one comparison, not a sum.")
