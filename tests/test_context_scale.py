@@ -283,3 +283,19 @@ def test_repeats_take_medians_and_counts_stay_stable():
     rows = measure("invoice", 6, strategies=("B", "D"), repeats=3)
     assert [r["repeats"] for r in rows] == [3, 3] and all(r["stable"] for r in rows)
     assert rows[1]["recall"] == 1.0
+
+
+def test_change_outside_any_function_is_reported(repo):
+    from labkit.context_scale.fixtures import Task
+
+    repo.write("app/config.py", "RATE = 1\n\n\ndef rate():\n    return RATE\n")
+    repo.write("README.md", "notes\n")
+    base = repo.commit("base")
+    repo.write("app/config.py", "RATE = 2\n\n\ndef rate():\n    return RATE\n")
+    repo.write("README.md", "notes, more\n")
+    head = repo.commit("change a constant")
+    row = strategy_d(repo.path, Task(base, head, "rate", ("rate",), frozenset({"app/config.py"})))
+    reasons = {s["path"]: s["reason"] for s in row["coverage"]["skipped"]}
+    assert reasons == {"app/config.py": "the change is outside any function", "README.md": "not a Python file"}
+    assert row["coverage"]["changedFunctions"] == [] and row["outcome"] == "symbol_not_found"
+    assert row["readPaths"] == ["app/config.py"]
