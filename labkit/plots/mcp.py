@@ -51,3 +51,31 @@ def ledger_timelines(runs: dict):
     axes[-1].set_xlabel("call sequence number in the ledger (calls)")
     return takeaway(fig, "Same task, same tools: only the order of calls in the ledger shows which run "
                          "read its evidence before deciding (red: truncated or failed call).")
+
+
+def diff_calls(view: dict):
+    """Bytes returned by each git_diff call for one page size."""
+    fig, ax = new_figure()
+    sizes = view["returnedBytes"]
+    ax.bar(range(1, len(sizes) + 1), [s / 1024 for s in sizes], color=color("snapshot"))
+    ax.set_title(f"{view['diffBytes'] / 1024:.0f} KiB diff in {view['pageKiB']} KiB pages: {view['calls']} calls")
+    ax.set_xlabel("git_diff call number (calls)")
+    ax.set_ylabel("bytes returned by the call (KiB)")
+    return takeaway(fig, f"Every page is one more MCP round trip: {view['calls']} calls at {view['pageKiB']} KiB "
+                         "per page.")
+
+
+def ledger_cap(view: dict):
+    """Call lines made vs kept under a per-session cap."""
+    fig, ax = new_figure()
+    ax.bar(["calls made", "lines kept"], [view["calls"], view["kept"]],
+           color=[color("A"), color("naive") if view["ledgerTruncated"] else color("snapshot")], width=0.5)
+    ax.set_title(f"Line cap {view['maxLines']}: decision visible = {view['firstDecisionSeq'] is not None}")
+    ax.set_ylabel("ledger lines (calls)")
+    ax.set_xlabel("careful run")
+    if view["ledgerTruncated"]:
+        text = ("The cap cut the ledger and left a truncation marker: the summary says the ledger is incomplete "
+                "instead of pretending the run ended early.")
+    else:
+        text = "Under the cap every call is on the record, so the summary sees the whole run."
+    return takeaway(fig, text)
