@@ -410,9 +410,21 @@ def git_text(repo, args: Sequence[str], **kw) -> str:
 
 
 def toplevel(root: str | os.PathLike) -> Path:
-    """The work tree root of the repository containing ``root``."""
+    """The work tree root of the repository containing ``root``.
+
+    A repository's config can move its work tree anywhere (``core.worktree``),
+    and git would then list and diff files far from ``root``. Unless ``root``
+    lies inside the work tree git reports, this raises ``not_a_repository``.
+    """
     out = git_bytes(root, ["rev-parse", "--show-toplevel"], neutralise_drivers=False)
-    return Path(out.decode("utf-8", "surrogateescape").rstrip("\n"))
+    top = Path(out.decode("utf-8", "surrogateescape").rstrip("\n"))
+    if not top.parts:
+        raise GitError("not_a_repository", "the given root has no work tree (a bare repository or a .git folder)")
+    here, there = Path(os.path.realpath(root)), Path(os.path.realpath(top))
+    if here != there and there not in here.parents:
+        raise GitError("not_a_repository", "the repository's config places its work tree outside the given root "
+                                           "(core.worktree); labkit will not read it")
+    return top
 
 
 def is_repository(root: str | os.PathLike) -> bool:
@@ -424,9 +436,18 @@ def is_repository(root: str | os.PathLike) -> bool:
 
 
 def resolve_commit(repo, rev: str) -> str | None:
-    """The full commit id ``rev`` names, or None when it names no commit."""
-    res = run_git(repo, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
-                  ok_returncodes=(0, 1, 128), neutralise_drivers=False)
+    """The full commit id ``rev`` names, or None when it names no commit.
+
+    Raises ``not_a_repository`` when ``repo`` is not one: "no such commit"
+    and "nowhere to look" are different answers.
+    """
+    try:
+        res = run_git(repo, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+                      ok_returncodes=(0, 1), neutralise_drivers=False)
+    except GitError as exc:
+        if exc.code != "git_failed":
+            raise
+        return None  # e.g. "@{upstream}" on a branch without one
     if res.returncode != 0:
         return None
     return res.stdout.decode().strip() or None

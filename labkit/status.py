@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from .errors import LabkitError
-from .gitrunner import git_bytes, run_git
+from .gitrunner import git_bytes, toplevel
 from .rules import PathRules
 
 _STATUS_LETTERS = set("AMDRCT")
@@ -97,10 +98,9 @@ def git_status(root: str | os.PathLike) -> dict:
     """
     if not os.path.isdir(root):
         raise LabkitError("not_a_repository", "the given root does not exist or is not a folder")
-    res = run_git(root, ["rev-parse", "--show-prefix"], neutralise_drivers=False, ok_returncodes=(0, 128))
-    if res.returncode != 0:
-        raise LabkitError("not_a_repository", "the given root is not inside a git work tree")
-    prefix = res.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+    top = toplevel(root)  # refuses a work tree the repository's config moved elsewhere
+    rel = Path(os.path.realpath(root)).relative_to(os.path.realpath(top)).as_posix()
+    prefix = "" if rel == "." else rel + "/"
     data = git_bytes(root, ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all",
                             "--", "."], timeout=60)
     raw = parse_porcelain_v2(data)

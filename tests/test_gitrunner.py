@@ -23,7 +23,7 @@ import pytest
 from labkit.errors import LabkitError
 from labkit.gitrunner import (
     DIFF_SAFETY_FLAGS, GitError, git_bytes, hardened_command, hardened_env, head_commit, resolve_commit,
-    run_git, with_auto_flags, zsplit,
+    run_git, toplevel, with_auto_flags, zsplit,
 )
 from labkit.repo_builder import IsolatedRepo
 from labkit.status import git_status
@@ -372,6 +372,26 @@ def test_filter_in_a_submodule_config(make_repo, payload):
     assert not payload.fired
 
 
+def test_core_worktree_cannot_move_reads_outside_the_root(make_repo, tmp_path, cli):
+    """Not a program, but an escape: config can point the work tree at any folder."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "private-notes.txt").write_text("not yours\n")
+    repo = make_repo("innocent")
+    repo.git("config", "core.worktree", str(elsewhere))
+    control = plain(repo, "status", "--porcelain")
+    assert b"private-notes.txt" in control.stdout, "positive control: plain git lists the other folder"
+
+    with pytest.raises(LabkitError) as err:
+        git_status(repo.path)
+    assert err.value.code == "not_a_repository" and "core.worktree" in err.value.message
+    proc = cli("status", str(repo.path), "--json")
+    assert proc.returncode == 1 and b"private-notes" not in proc.stdout + proc.stderr
+    # A work tree that contains the root (the usual case, and a folder inside a repository) is fine.
+    nested = committed_repo(make_repo, {"sub/a.txt": "a\n"}, name="nested")
+    assert toplevel(nested.path / "sub") == nested.path.resolve()
+
+
 def test_inherited_git_environment_is_scrubbed(make_repo, payload, tmp_path, monkeypatch):
     repo = committed_repo(make_repo)
     decoy = IsolatedRepo(tmp_path / "decoy")
@@ -512,6 +532,12 @@ def test_resolve_commit_and_head(make_repo, tmp_path):
     assert resolve_commit(repo.path, "HEAD") == head_commit(repo.path)
     assert resolve_commit(repo.path, "no-such-branch") is None
     assert resolve_commit(repo.path, "--output=/tmp/x") is None  # an option is never taken as one
+    assert resolve_commit(repo.path, "@{upstream}") is None  # git exits 128 here, yet it names no commit
+    nowhere = tmp_path / "not-a-repo"
+    nowhere.mkdir()
+    with pytest.raises(GitError) as err:
+        head_commit(nowhere)
+    assert err.value.code == "not_a_repository"
 
 
 def test_zsplit():
