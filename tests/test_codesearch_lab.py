@@ -1,0 +1,98 @@
+"""Lab 08: the committed notebook is what the generator writes, and the checkers judge answers."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from labkit.check import lab08
+from labkit.codesearch import get_file_context, search_code
+from labkit.codesearch.demo import lab_world
+from labkit.codesearch.lab_notebook import NOTEBOOK_NAME, notebook_text
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_committed_notebook_matches_its_generator():
+    assert (ROOT / "labs" / NOTEBOOK_NAME).read_text("utf-8") == notebook_text()
+
+
+def test_lab_world_never_indexes_the_shop_secret():
+    world = lab_world()
+    assert search_code(world.index_dir, "sk_live_lab08", literal=True)["matches"] == []
+    shop = next(r for r in world.build["repos"] if r["name"] == "shop")
+    assert shop["skipped"]["sensitive"] == 1
+
+
+@pytest.mark.parametrize("exercise", [lab08.q1, lab08.q2, lab08.q3])
+def test_placeholder_reads_as_not_attempted(exercise):
+    assert exercise.check(...).status == "not_attempted"
+    assert exercise.check(None).status == "not_attempted"
+
+
+def test_q1_repository_name():
+    assert lab08.q1.check("click").passed
+    wrong = lab08.q1.check("github.com/pallets/click")
+    assert wrong.status == "incorrect" and "origin URL" in wrong.message and "folder name" in wrong.message
+    assert "exact" in lab08.q1.check("Click").message
+    assert "no indexed repository" in lab08.q1.check("pallets").message
+
+
+@pytest.mark.parametrize("answer", ["BadParameter", "Context", {"query": "echo"}])
+def test_q2_queries_where_ranking_fixes_raw_order(answer):
+    assert lab08.q2.check(answer).passed
+
+
+@pytest.mark.parametrize("answer,fragment", [
+    ("ShopError", "raw order already puts a definition"),  # shop/errors.py sorts first anyway
+    ("sys.exit(", "names no single identifier"),  # an agent searching a phrase
+    ("frobnicate", "finds nothing"),
+    ("price.total", "not a line that defines"),
+    (42, "should be a str"),
+])
+def test_q2_realistic_wrong_answers(answer, fragment):
+    result = lab08.q2.check(answer)
+    assert result.status == "incorrect" and fragment in result.message
+    assert "BadParameter" not in result.message  # never reveals a right answer
+
+
+def _reference_citation() -> dict:
+    world = lab_world()
+    hit = search_code(world.index_dir, "PriceChanged")["matches"][0]
+    ctx = get_file_context(world.index_dir, hit["repo"], hit["path"], hit["line"])
+    return {"repo": hit["repo"], "path": hit["path"], "line": hit["line"], "revision": ctx["revision"]}
+
+
+def test_q3_reference_citation_passes():
+    assert lab08.q3.check(_reference_citation()).passed
+
+
+@pytest.mark.parametrize("change,fragment", [
+    ({"revision": None}, "without its revision"),
+    ({"revision": "0" * 40}, "not the one the index served"),
+    ({"path": "shop/pricing.py", "line": 2}, "imports or raises"),
+    ({"path": "docs/errors.md", "line": 3}, "documentation"),
+    ({"repo": "click"}, "not the repository"),
+])
+def test_q3_realistic_wrong_citations(change, fragment):
+    answer = {**_reference_citation(), **change}
+    result = lab08.q3.check(answer)
+    assert result.status == "incorrect" and fragment in result.message
+
+
+def test_q3_missing_revision_key_is_named():
+    answer = _reference_citation()
+    answer.pop("revision")
+    assert "without its revision" in lab08.q3.check(answer).message
+
+
+def test_explorer_renders_its_default_headless(capsys):
+    from labkit.widgets.codesearch import compute, ranking_explorer, render
+
+    capsys.readouterr()
+    ui = ranking_explorer()
+    assert [c.description for c in ui.children[:-1]] == ["query", "ranking", "Top-k", "literal"]
+    # Outside a kernel, display() prints the HTML object's repr: the default view was drawn at once.
+    assert "HTML object" in capsys.readouterr().out
+    html = render(compute("BadParameter", "definition-first", 3)).data
+    assert "<b>class BadParameter(UsageError):</b>" in html
