@@ -214,7 +214,7 @@ def test_auto_rule_prefers_python_when_small_and_ripgrep_when_huge_re2():
     assert prefer_ripgrep(kind="re2", total_files=5000, total_bytes=huge, left_files=5000, left_bytes=huge)
     # A nearly finished python search is never abandoned for a fresh ripgrep run.
     assert not prefer_ripgrep(kind="re2", total_files=5000, total_bytes=huge, left_files=5, left_bytes=50_000)
-    assert set(COSTS) == {"python/find", "python/re2", "ripgrep"}
+    assert set(COSTS) == {"python/find", "python/re2", "ripgrep/find", "ripgrep/re2"}
 
 
 def test_auto_reports_its_decision(small):

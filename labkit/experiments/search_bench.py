@@ -39,16 +39,16 @@ QUERIES = [
     ("regex", r"getpreferred\w*\(", True),  # RE2 regex, full scan, a few hits
 ]
 PROCESS_QUERIES = ("rare", "common")
+ROUND_BUDGET_S = 1.0  # time a query's repeated rounds may take before the reps floor applies
 
 
 def _scales(quick: bool) -> list[tuple[str, str, dict]]:
-    scales = [("handful", "handful", {}), ("generated-1000", "generated", {"files": 1000}),
-              ("stdlib", "stdlib", {})]
     if quick:
-        scales[1] = ("generated-300", "generated", {"files": 300})
-    else:
-        scales.append(("stdlib+tests", "stdlib_full", {}))
-    return scales
+        return [("handful", "handful", {}), ("generated-300", "generated", {"files": 300}),
+                ("stdlib", "stdlib", {}), ("large-files-16", "large_files", {"files": 16})]
+    return [("handful", "handful", {}), ("generated-1000", "generated", {"files": 1000}),
+            ("stdlib", "stdlib", {}), ("stdlib+tests", "stdlib_full", {}),
+            ("large-files-48", "large_files", {"files": 48})]
 
 
 def _build(kind: str, kw: dict):
@@ -88,8 +88,14 @@ def _side_by_side(fn, root, query, regex, engines, reps) -> dict[str, tuple[floa
     """Median ms per engine; engines take turns within each run."""
     times: dict[str, list[float]] = {e: [] for e in engines}
     last: dict[str, dict] = {}
+    warm = []
     for e in engines:  # warm-up: page cache, imports, the RE2 compile cache
+        t0 = time.perf_counter()
         fn(root, query, regex, e)
+        warm.append(time.perf_counter() - t0)
+    # Fast calls get more turns (up to 6x), so a millisecond search is not judged on 7 noisy samples.
+    per_round = max(sum(warm), 1e-4)
+    reps = min(reps * 6, max(reps, int(ROUND_BUDGET_S / per_round)))
     for _ in range(reps):
         for e in engines:
             ms, last[e] = fn(root, query, regex, e)
@@ -109,7 +115,10 @@ def _peak_kib(root: str, query: str) -> float:
         tracemalloc.stop()
 
 
-def _index_rows(corpus, files, nbytes, root, reps, notes) -> list[dict]:
+def _index_rows(corpus, files, nbytes, root, reps, notes, committed: bool) -> list[dict]:
+    if not committed:
+        notes.append(f"{corpus}: not committed (the index serves a repository's HEAD); no index rows")
+        return []
     try:
         from labkit.codesearch import build_index, search_code
     except Exception as exc:  # the code-search package is not there (yet)
@@ -152,13 +161,32 @@ def fit_cost_model(rows: list[dict]) -> dict:
                    and kinds.get(r["query"]) == kind and not r["truncated"]]
             if len(pts) < 3:
                 continue
-            a = np.array([[1.0, r["files"], r["bytes"] / 2**20] for r in pts])
-            y = np.array([r["medianMs"] for r in pts])
-            coef, *_ = np.linalg.lstsq(a, y, rcond=None)
+            # Relative errors: each row weighs 1/ms, so the handful's 0.3 ms counts as much
+            # as a 60 ms full scan (plain least squares would fit the big corpora only).
+            w = np.array([1.0 / max(r["medianMs"], 1e-3) for r in pts])
+            a = np.array([[1.0, r["files"], r["bytes"] / 2**20] for r in pts]) * w[:, None]
+            y = np.array([r["medianMs"] for r in pts]) * w
+            coef = _nonnegative_lstsq(a, y)
             model[f"{engine}/{kind}"] = {"fixedMs": round(float(coef[0]), 3),
                                          "msPerFile": round(float(coef[1]), 5),
                                          "msPerMiB": round(float(coef[2]), 3)}
     return model
+
+
+def _nonnegative_lstsq(a, y):
+    """Least squares with every coefficient >= 0 (a cost never goes negative):
+    refit without any column whose coefficient comes out negative."""
+    import numpy as np
+
+    active = list(range(a.shape[1]))
+    coef = np.zeros(a.shape[1])
+    while active:
+        sol, *_ = np.linalg.lstsq(a[:, active], y, rcond=None)
+        if (sol >= 0).all():
+            coef[active] = sol
+            return coef
+        active = [c for c, v in zip(active, sol) if v >= 0] if (sol >= 0).any() else []
+    return coef
 
 
 def _ratios(rows: list[dict]) -> dict:
@@ -214,7 +242,7 @@ def run(quick: bool = False) -> dict:
                                  "truncated": res.get("truncated")})
             memory.append({"corpus": corpus, "files": files, "bytes": nbytes,
                            "peakKiB": round(_peak_kib(root, "ZZ_NO_SUCH_SYMBOL"), 1)})
-            rows += _index_rows(corpus, files, nbytes, root, reps, notes)
+            rows += _index_rows(corpus, files, nbytes, root, reps, notes, committed=repo.head() is not None)
         finally:
             repo.cleanup()
     return {

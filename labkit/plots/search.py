@@ -50,8 +50,8 @@ def time_vs_corpus_size(result: dict, *, query: str = "rare"):
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
         style = "--" if engine == "auto" else "-"
         ax.plot(xs, ys, style, marker="o", color=color(engine), label=engine, linewidth=2 if engine != "auto" else 1.5)
-    for x, _, corpus in series.get("python", []):
-        ax.annotate(corpus, (x, ax.get_ylim()[0]), fontsize=7, rotation=90, va="bottom", ha="right", color="#555555")
+    for x, y, corpus in series.get("python", []):
+        ax.annotate(corpus, (x, y), textcoords="offset points", xytext=(4, -12), fontsize=7, color="#555555")
     cross = crossover(series.get("python", []), series.get("ripgrep", []))
     if cross is not None:
         ax.axvline(cross, color="#333333", linestyle=":", linewidth=1)

@@ -5,11 +5,13 @@ perMiB * MiB``. The coefficients below come from ``labkit experiment
 search-bench`` (its ``costModel``), rounded, on this course's reference
 machine (2 shared cores, Linux). What they say:
 
-- ripgrep pays a process start plus, per file, the walker's 8 KiB binary probe
-  and ripgrep's own open; python pays one read per file;
-- per MiB, ``bytes.find`` (case-sensitive literal) is about as fast as ripgrep,
-  so python is cheaper at any size; RE2 (regex, case-insensitive) is slower
-  per MiB than ripgrep's two threads, so a big enough corpus favours ripgrep.
+- ripgrep pays a process start (a few ms) plus, per file, the walker's 8 KiB
+  binary probe and its own open: about twice python's per-file cost;
+- per MiB, ripgrep (two threads) is roughly twice as fast as python's
+  ``bytes.find`` and RE2;
+- so what decides is file *density*: with files averaging under roughly 30-40
+  KB (source trees), python is cheaper at any corpus size; with big files
+  (logs, dumps), ripgrep wins once its start-up is paid back.
 
 ``auto`` runs python first over :data:`PROBE_BYTES`; only a search still
 unfinished by then is priced with this model.
@@ -17,15 +19,18 @@ unfinished by then is priced with this model.
 from __future__ import annotations
 
 PROBE_BYTES = 512 * 1024
-#: After the probe, python carries on without listing the corpus when the
-#: matches it found predict the limit fills within this many probes' worth.
-SOON_FACTOR = 4.0
+#: After the probe, python gets a second budget (twice the bytes its hit rate
+#: predicts it still needs) when that prediction is at most this many bytes.
+EXTEND_MAX_BYTES = 4 * 1024 * 1024
 
-# engine/matcher -> (fixed ms, ms per file, ms per MiB)
+# engine/matcher -> (fixed ms, ms per file, ms per MiB); keys as in search-bench's
+# costModel. Fitted (relative-error least squares, coefficients >= 0) on a full
+# run over handful, generated-1000, stdlib, stdlib+tests and large-files-48.
 COSTS = {
-    "python/find": (0.1, 0.019, 3.0),
-    "python/re2": (0.1, 0.022, 4.5),
-    "ripgrep": (8.0, 0.069, 1.3),
+    "python/find": (0.15, 0.0107, 0.51),
+    "python/re2": (0.19, 0.0107, 0.89),
+    "ripgrep/find": (3.4, 0.0187, 0.30),
+    "ripgrep/re2": (3.8, 0.0220, 0.45),
 }
 
 
@@ -38,6 +43,22 @@ def cost_ms(engine: str, files: float, total_bytes: float) -> float:
     return fixed + per_file * files + per_mib * total_bytes / 2**20
 
 
+def ripgrep_pays_per_file(*, kind: str, files: int, total_bytes: int) -> bool:
+    """At this corpus's file density, is ripgrep's marginal cost per file the lower one?
+
+    ripgrep pays more per file (the walker's binary probe plus its own open)
+    and less per MiB, so only corpora of big files can ever favour it. When
+    this is False, ripgrep cannot win at any corpus size with this density,
+    and ``auto`` need not even list the rest of the corpus.
+    """
+    if files <= 0:
+        return False
+    avg_mib = total_bytes / files / 2**20
+    _, py_file, py_mib = COSTS[f"python/{kind}"]
+    _, rg_file, rg_mib = COSTS[f"ripgrep/{kind}"]
+    return rg_file + rg_mib * avg_mib < py_file + py_mib * avg_mib
+
+
 def prefer_ripgrep(*, kind: str, total_files: int, total_bytes: int, left_files: float,
                    left_bytes: float) -> bool:
     """True when ripgrep over the whole corpus beats python finishing what is left.
@@ -45,7 +66,7 @@ def prefer_ripgrep(*, kind: str, total_files: int, total_bytes: int, left_files:
     ``left_*`` is python's remaining work: the unsearched rest, or less when
     the matches it already found predict the limit will fill sooner.
     """
-    return cost_ms("ripgrep", total_files, total_bytes) < cost_ms(f"python/{kind}", left_files, left_bytes)
+    return cost_ms(f"ripgrep/{kind}", total_files, total_bytes) < cost_ms(f"python/{kind}", left_files, left_bytes)
 
 
 def describe_rule() -> dict:

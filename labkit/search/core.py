@@ -6,8 +6,8 @@ from itertools import chain
 
 from labkit.errors import LabkitError
 
-from . import python_engine, ripgrep_engine
-from .auto_rule import PROBE_BYTES, SOON_FACTOR, matcher_kind, prefer_ripgrep
+from . import python_engine
+from .auto_rule import EXTEND_MAX_BYTES, PROBE_BYTES, matcher_kind, prefer_ripgrep, ripgrep_pays_per_file
 from .query import byte_finder, parse_query
 from .results import TopMatches, search_output
 from .walker import Walk
@@ -30,6 +30,8 @@ def search_workspace(root: str | os.PathLike, query: str, *, path: str | None = 
     if engine not in ENGINES:
         raise LabkitError("invalid_argument", f"engine must be one of {', '.join(ENGINES)}")
     q = parse_query(query, regex=regex)
+    if engine == "ripgrep":  # the module that starts processes loads only when needed
+        from . import ripgrep_engine
     rg = ripgrep_engine.require_rg() if engine == "ripgrep" else None
     walk = Walk(root, path=path, glob=glob)
     top = TopMatches(limit)
@@ -47,59 +49,100 @@ def search_workspace(root: str | os.PathLike, query: str, *, path: str | None = 
     return search_output(ran, matches, truncated, stats)
 
 
+class _Budgeted:
+    """Hands out files in order until the next one would overrun a byte budget.
+
+    The file that would overrun is held back, not read, so a probe never
+    overshoots its budget, however big that one file is.
+    """
+
+    def __init__(self, files):
+        self._files = iter(files)
+        self._held: list = []
+        self.budget = 0
+        self.spent_files = 0
+        self.spent_bytes = 0
+        self.read_text: list = []  # candidates the probe found to be text
+
+    def on_file(self, cand, is_text) -> None:
+        self.spent_files += 1
+        self.spent_bytes += cand.size
+        if is_text:
+            self.read_text.append(cand)
+
+    def __iter__(self):
+        while True:
+            cand = self._held.pop() if self._held else next(self._files, None)
+            if cand is None:
+                return
+            if self.spent_bytes + cand.size > self.budget:
+                self._held.append(cand)
+                return
+            yield cand
+
+    def peek_held(self):
+        return self._held[0] if self._held else None
+
+    def rest(self) -> list:
+        """Everything not yet read, as names and sizes only."""
+        return [*self._held, *self._files]
+
+    def rest_lazily(self):
+        return chain(self._held, self._files)
+
+
 def _auto(walk: Walk, q, top: TopMatches):
     """Start in-process; hand a big, unfinished search to ripgrep.
 
     The python engine runs first over at most ``PROBE_BYTES`` of files. When
     it finishes inside that budget (the corpus is small, or the limit filled
-    up early) its answer stands and no process is started. Otherwise the rest
-    of the corpus is listed (names and sizes only) and the benchmark-derived
-    cost model decides: ripgrep searches everything afresh (python's partial
-    answer is dropped, so one engine produces the whole result), or python
-    carries on where it stopped.
+    up early) its answer stands and no process is started. When the matches
+    found so far predict an early stop, python gets a second, bounded budget.
+    Otherwise the rest of the corpus is listed (names and sizes only) and the
+    benchmark-derived cost model decides: ripgrep searches everything afresh
+    (python's partial answer is dropped, so one engine produces the whole
+    result), or python carries on where it stopped.
     """
-    files = walk.candidates()
     find = byte_finder(q)
-    probed_text: list = []
-    spent = [0, 0]  # files, bytes read by the probe
-
-    def on_file(cand, is_text):
-        spent[0] += 1
-        spent[1] += cand.size
-        if is_text:
-            probed_text.append(cand)
-
-    def probe():
-        for cand in files:
-            yield cand
-            if spent[1] >= PROBE_BYTES:
-                return
-
-    if python_engine.search_files(walk, probe(), find, top, on_file=on_file):
+    probe = _Budgeted(walk.candidates())
+    probe.budget = PROBE_BYTES
+    if python_engine.search_files(walk, probe, find, top, on_file=probe.on_file):
         return "python", "python: the limit filled up inside the probe", top
     found = top.count()
-    if found and (top.keep - found) / found <= SOON_FACTOR:
-        # The hit rate so far says the limit fills within a few more probes:
-        # carry on lazily rather than list the whole corpus first.
-        python_engine.search_files(walk, files, find, top)
-        return "python", "python: the hit rate predicts an early stop", top
-    rest = list(files)
+    if found:
+        predicted = probe.spent_bytes * (top.keep - found) / found
+        if predicted <= EXTEND_MAX_BYTES:
+            probe.budget = probe.spent_bytes + 2 * predicted + PROBE_BYTES
+            if python_engine.search_files(walk, probe, find, top, on_file=probe.on_file):
+                return "python", "python: the hit rate predicted an early stop", top
+    kind = matcher_kind(regex=q.regex, case_sensitive=q.case_sensitive)
+    held = probe.peek_held()
+    sample_files = probe.spent_files + (1 if held else 0)
+    sample_bytes = probe.spent_bytes + (held.size if held else 0)
+    if not ripgrep_pays_per_file(kind=kind, files=sample_files, total_bytes=sample_bytes):
+        # Files this size are cheaper in-process at any corpus size: carry on, lazily.
+        python_engine.search_files(walk, probe.rest_lazily(), find, top)
+        return "python", f"python: files average {sample_bytes // max(sample_files, 1)} bytes", top
+    rest = probe.rest()
     if not rest:
         return "python", "python: the corpus ended inside the probe", top
     rest_bytes = sum(c.size for c in rest)
-    total_files, total_bytes = len(probed_text) + len(rest), spent[1] + rest_bytes
+    total_files = len(probe.read_text) + len(rest)
+    total_bytes = probe.spent_bytes + rest_bytes
     left_files, left_bytes = len(rest), rest_bytes
-    if found:  # the hit rate so far predicts how much more python must read
-        share = min(1.0, (top.keep - found) / found * spent[1] / max(rest_bytes, 1))
+    found = top.count()
+    if found and probe.spent_bytes:  # the hit rate so far predicts how much more python must read
+        share = min(1.0, (top.keep - found) / found * probe.spent_bytes / max(rest_bytes, 1))
         left_files, left_bytes = len(rest) * share, rest_bytes * share
-    kind = matcher_kind(regex=q.regex, case_sensitive=q.case_sensitive)
+    from . import ripgrep_engine
+
     rg = ripgrep_engine.find_rg()
     if rg is not None and prefer_ripgrep(kind=kind, total_files=total_files, total_bytes=total_bytes,
                                          left_files=left_files, left_bytes=left_bytes):
         rg_top = TopMatches(top.limit)
         try:
-            ripgrep_engine.search_files(walk, chain(probed_text, rest), q, rg_top,
-                                        known_text={c.rel for c in probed_text}, rg=rg)
+            ripgrep_engine.search_files(walk, chain(probe.read_text, rest), q, rg_top,
+                                        known_text={c.rel for c in probe.read_text}, rg=rg)
             return "ripgrep", f"ripgrep: modelled cheaper for {total_files} files, {total_bytes} bytes", rg_top
         except ripgrep_engine.RipgrepRejectedPattern:
             pass  # RE2 syntax ripgrep lacks: python carries on from where it stopped

@@ -94,7 +94,33 @@ def build_stdlib(repo: IsolatedRepo, *, with_tests: bool = False, commit: bool =
     return repo
 
 
-BUILDERS = {"handful": build_handful, "generated": build_generated, "stdlib": build_stdlib}
+_WORDS = ("alpha beta gamma delta epsilon zeta theta kappa lambda request response handler total "
+          "invoice ledger amount export format nightly batch retry timeout").split()
+
+
+def build_large_files(repo: IsolatedRepo, files: int = 48, file_bytes: int = 1_900_000) -> IsolatedRepo:
+    """A few big text files (think logs or data dumps), each just under the 2 MiB cap."""
+    import random
+
+    rng = random.Random(1234)
+    pool = [" ".join(rng.choice(_WORDS) for _ in range(12)) + "\n" for _ in range(4000)]
+    block = "".join(rng.choice(pool) for _ in range(2000))
+    for i in range(files):
+        parts, size = [], 0
+        while size < file_bytes:
+            chunk = block[(i * 7919 + size) % len(block):] + block
+            parts.append(chunk)
+            size += len(chunk)
+        text = "".join(parts)[:file_bytes]
+        text = text[: text.rfind("\n") + 1]
+        if i == files // 2:
+            text += f"note: call locale.{RARE}() once\n"
+        repo.write(f"logs/part_{i:03d}.log.txt", text)
+    return repo
+
+
+BUILDERS = {"handful": build_handful, "generated": build_generated, "stdlib": build_stdlib,
+            "large_files": build_large_files}
 
 
 def corpus_size(root: str | os.PathLike) -> tuple[int, int]:
