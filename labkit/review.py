@@ -322,8 +322,7 @@ def _is_null_id(oid: str) -> bool:
     return set(oid) == {"0"}
 
 
-def _tracked_facts(top: Path, base: str, max_bytes: int) -> list[FileFact]:
-    data = _git(top, _listing_args(base), max_bytes=max_bytes)
+def _tracked_facts(data: bytes) -> list[FileFact]:
     try:
         records = parse_raw_numstat(data)
     except _ListingError as exc:
@@ -345,8 +344,7 @@ def _tracked_facts(top: Path, base: str, max_bytes: int) -> list[FileFact]:
     return facts
 
 
-def _untracked_names(top: Path, max_bytes: int) -> list[bytes]:
-    return zsplit(_git(top, ["ls-files", "--others", "--exclude-standard", "-z", "--"], max_bytes=max_bytes))
+_UNTRACKED_ARGS = ["ls-files", "--others", "--exclude-standard", "-z", "--"]
 
 
 def _worktree_path(top: Path, raw: bytes) -> bytes:
@@ -558,20 +556,18 @@ def collect_facts(root, *, base: str | None = None, max_files: int = DEFAULT_MAX
     resolved = resolve_base(top, base)
     rules = PathRules.for_root(top)
     reasons: list[str] = []
-    try:
-        facts = _tracked_facts(top, resolved, max_listing_bytes)
-    except GitError as exc:
-        if exc.code != "output_too_large":
-            raise
-        facts = []
-        reasons.append(f"the tracked-change listing is larger than {max_listing_bytes} bytes")
-    try:
-        names = _untracked_names(top, max_listing_bytes)
-    except GitError as exc:
-        if exc.code != "output_too_large":
-            raise
-        names = []
-        reasons.append(f"the untracked-file listing is larger than {max_listing_bytes} bytes")
+    listings = {}
+    for key, args, what in (("tracked", _listing_args(resolved), "tracked-change"),
+                            ("untracked", _UNTRACKED_ARGS, "untracked-file")):
+        try:
+            listings[key] = _git(top, args, max_bytes=max_listing_bytes)
+        except GitError as exc:
+            if exc.code != "output_too_large":
+                raise
+            listings[key] = None
+            reasons.append(f"the {what} listing is larger than {max_listing_bytes} bytes")
+    facts = _tracked_facts(listings["tracked"]) if listings["tracked"] is not None else []
+    names = zsplit(listings["untracked"]) if listings["untracked"] is not None else []
     tracked_paths = {f.raw_path for f in facts}
     names = [n for n in names if n.rstrip(b"/") not in tracked_paths]
     untracked, within = _untracked_facts(top, names, rules, max_untracked_bytes)
@@ -582,6 +578,12 @@ def collect_facts(root, *, base: str | None = None, max_files: int = DEFAULT_MAX
         reasons.append(f"{len(facts)} changed files exceed the budget of {max_files}")
         facts = sorted(facts, key=lambda f: f.path)[:max_files]
     _fill_content_ids(top, facts, rules, withhold_sensitive=withhold_sensitive)
+    if None not in listings.values():
+        # Look again: a tool still writing while we hashed would make the facts a mix of two moments.
+        again = (_git(top, _listing_args(resolved), max_bytes=max_listing_bytes),
+                 _git(top, _UNTRACKED_ARGS, max_bytes=max_listing_bytes))
+        if again != (listings["tracked"], listings["untracked"]):
+            reasons.append("the worktree changed while it was being reviewed; review again")
     return {"top": top, "base": resolved, "facts": facts, "complete": not reasons,
             "incompleteReasons": reasons, "rules": rules}
 

@@ -412,6 +412,21 @@ def test_untracked_byte_budget_fails_closed(based):
     assert report["complete"] is False and report["gate"] == "block"
 
 
+def test_worktree_changing_during_review_is_incomplete(based, monkeypatch):
+    """A formatter still writing while the gate hashes: the facts mix two moments."""
+    real_fill = review._fill_content_ids
+
+    def fill_then_tool_writes(*args, **kwargs):
+        real_fill(*args, **kwargs)
+        based.write("src/late.py", "written by a tool after the listing\n")
+
+    based.write("tests/test_app.py", "changed\n")
+    monkeypatch.setattr(review, "_fill_content_ids", fill_then_tool_writes)
+    report = review_diff(based.path, allow=["tests/"])
+    assert report["complete"] is False and report["gate"] == "block"
+    assert any("changed while" in r for r in report["incompleteReasons"])
+
+
 @pytest.mark.parametrize("bad", [0, -1, True, "5"])
 def test_bad_budget_is_invalid_argument(based, bad):
     with pytest.raises(LabkitError) as exc:
