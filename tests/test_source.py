@@ -91,6 +91,13 @@ def test_unknown_target_is_unresolved(world):
     assert_clean_message(exc, world)
 
 
+@pytest.mark.parametrize("target", ["", "x" * 201, "demo-brand/store-001\n"])
+def test_malformed_targets_are_refused_before_lookup(world, target):
+    exc = error_of(read, world.config_path, target=target)
+    assert exc.code == "invalid_argument" and "--target" in exc.message
+    assert "x" * 201 not in exc.message  # a huge input is not echoed back
+
+
 def test_overlapping_records_are_unresolved(world):
     table = fx.TABLE + [(fx.STORE_1, "backend", "v2", "2026-09-18T00:00:00+08:00", "2026-09-19T00:00:00+08:00")]
     cfg = world.write_config("overlap.json", table=table)
@@ -102,7 +109,8 @@ def test_overlapping_records_are_unresolved(world):
     assert read(cfg, at="2026-09-19T00:00:00+08:00")["commit"] == world.commits["backend"]["v1"]
 
 
-@pytest.mark.parametrize("at", ["2026-09-18T14:00:00", "2026-09-18", "2026-09-18 14:00", "yesterday", "", None])
+@pytest.mark.parametrize("at", ["2026-09-18T14:00:00", "2026-09-18", "2026-09-18 14:00", "yesterday", "", None,
+                                "2026-09-18T14:00:00+08:00" + " " * 100])
 def test_time_without_utc_offset_is_refused(world, at):
     exc = error_of(read, world.config_path, at=at)
     assert exc.code == "invalid_argument"

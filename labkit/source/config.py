@@ -88,7 +88,7 @@ def _bad(message: str) -> LabkitError:
 def parse_instant(text, what: str = "--at") -> datetime:
     """An ISO 8601 instant that carries its UTC offset; anything else is refused."""
     example = "2026-09-18T14:00:00+08:00"
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not text.strip() or len(text) > 64:
         raise LabkitError("invalid_argument", f"{what} must be an ISO 8601 time such as {example}")
     try:
         value = datetime.fromisoformat(text.strip())
@@ -204,8 +204,10 @@ def load_config(config_path) -> SourceConfig:
 def resolve_deployment(config: SourceConfig, target: str, repo: str, at: datetime) -> Deployment:
     """The one deployment record covering ``at`` for (target, repo); never a fallback."""
     config.repo(repo)
-    if not isinstance(target, str) or not target.strip():
-        raise LabkitError("invalid_argument", "--target must name a deployment target such as demo-brand/store-001")
+    if not isinstance(target, str) or not target.strip() or len(target) > 200 or not target.isprintable():
+        raise LabkitError("invalid_argument",
+                          "--target must name a deployment target such as demo-brand/store-001 "
+                          "(printable, at most 200 characters)")
     when = at.isoformat()
     records = [d for d in config.deployments if d.target == target and d.repo == repo]
     if not records:
