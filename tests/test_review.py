@@ -662,3 +662,34 @@ def test_cli_baseline_flags_and_human_output(based, cli, tmp_path):
     human = cli("review", str(based.path), "--allow", "tests/", "--max-files", "1")
     text = human.stdout.decode()
     assert human.returncode == 0 and "gate: BLOCK" in text and "INCOMPLETE" in text
+
+
+# -- properties of the authorization rule (pure, no git) ------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_segment = st.text(alphabet=st.characters(blacklist_characters="/\\\0", blacklist_categories=("Cs",)),
+                   min_size=1, max_size=8).filter(lambda s: s not in (".", "..") and s.strip() != "")
+
+
+@settings(max_examples=200, deadline=None)
+@given(folder=st.lists(_segment, min_size=1, max_size=3), rest=st.lists(_segment, min_size=1, max_size=3),
+       tail=_segment)
+def test_folder_entries_admit_exactly_their_subtree(folder, rest, tail):
+    entry = "/".join(folder) + "/"
+    (allow,) = [review.normalize_allow([entry])]
+    assert allow == (entry,)
+    assert review._path_allowed(entry + "/".join(rest), allow)
+    sibling = "/".join(folder) + tail  # same prefix, no '/' boundary: src -> src-old
+    assert not review._path_allowed(sibling, allow)
+    assert not review._path_allowed(sibling + "/" + "/".join(rest), allow)
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(_segment, min_size=1, max_size=4), folder=st.booleans(), dots=st.booleans())
+def test_allow_normalisation_is_idempotent(parts, folder, dots):
+    raw = ("./" if dots else "") + "//".join(parts) + ("/" if folder else "")
+    once = review.normalize_allow([raw])
+    assert review.normalize_allow(list(once)) == once
+    assert once[0].endswith("/") == folder
