@@ -100,10 +100,8 @@ async def _execute(client, repo, steps: list[Step]) -> list[dict]:
 
 def replay(steps: list[Step], *, world: Callable[[Any], None] = build_review_world) -> dict:
     """Run one scripted agent against a fresh world through ``labkit mcp serve --ledger``."""
-    from mcp import Client
-
     from .ledger import read_lines, summarize
-    from .mcp_server import run_async, server_parameters
+    from .mcp_server import connect, run_async, server_parameters
     from .repo_builder import IsolatedRepo
 
     with tempfile.TemporaryDirectory(prefix="labkit-ledger-") as tmp, IsolatedRepo() as repo:
@@ -113,7 +111,7 @@ def replay(steps: list[Step], *, world: Callable[[Any], None] = build_review_wor
                                    env={"LABKIT_SNAPSHOT_DIR": os.path.join(tmp, "snapshots")})
 
         async def go():
-            async with Client(params) as client:
+            async with connect(params) as client:
                 return await _execute(client, repo, steps)
 
         results = run_async(go)

@@ -62,9 +62,7 @@ async def _page_all(client) -> tuple[int, int]:
 
 
 def run(quick: bool = False, rounds: int | None = None) -> dict:
-    from mcp import Client
-
-    from labkit.mcp_server import run_async, server_parameters
+    from labkit.mcp_server import connect, run_async, server_parameters
     from labkit.repo_builder import IsolatedRepo
 
     target = (2 if quick else 8) * 1024 * 1024
@@ -75,7 +73,7 @@ def run(quick: bool = False, rounds: int | None = None) -> dict:
 
         async def measure() -> dict:
             t0 = time.perf_counter()
-            async with Client(server_parameters(repo.path, env=env)) as client:
+            async with connect(server_parameters(repo.path, env=env)) as client:
                 startup_ms = (time.perf_counter() - t0) * 1000
                 await _page_all(client)  # warm both sides' caches once
                 time_full_diff(repo.path)
