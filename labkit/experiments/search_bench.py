@@ -39,7 +39,8 @@ QUERIES = [
     ("regex", r"getpreferred\w*\(", True),  # RE2 regex, full scan, a few hits
 ]
 PROCESS_QUERIES = ("rare", "common")
-ROUND_BUDGET_S = 1.0  # time a query's repeated rounds may take before the reps floor applies
+ROUND_BUDGET_S = 1.0
+QUICK_INDEX_MAX_FILES = 400  # time a query's repeated rounds may take before the reps floor applies
 
 
 def _scales(quick: bool) -> list[tuple[str, str, dict]]:
@@ -84,7 +85,7 @@ def _time_process(root: str, query: str, regex: bool, engine: str) -> tuple[floa
     return ms, json.loads(proc.stdout)
 
 
-def _side_by_side(fn, root, query, regex, engines, reps) -> dict[str, tuple[float, dict]]:
+def _side_by_side(fn, root, query, regex, engines, reps, budget_s=0.0) -> dict[str, tuple[float, dict]]:
     """Median ms per engine; engines take turns within each run."""
     times: dict[str, list[float]] = {e: [] for e in engines}
     last: dict[str, dict] = {}
@@ -95,7 +96,7 @@ def _side_by_side(fn, root, query, regex, engines, reps) -> dict[str, tuple[floa
         warm.append(time.perf_counter() - t0)
     # Fast calls get more turns (up to 6x), so a millisecond search is not judged on 7 noisy samples.
     per_round = max(sum(warm), 1e-4)
-    reps = min(reps * 6, max(reps, int(ROUND_BUDGET_S / per_round)))
+    reps = min(reps * 6, max(reps, int(budget_s / per_round)))
     for _ in range(reps):
         for e in engines:
             ms, last[e] = fn(root, query, regex, e)
@@ -222,7 +223,8 @@ def run(quick: bool = False) -> dict:
             root = str(repo.path)
             files, nbytes = corpora.corpus_size(root)
             for name, query, regex in QUERIES:
-                timed = _side_by_side(_time_in_process, root, query, regex, ENGINES, reps)
+                timed = _side_by_side(_time_in_process, root, query, regex, ENGINES, reps,
+                                      budget_s=0.2 if quick else ROUND_BUDGET_S)
                 ref = timed["python"][1]
                 for engine, (ms, res) in timed.items():
                     if res["matches"] != ref["matches"] or res["truncated"] != ref["truncated"]:
@@ -232,7 +234,7 @@ def run(quick: bool = False) -> dict:
                                  "ran": res["engine"], "matchCount": res["matchCount"],
                                  "truncated": res["truncated"]})
             for name, query, regex in QUERIES:
-                if name not in PROCESS_QUERIES:
+                if name not in (PROCESS_QUERIES[:1] if quick else PROCESS_QUERIES):
                     continue
                 timed = _side_by_side(_time_process, root, query, regex, ENGINES, max(3, reps // 2))
                 for engine, (ms, res) in timed.items():
@@ -242,7 +244,10 @@ def run(quick: bool = False) -> dict:
                                  "truncated": res.get("truncated")})
             memory.append({"corpus": corpus, "files": files, "bytes": nbytes,
                            "peakKiB": round(_peak_kib(root, "ZZ_NO_SUCH_SYMBOL"), 1)})
-            rows += _index_rows(corpus, files, nbytes, root, reps, notes, committed=repo.head() is not None)
+            if quick and files > QUICK_INDEX_MAX_FILES:
+                notes.append(f"{corpus}: quick run builds an index for small corpora only; no index rows")
+            else:
+                rows += _index_rows(corpus, files, nbytes, root, reps, notes, committed=repo.head() is not None)
         finally:
             repo.cleanup()
     return {
