@@ -299,11 +299,12 @@ def git_diff(root, *, mode: str = "unstaged", path: str | None = None, offset: i
 
 def client_bytes(page: dict) -> bytes:
     """The bytes a client rebuilds from one page's ``diff`` field (base64 pages decoded)."""
-    if page["encoding"] == "base64":
-        import base64
+    from .evidence import page_bytes
 
-        return base64.b64decode(page["diff"])
-    return page["diff"].encode("utf-8")
+    data = page_bytes(page)
+    if data is None:
+        raise LabkitError("invalid_argument", "the page's diff text does not decode in its stated encoding")
+    return data
 
 
 def read_all_pages(root, *, max_bytes: int = DEFAULT_PAGE_BYTES, store=None, **kw) -> list[dict]:

@@ -1,7 +1,7 @@
 """Property tests for the safe pager: random text, random page sizes, exact reassembly."""
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from labkit.pager import is_continuation, iter_pages, paginate_utf8_safe, reassemble
@@ -17,6 +17,8 @@ page_sizes = st.integers(1024, 256 * 1024)
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(text=texts, max_bytes=page_sizes)
+@example(text="🚀" * 70_000 + "\r\n" + "汉" * 5 + "é" * 3000, max_bytes=1024)
+@example(text=("x" * 1023 + "é") * 40, max_bytes=1024)
 def test_safe_pages_rebuild_byte_exactly_and_are_each_strict_utf8(text, max_bytes):
     data = text.encode("utf-8")
     pages = list(iter_pages(data, max_bytes))
