@@ -208,7 +208,8 @@ def _ratios(rows: list[dict]) -> dict:
     return out
 
 
-def run(quick: bool = False) -> dict:
+def run(quick: bool = False, only: tuple[str, ...] | None = None) -> dict:
+    """Run the benchmark; ``only`` restricts it to the named corpora (tests use it)."""
     from labkit.search import corpora
     from labkit.search.auto_rule import describe_rule
 
@@ -218,6 +219,8 @@ def run(quick: bool = False) -> dict:
     notes: list[str] = []
     disagreements: list[str] = []
     for corpus, kind, kw in _scales(quick):
+        if only is not None and corpus not in only:
+            continue
         repo = _build(kind, kw)
         try:
             root = str(repo.path)

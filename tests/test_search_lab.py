@@ -1,0 +1,191 @@
+"""Lab 01 support: checkers, the notebook generator, the explorer, search-bench and its figures."""
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+
+from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED
+from labkit.check import lab01
+from labkit.experiments import EXPERIMENTS
+from labkit.experiments import search_bench
+from labkit.plots import FIGURES
+from labkit.plots import search as search_plots
+from labkit.search import search_workspace
+from labkit.search.lab_notebook import NOTEBOOK, build
+from labkit.search.lesson import build_lab_world, callers_of, engine_matrix
+
+# -- q1 ---------------------------------------------------------------------------------
+
+
+def test_q1_reference_passes():
+    assert lab01.q1.check("C").status == CORRECT
+    assert lab01.q1.check(" c ").status == CORRECT
+
+
+@pytest.mark.parametrize("answer,fragment", [
+    ("A", "never looked elsewhere"),
+    ("B", "speed is not completeness"),
+    ("D", "raising the limit answers truncation only"),
+    ("E", "one letter"),
+])
+def test_q1_realistic_mistakes(answer, fragment):
+    result = lab01.q1.check(answer)
+    assert result.status == INCORRECT and fragment in result.message
+    assert "'C'" not in result.message
+
+
+def test_q1_not_attempted():
+    assert lab01.q1.check(...).status == NOT_ATTEMPTED
+    assert lab01.q1.check(None).status == NOT_ATTEMPTED
+
+
+def test_q1_wrong_type():
+    assert "should be a str" in lab01.q1.check(3).message
+
+
+# -- q2 ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def world():
+    repo = build_lab_world()
+    yield repo
+    repo.cleanup()
+
+
+def test_q2_reference_passes(world):
+    answer = callers_of(search_workspace(world.path, "export_invoice(", limit=200), "export_invoice")
+    assert lab01.q2.check(answer).status == CORRECT
+
+
+def test_q2_truncated_first_page_is_recognised(world):
+    page = search_workspace(world.path, "export_invoice(", path="src/invoices", limit=2)
+    assert page["truncated"]
+    result = lab01.q2.check(callers_of(page, "export_invoice"))
+    assert result.status == INCORRECT and "truncated page" in result.message
+
+
+def test_q2_scope_mistake_is_recognised(world):
+    scoped = search_workspace(world.path, "export_invoice(", path="src/invoices", limit=200)
+    assert not scoped["truncated"]
+    result = lab01.q2.check(callers_of(scoped, "export_invoice"))
+    assert result.status == INCORRECT and "--path" in result.message
+
+
+def test_q2_definition_stale_copy_and_absolute_paths(world):
+    full = callers_of(search_workspace(world.path, "export_invoice(", limit=200), "export_invoice")
+    assert "the def, not a call" in lab01.q2.check(full + ["src/invoices/export.py"]).message
+    assert "gitignored build copy" in lab01.q2.check(full + ["build-output/export.py"]).message
+    assert "relative POSIX path" in lab01.q2.check(["/tmp/x/web/admin.py"]).message
+    missing = lab01.q2.check(full[1:])
+    assert missing.status == INCORRECT and "missing" in missing.message
+    for path in full:  # a failed check never names the expected files
+        assert path not in missing.message
+
+
+def test_q2_not_attempted():
+    assert lab01.q2.check(...).status == NOT_ATTEMPTED
+
+
+# -- notebook -----------------------------------------------------------------------------
+
+
+def test_notebook_matches_its_generator():
+    committed = nbformat.read(NOTEBOOK, as_version=4)
+    generated = build()
+    assert [c.source for c in committed.cells] == [c.source for c in generated.cells]
+    assert [c.get("metadata", {}).get("tags") for c in committed.cells] == \
+           [c.get("metadata", {}).get("tags") for c in generated.cells]
+
+
+def test_notebook_exercise_convention():
+    cells = build().cells
+    solutions = [i for i, c in enumerate(cells) if "solution" in c.get("metadata", {}).get("tags", [])]
+    assert len(solutions) == 2
+    for i, name in zip(solutions, ("answer_q1", "answer_q2")):
+        assert cells[i - 1].source.startswith(f"{name} = ...")
+        assert cells[i].source.startswith(f"{name} = ") and "\n" not in cells[i].source.strip()
+        assert cells[i + 1].source.strip().endswith(f"check({name})")
+
+
+# -- lesson, explorer ---------------------------------------------------------------------------
+
+
+def test_engine_matrix_rows():
+    rows = engine_matrix()
+    assert {r["aspect"] for r in rows} >= {"case", ".gitignore", "per-file cap", "truncated"}
+
+
+def test_limit_explorer_pure_parts(world):
+    from labkit.widgets.search import compute, limit_explorer, render
+
+    view = compute(world.path, query="import", limit=3)
+    assert view["truncated"] and view["filesScanned"] < view["filesTotal"]
+    fig = render(view)
+    assert fig.axes[0].get_title() and fig.labkit_takeaway
+    assert limit_explorer(world.path) is not None  # builds headless and renders its default
+
+
+# -- search-bench --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def handful_bench():
+    return search_bench.run(quick=True, only=("handful",))
+
+
+def test_search_bench_is_registered():
+    assert EXPERIMENTS["search-bench"] == "labkit.experiments.search_bench:run"
+    assert FIGURES["search-bench"]
+
+
+def test_search_bench_rows_follow_the_contract(handful_bench):
+    rows = handful_bench["rows"]
+    for row in rows:
+        assert {"corpus", "files", "bytes", "engine", "medianMs"} <= set(row)
+        assert row["medianMs"] > 0
+    engines = {(r["engine"], r["call"]) for r in rows}
+    assert {("python", "in-process"), ("ripgrep", "in-process"), ("auto", "in-process"),
+            ("python", "process"), ("ripgrep", "process"), ("auto", "process")} <= engines
+    assert handful_bench["disagreements"] == []
+    assert all(r["ran"] == r["engine"] for r in rows if r["engine"] in ("python", "ripgrep"))
+    json.dumps(handful_bench)  # JSON-ready
+
+
+def test_index_rows_only_when_an_index_really_served(handful_bench):
+    index_rows = [r for r in handful_bench["rows"] if r["engine"] == "index"]
+    if index_rows:
+        assert {r["query"] for r in index_rows} == {q for q, _, _ in search_bench.QUERIES}
+    else:
+        assert handful_bench["indexNote"]  # omitted, and the result says why
+
+
+def test_cost_model_fit_recovers_known_costs():
+    rows = []
+    for files, nbytes in [(10, 2**20), (1000, 2 * 2**20), (100, 50 * 2**20), (3000, 30 * 2**20)]:
+        for engine, (fixed, per_file, per_mib) in {"python": (0.2, 0.01, 0.9), "ripgrep": (4.0, 0.02, 0.3)}.items():
+            ms = fixed + per_file * files + per_mib * nbytes / 2**20
+            for query in ("rare", "absent"):
+                rows.append({"engine": engine, "call": "in-process", "query": query, "files": files,
+                             "bytes": nbytes, "medianMs": ms, "truncated": False})
+    model = search_bench.fit_cost_model(rows)
+    assert model["ripgrep/re2"]["fixedMs"] == pytest.approx(4.0, rel=1e-3)
+    assert model["python/find"]["msPerMiB"] == pytest.approx(0.9, rel=1e-3)
+
+
+def test_figures_have_titles_labels_and_takeaways(handful_bench):
+    for fn in (search_plots.time_vs_corpus_size, search_plots.process_vs_in_process, search_plots.truncation_speed):
+        fig = fn(handful_bench)
+        ax = fig.axes[0]
+        assert ax.get_title() and ax.get_xlabel() and "(ms" in ax.get_ylabel()
+        assert fig.labkit_takeaway
+
+
+def test_crossover_is_found_or_reported_absent():
+    python = [(1e3, 0.3, "a"), (1e6, 10.0, "b"), (1e8, 100.0, "c")]
+    ripgrep = [(1e3, 4.0, "a"), (1e6, 20.0, "b"), (1e8, 40.0, "c")]
+    x = search_plots.crossover(python, ripgrep)
+    assert 1e6 < x < 1e8
+    assert search_plots.crossover(python[:2], ripgrep[:2]) is None
