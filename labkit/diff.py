@@ -245,9 +245,8 @@ def git_diff(root, *, mode: str = "unstaged", path: str | None = None, offset: i
         raise LabkitError("invalid_offset", "offset must be an integer")
     if snapshot is not None:
         check_id(snapshot)
-    if revision is not None and not (isinstance(revision, str) and revision.startswith("sha256:")
-                                     and len(revision) == 71):
-        raise LabkitError("invalid_argument", "revision must be a sourceRevision of the form sha256:<64 hex>")
+    if revision is not None and not isinstance(revision, str):
+        raise LabkitError("invalid_argument", "revision must be a string (an earlier page's sourceRevision)")
     if not os.path.isdir(root):
         raise LabkitError("not_a_repository", "the given root does not exist or is not a folder")
     if snapshot is None:
@@ -284,8 +283,7 @@ def git_diff(root, *, mode: str = "unstaged", path: str | None = None, offset: i
                                                "so every page comes from the same diff")
     source = build_diff(root, mode, scope)
     if revision is not None and revision != source.source_revision:
-        raise LabkitError("snapshot_drift", "the diff changed since that revision was taken; "
-                                            "start again from offset 0")
+        raise LabkitError("snapshot_drift", _drift_message(revision))
     view = memoryview(source.data)
     window = bytes(view[offset:offset + max_bytes]) if offset >= 0 else b""
     page = page_from_window(window, offset, len(source.data), utf8=source.utf8)
@@ -305,6 +303,13 @@ def client_bytes(page: dict) -> bytes:
     if data is None:
         raise LabkitError("invalid_argument", "the page's diff text does not decode in its stated encoding")
     return data
+
+
+def _drift_message(revision: str) -> str:
+    if not (revision.startswith("sha256:") and len(revision) == 71):
+        return ("the diff does not match that revision (a revision is the sourceRevision of an earlier page, "
+                "sha256:<64 hex>); start again from offset 0")
+    return "the diff changed since that revision was taken; start again from offset 0"
 
 
 def read_all_pages(root, *, max_bytes: int = DEFAULT_PAGE_BYTES, store=None, **kw) -> list[dict]:

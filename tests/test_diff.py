@@ -239,7 +239,7 @@ def test_not_a_repository(tmp_path):
 def test_bad_mode_and_pager_are_invalid_argument(repo):
     assert _code(git_diff, repo.path, mode="cached") == "invalid_argument"
     assert _code(git_diff, repo.path, pager="fast") == "invalid_argument"
-    assert _code(git_diff, repo.path, revision="HEAD") == "invalid_argument"
+    assert _code(git_diff, repo.path, revision="HEAD") == "snapshot_drift"  # any other revision differs
 
 
 # -- snapshot binding ------------------------------------------------------------
