@@ -69,6 +69,40 @@ def test_numstat_facts_for_a_text_change(based):
     assert report["base"] == based.head()
 
 
+SPECIAL_NAMES = [
+    "tab\there.txt", "new\nline.txt", 'double"quote.txt', "single'quote.txt", "-leading-dash.txt",
+    "with space.txt", "back\\slash.txt", "中文/文件 名.txt", "$(touch PWNED).txt", "semi;colon&amp.txt",
+]
+
+
+@pytest.mark.parametrize("tracked", [True, False], ids=["tracked", "untracked"])
+def test_special_file_names_parse_exactly(repo, tracked):
+    def put(name, text):  # written directly: the builder refuses backslashes, as user input should
+        target = repo.path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, "utf-8")
+
+    repo.write("keep.txt", "k\n")
+    for i, name in enumerate(SPECIAL_NAMES):
+        put(name, f"v{i}\n")
+    if tracked:
+        repo.commit("base")
+        for i, name in enumerate(SPECIAL_NAMES):
+            put(name, f"v{i}\nsecond\n")
+    else:
+        repo.commit("base", only=("keep.txt",))
+    report = review_diff(repo.path, allow=["中文/"])
+    f = files_by_path(report)
+    assert sorted(f) == sorted(SPECIAL_NAMES)
+    for name in SPECIAL_NAMES:
+        assert f[name]["contentId"] == plain_blob_id(repo, name), name
+        assert f[name]["source"] == ("tracked" if tracked else "untracked")
+        assert (f[name]["additions"], f[name]["deletions"]) == ((1, 0) if tracked else (1, 0))
+    unauthorized = {p for c, p in risk_set(report) if c == "UNAUTHORIZED_PATH"}
+    assert unauthorized == set(SPECIAL_NAMES) - {"中文/文件 名.txt"}
+    assert not (repo.path / "PWNED").exists(), "a file name was run as a shell command"
+
+
 def test_files_and_risks_are_sorted_by_code_point_across_sources(based):
     # Tracked and untracked changes interleave by path; git lists each source on its own.
     based.write("src/app.py", "print('changed')\nprint('more')\n")
@@ -188,40 +222,6 @@ def test_a_file_can_carry_several_risks(based):
     report = review_diff(based.path, allow=["tests/"])
     assert codes_for(report, "vendor/.github/workflows/x.yml") == [
         "BINARY_CHANGED", "CI_CONFIG_CHANGED", "EXECUTABLE_MODE_CHANGED", "UNAUTHORIZED_PATH"]
-
-
-SPECIAL_NAMES = [
-    "tab\there.txt", "new\nline.txt", 'double"quote.txt', "single'quote.txt", "-leading-dash.txt",
-    "with space.txt", "back\\slash.txt", "中文/文件 名.txt", "$(touch PWNED).txt", "semi;colon&amp.txt",
-]
-
-
-@pytest.mark.parametrize("tracked", [True, False], ids=["tracked", "untracked"])
-def test_special_file_names_parse_exactly(repo, tracked):
-    def put(name, text):  # written directly: the builder refuses backslashes, as user input should
-        target = repo.path / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, "utf-8")
-
-    repo.write("keep.txt", "k\n")
-    for i, name in enumerate(SPECIAL_NAMES):
-        put(name, f"v{i}\n")
-    if tracked:
-        repo.commit("base")
-        for i, name in enumerate(SPECIAL_NAMES):
-            put(name, f"v{i}\nsecond\n")
-    else:
-        repo.commit("base", only=("keep.txt",))
-    report = review_diff(repo.path, allow=["中文/"])
-    f = files_by_path(report)
-    assert sorted(f) == sorted(SPECIAL_NAMES)
-    for name in SPECIAL_NAMES:
-        assert f[name]["contentId"] == plain_blob_id(repo, name), name
-        assert f[name]["source"] == ("tracked" if tracked else "untracked")
-        assert (f[name]["additions"], f[name]["deletions"]) == ((1, 0) if tracked else (1, 0))
-    unauthorized = {p for c, p in risk_set(report) if c == "UNAUTHORIZED_PATH"}
-    assert unauthorized == set(SPECIAL_NAMES) - {"中文/文件 名.txt"}
-    assert not (repo.path / "PWNED").exists(), "a file name was run as a shell command"
 
 
 def test_non_utf8_name_is_escaped_and_never_authorized(repo):
