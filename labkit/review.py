@@ -126,10 +126,10 @@ def _normalize_allow_entry(entry) -> str:
         raise LabkitError("invalid_argument", "an allow entry is empty; name a file or a folder ending in '/'")
     if "\0" in entry:
         raise LabkitError("invalid_argument", "an allow entry contains a NUL byte")
-    if "\\" in entry:
-        raise LabkitError("invalid_argument", f"allow entry '{shown}' uses a backslash; use forward slashes")
     if entry.startswith("/") or (len(entry) >= 2 and entry[1] == ":" and entry[0].isalpha()):
         raise LabkitError("invalid_argument", "an allow entry must be relative to the repository, not absolute")
+    if "\\" in entry:
+        raise LabkitError("invalid_argument", "an allow entry uses a backslash; use forward slashes")
     parts = entry.split("/")
     if ".." in parts:
         raise LabkitError("invalid_argument", f"allow entry '{shown}' contains '..'")
@@ -718,7 +718,10 @@ def save_baseline(baseline: dict, path) -> None:
     _check_baseline_shape(baseline)
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError:
+        raise LabkitError("invalid_argument", "the baseline file cannot be written there") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(canonical_json(baseline))

@@ -445,6 +445,13 @@ def test_bad_allow_entries_are_refused(based, bad):
     assert str(based.path) not in exc.value.message
 
 
+def test_allow_errors_never_echo_an_absolute_path(based):
+    for bad in ("/home/me/project/src/", "C:\\Users\\me\\src\\"):
+        with pytest.raises(LabkitError) as exc:
+            review_diff(based.path, allow=[bad])
+        assert "me" not in exc.value.message and "absolute" in exc.value.message
+
+
 def test_allow_must_be_a_list_and_entries_normalise():
     with pytest.raises(LabkitError) as exc:
         review.normalize_allow("src/")
@@ -614,6 +621,9 @@ def test_baseline_file_round_trip_and_refusals(based, tmp_path):
     with pytest.raises(LabkitError) as exc:
         review_diff(based.path, baseline=other)
     assert exc.value.code == "invalid_argument"
+    with pytest.raises(LabkitError) as exc:
+        review.save_baseline(review.take_baseline(based.path), tmp_path / "no-such-dir" / "b.json")
+    assert exc.value.code == "invalid_argument" and str(tmp_path) not in exc.value.message
     (tmp_path / "junk.json").write_text("[1, 2]")
     for bad in (tmp_path / "junk.json", tmp_path / "missing.json"):
         with pytest.raises(LabkitError) as exc:
