@@ -136,10 +136,13 @@ def ledger_table(lines: list[dict]) -> list[dict]:
         shown_args = ", ".join(f"{k}={v}" for k, v in args.items() if not k.endswith("Sha256"))
         meta = {k: res[k] for k in ("matchCount", "truncated", "path", "offset", "returnedBytes", "hasMore", "gate")
                 if k in res}
+        if ln["tool"] == "git_status" and res.get("paths"):
+            meta["offered"] = ", ".join(res["paths"])
         if "contentSha256" in res:
             meta["contentSha256"] = res["contentSha256"][:12] + "…"
         if "sourceRevision" in res:
             meta["sourceRevision"] = res["sourceRevision"][7:19] + "…"
-        rows.append({"seq": ln["seq"], "tool": ln["tool"], "status": ln["status"], "args": shown_args,
+        status = ln["status"] + (f" ({ln['errorCode']})" if ln.get("errorCode") else "")
+        rows.append({"seq": ln["seq"], "tool": ln["tool"], "status": status, "args": shown_args,
                      "result metadata": ", ".join(f"{k}={v}" for k, v in meta.items())})
     return rows

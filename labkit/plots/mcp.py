@@ -12,8 +12,9 @@ def paging_cost(result: dict):
     bars = ax.bar(labels, values, color=[color("A"), color("snapshot")], width=0.55)
     for bar, value in zip(bars, values):
         ax.annotate(f"{value:.0f} ms", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom")
-    ax.axhline(result["fullDiffMedianMs"] * result["target"], color=color("naive"), linestyle="--",
-               label=f"target: {result['target']:.0f}x the full diff")
+    limit = result["fullDiffMedianMs"] * result["target"]
+    ax.axhline(limit, color=color("naive"), linestyle="--", label=f"target: {result['target']:.0f}x the full diff")
+    ax.set_ylim(0, max(values + [limit]) * 1.18)
     ax.set_title(f"Reading a {result['diffBytes'] / 2**20:.1f} MiB diff (median of {result['rounds']} rounds)")
     ax.set_ylabel("wall time (ms)")
     ax.set_xlabel("how the diff is read")
