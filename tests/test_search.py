@@ -286,3 +286,16 @@ def test_search_import_is_light():
             "if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_hostile_gitignore_and_glob_cannot_stall_the_walk(cli, repo):
+    # Python's backtracking re needs exponential time for this line on a long name;
+    # the walker runs gitignore lines and globs on RE2. A process with a timeout
+    # turns a regression into a failure instead of a hung test run.
+    evil = "*a*a*a*a*a*a*a*a*a*a*a*a*b"
+    repo.write_many({".gitignore": evil + "\n", "a" * 200 + ".txt": "needle\n"})
+    proc = cli("search", "--json", str(repo.path), "needle", "--glob", evil[:-1] + "c", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["matchCount"] == 0
+    proc = cli("search", "--json", str(repo.path), "needle", timeout=60)
+    assert [m["path"] for m in json.loads(proc.stdout)["matches"]] == ["a" * 200 + ".txt"]

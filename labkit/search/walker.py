@@ -79,6 +79,12 @@ _O_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 
 
 
 def _compile_gitignore_line(line: str):
+    """(match(path) -> bool, ignores) for one gitignore line, or None for blanks and comments.
+
+    pathspec translates the line; RE2 runs the result. The repository is
+    untrusted and Python's backtracking ``re`` takes exponential time on a line
+    such as ``*a*a*a*a*a*a*a*a*b``; RE2 is linear whatever the line says.
+    """
     try:  # pathspec >= 1.0 names the plain gitignore flavour explicitly
         from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern as Pattern
     except ImportError:  # pragma: no cover - pathspec 0.12
@@ -89,7 +95,22 @@ def _compile_gitignore_line(line: str):
         return None
     if pattern.include is None or pattern.regex is None:
         return None
-    return pattern.regex, bool(pattern.include)
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    options.never_capture = True
+    try:
+        program = re2.compile(pattern.regex.pattern, options)._regexp
+    except re2.error:
+        return None
+    anchor = re2._Anchor.ANCHOR_START
+
+    def match(path: str) -> bool:
+        data = path.encode("utf-8", "surrogateescape")
+        return program.Match(anchor, data, 0, len(data))[0][0] >= 0
+
+    return match, bool(pattern.include)
 
 
 @dataclass
@@ -97,7 +118,7 @@ class IgnoreFile:
     """The rules of one ``.gitignore`` (or ``info/exclude``), relative to ``base``."""
 
     base: str  # POSIX path of its folder, relative to the repository's top ("" = top)
-    rules: list = field(default_factory=list)  # [(compiled regex, ignores: bool)]
+    rules: list = field(default_factory=list)  # [(match(path) -> bool, ignores: bool)]
 
     @classmethod
     def load(cls, path: str, base: str) -> "IgnoreFile | None":
@@ -123,8 +144,8 @@ class IgnoreFile:
                 return None
             repo_rel = repo_rel[len(self.base) + 1:]
         probe = repo_rel + "/" if is_dir else repo_rel
-        for regex, ignores in reversed(self.rules):  # the last matching line wins
-            if regex.match(probe):
+        for match, ignores in reversed(self.rules):  # the last matching line wins
+            if match(probe):
                 return ignores
         return None
 
@@ -214,8 +235,8 @@ def _compile_glob(glob: str):
     compiled = _compile_gitignore_line(glob[1:] if invert else glob)
     if compiled is None:
         raise LabkitError("invalid_argument", "glob is not a usable gitignore-style pattern")
-    regex = compiled[0]
-    return lambda rel: (regex.match(rel) is None) if invert else (regex.match(rel) is not None)
+    match = compiled[0]
+    return (lambda rel: not match(rel)) if invert else match
 
 
 class Walk:
