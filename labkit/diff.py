@@ -210,8 +210,12 @@ def check_page_bytes(max_bytes: int) -> int:
 
 def page_result(*, mode: str, page: Page, source_revision: str | None, snapshot_id: str | None,
                  hidden_changes: int, files, pager: str, path: str | None, bound: bool = True) -> dict:
-    """The contract's diff page object: the one place this shape is built."""
-    return {
+    """The contract's diff page object: the one place this shape is built.
+
+    The first page (offset 0) also lists the visible changed files; later pages leave the list out so a
+    page stays about ``max_bytes`` however many files changed.
+    """
+    result = {
         "mode": mode,
         "encoding": page.encoding,
         "totalBytes": page.total_bytes,
@@ -224,11 +228,13 @@ def page_result(*, mode: str, page: Page, source_revision: str | None, snapshot_
         "snapshotId": snapshot_id,
         "pageSha256": hashlib.sha256(page.data).hexdigest() if bound else None,
         "hidden": {"changes": hidden_changes},
-        "files": [f.to_json() if isinstance(f, Change) else dict(f) for f in files],
         "path": path,
         "pager": pager,
         "tool": "git_diff",
     }
+    if page.offset == 0:
+        result["files"] = [f.to_json() if isinstance(f, Change) else dict(f) for f in files]
+    return result
 
 
 def git_diff(root, *, mode: str = "unstaged", path: str | None = None, offset: int = 0,

@@ -166,6 +166,7 @@ class SnapshotStore:
         check_id(snapshot_id)
         if not self.directory.is_dir():
             raise _not_found()
+        self._ensure_private_dir()  # never read snapshots from a folder someone else controls
         snap = self._load_meta(snapshot_id, missing_ok=True)
         if snap is None:
             raise _not_found()

@@ -190,6 +190,8 @@ def test_page_fields_hold_the_contract(repo):
         assert p["hasMore"] == (p["offset"] + p["returnedBytes"] < p["totalBytes"])
         assert p["nextOffset"] == (p["offset"] + p["returnedBytes"] if p["hasMore"] else None)
     assert len({p["snapshotId"] for p in pages}) == 1
+    assert pages[0]["files"] == [{"path": "unicode.ts", "status": "M"}]
+    assert all("files" not in p for p in pages[1:])  # later pages stay about max_bytes
 
 
 def test_seed_utf8_defect_and_fix_with_real_git(repo):
