@@ -299,3 +299,19 @@ def test_hostile_gitignore_and_glob_cannot_stall_the_walk(cli, repo):
     assert json.loads(proc.stdout)["matchCount"] == 0
     proc = cli("search", "--json", str(repo.path), "needle", timeout=60)
     assert [m["path"] for m in json.loads(proc.stdout)["matches"]] == ["a" * 200 + ".txt"]
+
+
+def test_file_vanishing_after_the_walk_is_counted_not_fatal(repo, monkeypatch):
+    repo.write_many({"a.txt": "needle\n", "gone.txt": "needle\n", "z.txt": "needle\n"})
+    real = walker_mod.Walk.is_text
+
+    def probe_then_delete(self, cand):  # the file disappears between the probe and ripgrep's read
+        ok = real(self, cand)
+        if cand.rel == "gone.txt":
+            os.remove(cand.abspath)
+        return ok
+
+    monkeypatch.setattr(walker_mod.Walk, "is_text", probe_then_delete)
+    r = search_workspace(repo.path, "needle", engine="ripgrep")
+    assert [m["path"] for m in r["matches"]] == ["a.txt", "z.txt"]
+    assert r["stats"]["skippedUnreadable"] == 1 and r["stats"]["filesScanned"] == 2

@@ -30,9 +30,11 @@ def search_workspace(root: str | os.PathLike, query: str, *, path: str | None = 
     if engine not in ENGINES:
         raise LabkitError("invalid_argument", f"engine must be one of {', '.join(ENGINES)}")
     q = parse_query(query, regex=regex)
+    rg = None
     if engine == "ripgrep":  # the module that starts processes loads only when needed
         from . import ripgrep_engine
-    rg = ripgrep_engine.require_rg() if engine == "ripgrep" else None
+
+        rg = ripgrep_engine.require_rg()
     walk = Walk(root, path=path, glob=glob)
     top = TopMatches(limit)
     if engine == "python":

@@ -26,9 +26,7 @@ def matching_lines(data: bytes, find) -> Iterator[tuple[int, bytes]]:
         start = find(data, pos)
         if start < 0 or (start == n and data[n - 1:] == b"\n"):
             return
-        line_start = data.rfind(b"\n", pos, start) + 1 or pos
-        if line_start < pos:
-            line_start = pos
+        line_start = max(pos, data.rfind(b"\n", pos, start) + 1)
         line_no += data.count(b"\n", pos, line_start)
         line_end = data.find(b"\n", start)
         if line_end < 0:

@@ -97,7 +97,8 @@ def _batches(walk: Walk, files: Iterable[Candidate], known_text: set[str]) -> It
         yield batch
 
 
-def _run_batch(argv: list[str], batch: list[Candidate], cwd: str, top: TopMatches) -> None:
+def _run_batch(argv: list[str], batch: list[Candidate], cwd: str, top: TopMatches) -> int:
+    """Run ripgrep on one batch into ``top``; returns how many files it could not read."""
     paths = [os.fsencode(c.rel) for c in batch]
     proc = subprocess.Popen(
         [*argv, *paths], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -127,14 +128,15 @@ def _run_batch(argv: list[str], batch: list[Candidate], cwd: str, top: TopMatche
         proc.wait()
         raise LabkitError("engine_unavailable", f"ripgrep did not finish within {RG_TIMEOUT_S:g} s") from None
     t.join()
-    if rc == 2 and not saw_output:
-        text = err.decode("utf-8", "replace").lower()
-        if "regex" in text or "parse" in text or "error" in text:
-            raise RipgrepRejectedPattern(
-                "invalid_argument", "the ripgrep engine cannot compile this RE2 pattern; use --engine python",
-            )
+    text = err.decode("utf-8", "replace")
+    if rc == 2 and not saw_output and "regex" in text.lower():
+        raise RipgrepRejectedPattern(
+            "invalid_argument", "the ripgrep engine cannot compile this RE2 pattern; use --engine python",
+        )
     if rc not in (0, 1, 2):
         raise LabkitError("engine_unavailable", f"ripgrep failed with exit status {rc}")
+    # A file that vanished or became unreadable after the walk probed it.
+    return text.count("(os error")
 
 
 def _rg_env() -> dict[str, str]:
@@ -149,6 +151,8 @@ def search_files(walk: Walk, files: Iterable[Candidate], query: Query, top: TopM
     rg = rg or require_rg()
     argv = rg_argv(rg, query, top.limit)
     for batch in _batches(walk, files, known_text):
-        _run_batch(argv, batch, walk.root, top)
+        unreadable = _run_batch(argv, batch, walk.root, top)
+        walk.stats.skippedUnreadable += unreadable
+        walk.stats.filesScanned -= unreadable
         if top.full():
             return
