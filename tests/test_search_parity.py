@@ -9,8 +9,12 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from labkit.errors import LabkitError
 from labkit.search import search_workspace
+from labkit.search.query import parse_query
 from labkit.search.corpora import build_stdlib
 from labkit.search.ripgrep_engine import find_rg
 from labkit.repo_builder import IsolatedRepo
@@ -268,3 +272,39 @@ def test_stdlib_truncation_is_honest(stdlib_repo):
     rare = both(stdlib_repo.path, "getpreferredencoding", limit=200)
     assert rare["truncated"] is False and 0 < rare["matchCount"] < 200
     assert os.fspath(stdlib_repo.path) not in repr(rare)
+
+
+_ALPHABET = "aAbBkK éÉßẞσΣ\t\r-.*()[]\\K_0"
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    files=st.lists(st.text(alphabet=_ALPHABET + "\n", max_size=60), min_size=1, max_size=4),
+    query=st.text(alphabet=_ALPHABET.replace("\r", ""), min_size=2, max_size=5),
+    limit=st.integers(min_value=1, max_value=6),
+)
+def test_literal_parity_property(files, query, limit):
+    with IsolatedRepo() as repo:
+        for i, text in enumerate(files):
+            repo.write(f"f{i}.txt", text)
+        both(repo.path, query, limit=limit)
+
+
+_FRAGMENTS = ["a", "K", "é", r"\w", r"\W", r"\s", r"\d", r"\b", ".", "[aé]", "[^a]", "(?i)k", "ß", "+", "*", "?", "^", "$"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    files=st.lists(st.text(alphabet=_ALPHABET + "\n", max_size=60), min_size=1, max_size=3),
+    parts=st.lists(st.sampled_from(_FRAGMENTS), min_size=2, max_size=5),
+)
+def test_regex_parity_property(files, parts):
+    pattern = "".join(parts)
+    try:
+        parse_query(pattern, regex=True)
+    except LabkitError:
+        return  # not a valid RE2 pattern (e.g. a repeated quantifier): nothing to compare
+    with IsolatedRepo() as repo:
+        for i, text in enumerate(files):
+            repo.write(f"f{i}.txt", text)
+        both(repo.path, pattern, regex=True, limit=20)
