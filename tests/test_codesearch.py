@@ -369,3 +369,23 @@ def test_cli_errors_are_json_with_exit_1(built, cli, args, code):
 
 def test_cli_usage_error_exits_2(cli):
     assert cli("code-search", "--json").returncode == 2
+
+
+def test_unranked_search_stops_early_but_says_truncated(built):
+    idx, _ = built
+    full = search_code(idx, "o", limit=100, ranking="raw")  # no symbol: stable order is final
+    cut = search_code(idx, "o", limit=3, ranking="raw")
+    assert full["totalMatchesExact"] and full["totalMatches"] > 3
+    assert cut["truncated"] and not cut["totalMatchesExact"]
+    assert cut["matches"] == full["matches"][:3]
+
+
+def test_python_definitions_are_parsed_once_and_kept(built):
+    idx, _ = built
+    conn = sqlite3.connect(idx / index_mod.INDEX_FILE)
+    assert conn.execute("SELECT count(*) FROM files WHERE defs IS NOT NULL").fetchone()[0] == 0
+    top = search_code(idx, "Context")["matches"][0]
+    assert (top["path"], top["tier"]) == ("src/core.py", 0)
+    cached = dict(conn.execute("SELECT path, defs FROM files WHERE defs IS NOT NULL").fetchall())
+    conn.close()
+    assert json.loads(cached["src/core.py"])["Context"] == [4]

@@ -33,7 +33,8 @@ def render(result: dict) -> str:
     if not lines:
         lines.append("(no matches)")
     if result["truncated"]:
-        lines.append(f"... truncated: {result.get('totalMatches', '?')} matches in all; raise --limit or narrow the query")
+        total = f"{result['totalMatches']} matches in all" if result.get("totalMatchesExact") else "more matches exist"
+        lines.append(f"... truncated: {total}; raise --limit or narrow the query")
     for name in result["stale"]:
         lines.append(f"warning: '{name}' moved since it was indexed; rebuild the index")
     return "\n".join(lines)

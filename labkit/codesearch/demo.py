@@ -97,5 +97,7 @@ def hits_table(result: dict, *, top: int | None = None) -> str:
         where = f"{m['path']}:{m['line']}"
         lines.append(f"{i:>2}  {m['repo']:<6} {where:<34} {m['snippet'].strip()[:70]}")
     if result.get("truncated"):
-        lines.append(f"... {result.get('totalMatches', '?')} matches in all (truncated)")
+        total = result.get("totalMatches", "?")
+        count = f"{total} matches in all" if result.get("totalMatchesExact", True) else "more matches"
+        lines.append(f"... {count} (truncated)")
     return "\n".join(lines)

@@ -18,7 +18,6 @@ whose size or modification time changed.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -31,7 +30,7 @@ from labkit.errors import LabkitError
 from .languages import language_of
 
 INDEX_FILE = "labkit-codesearch.sqlite"
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 MAX_FILE_BYTES = 1024 * 1024
 BINARY_PROBE = 8192
 _CAT_FILE_CHUNK = 32 * 1024 * 1024
@@ -94,7 +93,7 @@ def connect(index_dir, *, create: bool = False) -> sqlite3.Connection:
             Path(index_dir).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise LabkitError("invalid_argument", "INDEX_DIR cannot be created") from exc
-    conn = sqlite3.connect(str(path), isolation_level=None)
+    conn = sqlite3.connect(str(path), isolation_level=None, timeout=5.0)
     if create:
         conn.executescript(_SCHEMA)
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
@@ -254,6 +253,8 @@ def _decode(build: RepoBuild, data: bytes) -> str | None:
 
 
 def _build_one(conn: sqlite3.Connection, repo_dir) -> dict:
+    import hashlib
+
     from labkit.rules import PathRules
 
     root = Path(os.path.realpath(repo_dir))
@@ -314,10 +315,9 @@ def _build_one(conn: sqlite3.Connection, repo_dir) -> dict:
             text = texts.get(e.path)
             if text is None:
                 continue
-            lang = language_of(e.path)
             conn.execute(
-                "INSERT INTO files (repo, path, lang, blob, size, mtime_ns, content, defs) VALUES (?,?,?,?,?,?,?,?)",
-                (name, e.path, lang, e.blob, e.size, e.mtime_ns, text, _definitions_json(lang, text)))
+                "INSERT INTO files (repo, path, lang, blob, size, mtime_ns, content) VALUES (?,?,?,?,?,?,?)",
+                (name, e.path, language_of(e.path), e.blob, e.size, e.mtime_ns, text))
         files, total = conn.execute(
             "SELECT count(*), coalesce(sum(size), 0) FROM files WHERE repo = ?", (name,)).fetchone()
         conn.execute(
@@ -331,19 +331,29 @@ def _build_one(conn: sqlite3.Connection, repo_dir) -> dict:
             "skipped": build.skipped, "filesRead": build.files_read}
 
 
-def _definitions_json(lang: str | None, text: str) -> str | None:
-    """Python definitions, parsed once at build time so ranking never re-parses."""
-    if lang != "python":
+def stored_definitions(conn, repo: str, path: str) -> dict | None:
+    """A Python file's definitions, parsed with ``ast`` on first use and kept in the index.
+
+    Parsing every file at build time would triple the build time for names
+    nobody asks about; a file is parsed once, the first time a search needs it.
+    Caching is best effort: a read-only or busy index just parses again.
+    """
+    import sqlite3
+
+    row = conn.execute("SELECT id, defs, content FROM files WHERE repo = ? AND path = ?", (repo, path)).fetchone()
+    if row is None:
         return None
+    fid, cached, content = row
+    if cached is not None:
+        return json.loads(cached)
     from .ranking import python_definitions
 
-    defs = python_definitions(text)
-    return None if defs is None else json.dumps(defs, separators=(",", ":"))
-
-
-def stored_definitions(conn, repo: str, path: str) -> dict | None:
-    row = conn.execute("SELECT defs FROM files WHERE repo = ? AND path = ?", (repo, path)).fetchone()
-    return json.loads(row[0]) if row and row[0] else None
+    defs = python_definitions(content)
+    try:
+        conn.execute("UPDATE files SET defs = ? WHERE id = ?", (json.dumps(defs, separators=(",", ":")), fid))
+    except sqlite3.Error:
+        pass
+    return defs
 
 
 def build_index(index_dir, repo_dirs) -> dict:

@@ -18,7 +18,7 @@ from .query import Plan, compile_re2, plan_query, queried_symbol
 LIMIT_MIN, LIMIT_MAX = 1, 100
 SNIPPET_CHARS = 500
 #: Matches collected before ranking. Past this, ``truncated`` is true and the
-#: result says so in ``capped``: ranking sees only what was collected.
+#: result says so in ``capped``: ranking saw only what was collected.
 MAX_COLLECT = 5000
 BACKENDS = ("embedded", "zoekt")
 RANKINGS = ("definition-first", "raw")
@@ -55,14 +55,20 @@ def _verify_file(pattern, plan: Plan, content: str, repo: str, path: str, out: l
                 return
 
 
-def embedded_matches(conn, plan: Plan, *, repo, lang, path_re) -> tuple[list[dict], bool]:
-    """All verified matches in stable order (repo, path, line); True when capped."""
+def embedded_matches(conn, plan: Plan, *, repo, lang, path_re, stop_after: int | None = None
+                     ) -> tuple[list[dict], bool]:
+    """Verified matches in stable order (repo, path, line); True when cut short.
+
+    Candidate ids come first and file text is read one file at a time, so a
+    search that needs only the first ``stop_after`` matches (no ranking to do)
+    reads only the files it needs.
+    """
     where, params = [], []
     if plan.fts is not None:
-        sql = "SELECT f.repo, f.path, f.content FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?"
+        sql = "SELECT f.id, f.repo, f.path FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?"
         params.append(plan.fts)
     else:
-        sql = "SELECT f.repo, f.path, f.content FROM files f WHERE 1"
+        sql = "SELECT f.id, f.repo, f.path FROM files f WHERE 1"
     if repo is not None:
         where.append("f.repo = ?")
         params.append(repo)
@@ -71,17 +77,19 @@ def embedded_matches(conn, plan: Plan, *, repo, lang, path_re) -> tuple[list[dic
         params.append(lang)
     sql += "".join(" AND " + w for w in where)
     rows = conn.execute(sql, params).fetchall()
-    rows.sort(key=lambda r: (r[0], r[1]))
+    rows.sort(key=lambda r: (r[1], r[2]))
     pattern = plan.compile()
+    cap = MAX_COLLECT if stop_after is None else min(MAX_COLLECT, stop_after)
     out: list[dict] = []
-    for r_repo, r_path, content in rows:
+    for fid, r_repo, r_path in rows:
         if path_re is not None and not path_re.search(r_path):
             continue
+        content = conn.execute("SELECT content FROM files WHERE id = ?", (fid,)).fetchone()[0]
         if plan.literal and not pattern.search(content):
             continue
-        _verify_file(pattern, plan, content, r_repo, r_path, out, MAX_COLLECT + 1)
-        if len(out) > MAX_COLLECT:
-            return out[:MAX_COLLECT], True
+        _verify_file(pattern, plan, content, r_repo, r_path, out, cap + 1)
+        if len(out) > cap:
+            return out[:cap], True
     return out, False
 
 
@@ -115,8 +123,12 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
             raise LabkitError("repository_not_found",
                               f"no indexed repository is named '{repo}' (names are folder names)")
         extra: dict = {}
+        symbol = queried_symbol(query, literal=bool(literal)) if ranking == "definition-first" else None
         if backend == "embedded":
-            raw, capped = embedded_matches(conn, plan, repo=repo, lang=lang, path_re=path_re)
+            # Without a symbol to rank by, stable order is final: stop after limit + 1 matches.
+            raw, more = embedded_matches(conn, plan, repo=repo, lang=lang, path_re=path_re,
+                                         stop_after=None if symbol else limit)
+            capped = more and symbol is not None
 
             def definitions_of(r, p, _conn=conn):
                 return stored_definitions(_conn, r, p)
@@ -124,9 +136,9 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
             from .zoekt import zoekt_search
 
             found = zoekt_search(zoekt_url, plan, repo=repo, lang_exts=EXTENSIONS[lang] if lang else None,
-                                 path=path, whole=queried_symbol(query, literal=bool(literal)) is not None,
-                                 max_matches=MAX_COLLECT)
+                                 path=path, whole=symbol is not None, max_matches=MAX_COLLECT)
             raw, capped, contents = found.matches, found.capped, found.contents
+            more = capped
 
             def definitions_of(r, p, _contents=contents):
                 from .ranking import cached_python_definitions
@@ -139,7 +151,7 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
         if ranking == "definition-first":
             from .ranking import rank_matches
 
-            ordered = rank_matches(raw, queried_symbol(query, literal=bool(literal)), definitions_of,
+            ordered = rank_matches(raw, symbol, definitions_of,
                                    case_sensitive=plan.case_sensitive)
         else:
             ordered = raw
@@ -148,7 +160,9 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
             "query": query,
             "backend": backend,
             "matches": ordered[:limit],
-            "truncated": len(ordered) > limit or capped,
+            "truncated": len(ordered) > limit or more,
+            # totalMatches counts every match only when all were collected; else it is a lower bound.
+            "totalMatchesExact": not more,
             "revisions": {name: info["revision"] for name, info in scope.items()},
             "stale": stale_repos(scope),
             "literal": bool(literal),

@@ -25,7 +25,8 @@ def render(result: dict):
             text = f"<b>{text}</b>"
         rows.append(f"<tr><td>{i}</td><td>{html.escape(m['repo'])}</td>"
                     f"<td>{html.escape(m['path'])}:{m['line']}</td><td><code>{text}</code></td></tr>")
-    note = f"{result['totalMatches']} matches in all; ranking: {result['ranking']}"
+    total = f"{result['totalMatches']} matches in all" if result.get("totalMatchesExact") else "more matches"
+    note = f"{total}; ranking: {result['ranking']}"
     body = "".join(rows) or "<tr><td colspan=4>(no matches)</td></tr>"
     return HTML(f"<p>{html.escape(note)}</p><table><tr><th>#</th><th>repo</th><th>path:line</th>"
                 f"<th>line</th></tr>{body}</table>")
