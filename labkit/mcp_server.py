@@ -330,14 +330,14 @@ def _configure_logging() -> None:
 
 def serve_stdio(root: str, *, index: str | None = None, ledger_path: str | None = None) -> int:
     """Serve on stdin/stdout until the client disconnects. Returns an exit status."""
-    import anyio
-    from mcp.server.stdio import stdio_server
-
-    _configure_logging()
     if not os.path.isdir(root):
         raise LabkitError("invalid_argument", "--root is not a folder")
     if index is not None and not os.path.isdir(index):
         raise LabkitError("invalid_argument", "--index is not a folder")
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    _configure_logging()
     cfg = ServerConfig(root=os.path.abspath(root), index=os.path.abspath(index) if index else None)
     ledger = None
     if ledger_path is not None:

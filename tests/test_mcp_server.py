@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from labkit.mcp_server import TOOLS, UNTRUSTED, server_parameters
+from labkit.mcp_server import TOOLS, UNTRUSTED, ServerConfig, available_tools, run_tool, server_parameters
 
 from .conftest import plain_git, run_cli
 
@@ -63,18 +63,17 @@ def test_lists_every_tool_read_only_bounded_and_warned(world, tmp_path):
 
     async def go():
         async with Client(server_parameters(world.path, index=tmp_path / "index", env=_env(tmp_path))) as c:
-            with_index = (await c.list_tools()).tools
-        async with Client(server_parameters(world.path, env=_env(tmp_path))) as c:
-            without_index = (await c.list_tools()).tools
-            unavailable = await c.call_tool("search_code", {"query": "handler"})
-        return with_index, without_index, unavailable
+            return (await c.list_tools()).tools
 
-    with_index, without_index, unavailable = _run(go)
+    with_index = _run(go)
     assert {t.name for t in with_index} == {
         "search_workspace", "git_status", "git_diff", "review_diff", "search_code", "get_file_context", "read_file"}
-    assert {t.name for t in without_index} == {t.name for t in with_index} - {"search_code", "get_file_context"}
-    assert _error_code(unavailable) == "invalid_argument"
-    assert "--index" in _payload(unavailable)["error"]["message"]
+    # Without --index the index tools are not offered, and a call to one says why.
+    no_index = ServerConfig(root=str(world.path))
+    assert {t.name for t in available_tools(no_index)} == {t.name for t in with_index} - {"search_code",
+                                                                                        "get_file_context"}
+    ok, error = run_tool(no_index, "search_code", {"query": "handler"})
+    assert not ok and error["error"]["code"] == "invalid_argument" and "--index" in error["error"]["message"]
     for tool in with_index:
         assert tool.annotations.read_only_hint is True, tool.name
         assert tool.annotations.destructive_hint is False, tool.name
@@ -123,15 +122,34 @@ def _call_all(params, calls: dict) -> dict:
 
 
 def test_structured_content_equals_the_cli_json(world, tmp_path, monkeypatch):
-    root = str(world.path)
-    out = _call_all(server_parameters(root, env=_env(tmp_path)), {
+    _needs("labkit.search", "search_workspace", "issue 3")
+    _needs("labkit.codesearch.search", "search_code", "issue 7")
+    _needs("labkit.codesearch.context", "get_file_context", "issue 7")
+    from labkit.codesearch import build_index
+
+    root, index = str(world.path), tmp_path / "index"
+    build_index(index, [world.path])
+    out = _call_all(server_parameters(root, index=index, env=_env(tmp_path)), {
         "status": ("git_status", {}),
         "review": ("review_diff", {"allow": ["src/"]}),
         "diff": ("git_diff", {"mode": "head", "max_bytes": 4096}),
         "read": ("read_file", {"path": "src/util.py"}),
+        "hits": ("search_workspace", {"query": "ünïcödé", "limit": 3}),
+        "secret": ("search_workspace", {"query": "API_KEY"}),
+        "code": ("search_code", {"query": "TOKEN_NAME"}),
+        "context": ("get_file_context", {"repository": "world", "file_path": "src/util.py", "line_number": 2,
+                                         "lines_before": 1}),
     })
+    # Per-run measurements (timings) differ between any two runs; everything else must match.
+    strip = lambda d: {k: v for k, v in d.items() if k not in ("elapsedMs", "durationMs", "stats")}  # noqa: E731
     assert out["status"] == _cli_json("status", root)
     assert out["review"] == _cli_json("review", root, "--allow", "src/")
+    assert strip(out["hits"]) == strip(_cli_json("search", root, "ünïcödé", "--limit", "3"))
+    assert out["hits"]["truncated"] is True and out["hits"]["matchCount"] == 3
+    assert out["secret"]["matches"] == []
+    assert strip(out["code"]) == strip(_cli_json("code-search", str(index), "TOKEN_NAME"))
+    assert out["code"]["matches"]
+    assert out["context"] == _cli_json("context", str(index), "world", "src/util.py", "2", "--before", "1")
     monkeypatch.setenv("LABKIT_SNAPSHOT_DIR", str(tmp_path / "snapshots"))
     cli_diff = _cli_json("diff", root, "--mode", "head", "--max-bytes", "4096")
     # Same worktree, same D: an identical page; only the snapshot id is per call.
@@ -139,38 +157,6 @@ def test_structured_content_equals_the_cli_json(world, tmp_path, monkeypatch):
         {k: v for k, v in cli_diff.items() if k != "snapshotId"}
     assert out["read"]["content"] == "import os\nTOKEN_NAME = 'not a secret'\n"
     assert all("sk-live" not in json.dumps(v) for v in out.values())
-
-
-def test_search_workspace_equals_the_cli_json(world, tmp_path):
-    _needs("labkit.search", "search_workspace", "issue 3")
-    root = str(world.path)
-    out = _call_all(server_parameters(root, env=_env(tmp_path)), {
-        "hits": ("search_workspace", {"query": "ünïcödé", "limit": 3}),
-        "secret": ("search_workspace", {"query": "API_KEY"}),
-    })
-    strip = lambda d: {k: v for k, v in d.items() if k not in ("stats", "elapsedMs")}  # noqa: E731
-    assert strip(out["hits"]) == strip(_cli_json("search", root, "ünïcödé", "--limit", "3"))
-    assert out["hits"]["truncated"] is True and out["hits"]["matchCount"] == 3
-    assert out["secret"]["matches"] == []
-
-
-def test_code_search_tools_equal_the_cli_json(world, tmp_path):
-    _needs("labkit.codesearch.search", "search_code", "issue 7")
-    _needs("labkit.codesearch.context", "get_file_context", "issue 7")
-    from labkit.codesearch import build_index
-
-    index = tmp_path / "index"
-    build_index(index, [world.path])
-    out = _call_all(server_parameters(world.path, index=index, env=_env(tmp_path)), {
-        "code": ("search_code", {"query": "TOKEN_NAME"}),
-        "context": ("get_file_context", {"repository": "world", "file_path": "src/util.py", "line_number": 2,
-                                         "lines_before": 1}),
-    })
-    timing = ("elapsedMs", "durationMs", "stats")  # per-run measurements differ between any two runs
-    strip = lambda d: {k: v for k, v in d.items() if k not in timing}  # noqa: E731
-    assert strip(out["code"]) == strip(_cli_json("code-search", str(index), "TOKEN_NAME"))
-    assert out["code"]["matches"]
-    assert out["context"] == _cli_json("context", str(index), "world", "src/util.py", "2", "--before", "1")
 
 
 def test_diff_pages_across_calls_stay_on_one_snapshot(world, tmp_path):
@@ -363,8 +349,8 @@ def test_client_that_vanishes_mid_call_leaves_no_traceback(world, tmp_path):
             proc.kill()
     stderr = proc.stderr.read().decode()
     proc.stderr.close()
-    assert proc.returncode in (0, 1), stderr
-    assert "Traceback" not in stderr or "BrokenPipe" in stderr or "ClosedResource" in stderr
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr
 
 
 def test_serve_refuses_a_missing_root(tmp_path):
