@@ -28,6 +28,7 @@ import json
 import os
 import re
 import secrets
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterable
@@ -45,7 +46,7 @@ MAX_RESULT_PATHS = 50
 #: A line longer than this is rewritten without its arguments (structure is kept).
 MAX_LINE_BYTES = 16 * 1024
 
-_TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_ERROR_CODE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _SNAPSHOT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _ABSOLUTE_TOKEN = re.compile(r"(^|[\s=:,;'\"(\[{])/[^\s'\",;)\]}]+")
 _SHA256_HEX = re.compile(r"^(sha256:)?[0-9a-f]{64}$")
@@ -340,6 +341,8 @@ class Ledger:
         self.write_failures = 0
         self._reported_failures = 0
         self._marker_written = False
+        # The MCP server runs tool calls in worker threads; seq and the cap need one writer at a time.
+        self._lock = threading.Lock()
 
     @property
     def write_failed(self) -> bool:
@@ -349,7 +352,8 @@ class Ledger:
                result: Any = None) -> dict | None:
         """Append one call line; returns the line (or None when capped). Never raises."""
         try:
-            return self._record(tool, args, status=status, error_code=error_code, result=result)
+            with self._lock:
+                return self._record(tool, args, status=status, error_code=error_code, result=result)
         except Exception:  # noqa: BLE001 - fail open: the ledger never breaks a tool call
             self.write_failures += 1
             return None
@@ -372,7 +376,7 @@ class Ledger:
             "seq": self.seq,
             "tool": tool if known else "<unknown>",
             "status": status,
-            "errorCode": error_code if isinstance(error_code, str) and _TOOL_NAME.match(error_code) else None,
+            "errorCode": error_code if isinstance(error_code, str) and _ERROR_CODE.match(error_code) else None,
             "args": whitelist_args(tool if known else "", args, root=self.root),
             "result": result_metadata(tool, result) if status == "ok" else {},
             "recordedAtMs": _now_ms(),

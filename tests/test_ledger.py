@@ -284,3 +284,35 @@ def test_summarize_cli_errors(tmp_path):
     summary = json.loads(run_cli("ledger", "summarize", str(junk), "--json").stdout)
     assert summary["calls"] == 0 and summary["unreadableLines"] == 2
     assert summary["evidenceBeforeDecision"] is None
+
+
+def test_an_unexpected_tool_failure_is_an_internal_error_on_the_record(tmp_path, monkeypatch):
+    """A bug inside a tool becomes a clean tool error; the traceback goes to the log, not the agent."""
+    import labkit.mcp_server as server
+
+    def broken(cfg, args):
+        raise RuntimeError(f"boom at {tmp_path}")
+
+    spec = server.TOOLS_BY_NAME["git_status"]
+    monkeypatch.setitem(server.TOOLS_BY_NAME, "git_status", server.ToolSpec(
+        spec.name, spec.title, spec.summary, spec.input_schema, broken))
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    ok, payload = run_tool(ServerConfig(root=str(tmp_path)), "git_status", {}, ledger)
+    assert not ok and payload["error"]["code"] == "internal_error"
+    assert str(tmp_path) not in payload["error"]["message"]
+    [line] = read_lines(tmp_path / "ledger.jsonl")
+    assert line["status"] == "error" and line["errorCode"] == "internal_error"
+    assert str(tmp_path) not in (tmp_path / "ledger.jsonl").read_text()
+
+
+def test_concurrent_calls_get_distinct_sequence_numbers(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    ledger = Ledger(tmp_path / "ledger.jsonl", max_lines=50)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda i: ledger.record("git_status", {}, status="ok", result={}), range(80)))
+    lines = read_lines(tmp_path / "ledger.jsonl")
+    calls = [ln for ln in lines if ln["kind"] == "call"]
+    assert sorted(ln["seq"] for ln in calls) == list(range(1, 51))
+    assert [ln["kind"] for ln in lines].count("truncated") == 1
+    assert summarize(lines)["ledgerWriteFailed"] is False
