@@ -21,6 +21,7 @@ Rules the server keeps:
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -230,10 +231,15 @@ def _normalise_ints(args: dict) -> dict:
     return {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in args.items()}
 
 
-def check_call(cfg: ServerConfig, name: Any, arguments: Any) -> tuple[ToolSpec, dict]:
-    """Find the tool and validate its arguments; raise ``invalid_argument`` otherwise."""
+@functools.lru_cache(maxsize=None)
+def _validator(tool_name: str):
     import jsonschema
 
+    return jsonschema.Draft202012Validator(TOOLS_BY_NAME[tool_name].input_schema)
+
+
+def check_call(cfg: ServerConfig, name: Any, arguments: Any) -> tuple[ToolSpec, dict]:
+    """Find the tool and validate its arguments; raise ``invalid_argument`` otherwise."""
     spec = TOOLS_BY_NAME.get(name) if isinstance(name, str) else None
     if spec is None:
         shown = name[:64] if isinstance(name, str) else "?"
@@ -243,8 +249,7 @@ def check_call(cfg: ServerConfig, name: Any, arguments: Any) -> tuple[ToolSpec, 
     args = {} if arguments is None else arguments
     if not isinstance(args, dict):
         raise LabkitError("invalid_argument", "arguments must be a JSON object")
-    validator = jsonschema.Draft202012Validator(spec.input_schema)
-    errors = sorted(validator.iter_errors(args), key=lambda e: (list(e.absolute_path), e.validator))
+    errors = sorted(_validator(spec.name).iter_errors(args), key=lambda e: (list(e.absolute_path), e.validator))
     if errors:
         raise LabkitError("invalid_argument", _schema_error_message(errors[0]))
     return spec, _normalise_ints(args)
