@@ -225,7 +225,7 @@ def test_path_escapes_and_sensitive_files_are_refused(world, tmp_path):
     assert codes["backslash"] == "invalid_path"
     assert codes["git_internal"] == "invalid_path"
     assert codes["diff_escape"] == "path_outside_workspace"
-    assert codes["search_escape"] in ("path_outside_workspace", "not_implemented")
+    assert codes["search_escape"] == "path_outside_workspace"
     for result in got.values():
         text = result.content[0].text
         assert "outside secret" not in text and "sk-live" not in text
