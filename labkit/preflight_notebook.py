@@ -7,25 +7,15 @@ and stable ids.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 NOTEBOOK_NAME = "00-setup.ipynb"
 
 
-def _cells() -> list[tuple[str, str, list[str]]]:
-    cells: list[tuple[str, str, list[str]]] = []
+def lab_notebook():
+    from labkit.notebook_source import LabNotebook
 
-    def md(text: str) -> None:
-        cells.append(("markdown", text.strip("\n"), []))
-
-    def code(text: str, tags: list[str] | None = None) -> None:
-        cells.append(("code", text.strip("\n"), tags or []))
-
-    def exercise(number: int, solution: str, before: str = "") -> None:
-        name = f"answer_q{number}"
-        code(before + f"{name} = ...  # replace ... with your answer")
-        code(solution, tags=["solution"])
-        code(f"lab00.q{number}.check({name})")
+    nb = LabNotebook("00", NOTEBOOK_NAME)
+    md, code, exercise = nb.md, nb.code, nb.exercise
 
     md("""
 # Lab 00: Set up, and meet an isolated repository
@@ -206,34 +196,16 @@ q1_repo.cleanup()
   fsmonitor, hooks and filters. Every git call in labkit goes through one hardened runner that
   runs none of them, for a few milliseconds per call.
 """)
-    return cells
-
-
-def build_notebook():
-    import nbformat
-
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    for i, (kind, text, tags) in enumerate(_cells()):
-        cell = nbformat.v4.new_markdown_cell(text) if kind == "markdown" else nbformat.v4.new_code_cell(text)
-        cell.id = f"lab00-{i:02d}"
-        if tags:
-            cell.metadata["tags"] = list(tags)
-        nb.cells.append(cell)
     return nb
 
 
 def notebook_text() -> str:
-    import nbformat
-
-    return nbformat.writes(build_notebook()) + "\n"
+    return lab_notebook().text()
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    out = Path(argv[0]) if argv else Path(__file__).resolve().parents[1] / "labs" / NOTEBOOK_NAME
-    out.write_text(notebook_text(), "utf-8")
+    out = lab_notebook().write(argv[0] if argv else None)
     print(f"wrote {out.name}")
     return 0
 

@@ -89,19 +89,28 @@ _Q2_WHY = {
 }
 
 
-def _check_q2(answer) -> None:
+def _check_choice(answer, *, options, correct: frozenset, why_wrong: dict, options_name: str,
+                  lower: bool = False, if_empty: str | None = None, if_missing: str) -> None:
+    """A set-of-options answer: unknown options first, then a wrong pick (with why), then what is missing."""
     expect_type(answer, (set, frozenset, list, tuple), "your answer")
-    chosen = {str(a).strip().lower() for a in answer}
-    unknown = sorted(chosen - set(Q2_OPTIONS))
+    chosen = {(str(a).strip().lower() if lower else str(a).strip()) for a in answer}
+    unknown = sorted(chosen - set(options))
     if unknown:
-        raise Incorrect(f"{unknown} are not options; use the keys of lab00.Q2_OPTIONS: {sorted(Q2_OPTIONS)}")
-    wrong = sorted(chosen - _Q2_CHANGES)
+        raise Incorrect(f"{unknown} are not options; pick from {options_name}: {sorted(options)}")
+    if not chosen and if_empty:
+        raise Incorrect(if_empty)
+    wrong = sorted(chosen - correct)
     if wrong:
-        raise Incorrect(f"you chose {wrong[0]!r}, but {_Q2_WHY[wrong[0]]}")
-    missing = _Q2_CHANGES - chosen
+        raise Incorrect(f"you chose {wrong[0]!r}, but {why_wrong[wrong[0]]}")
+    missing = correct - chosen
     if missing:
-        raise Incorrect(f"you are missing {len(missing)} of the facts that do change the id. A commit id is a hash "
-                        "of the commit object: look at what `git cat-file -p HEAD` prints")
+        raise Incorrect(if_missing.format(n=len(missing)))
+
+
+def _check_q2(answer) -> None:
+    _check_choice(answer, options=Q2_OPTIONS, correct=_Q2_CHANGES, why_wrong=_Q2_WHY, options_name="lab00.Q2_OPTIONS",
+                  lower=True, if_missing="you are missing {n} of the facts that do change the id. A commit id is a "
+                                         "hash of the commit object: look at what `git cat-file -p HEAD` prints")
 
 
 q2 = Exercise(
@@ -125,21 +134,12 @@ _Q3_WHY = {
 
 
 def _check_q3(answer) -> None:
-    expect_type(answer, (set, frozenset, list, tuple), "your answer")
-    chosen = {str(a).strip() for a in answer}
-    unknown = sorted(chosen - set(Q3_OPTIONS))
-    if unknown:
-        raise Incorrect(f"{unknown} are not options; pick from lab00.Q3_OPTIONS")
-    if not chosen:
-        raise Incorrect("you say a plain `git status` runs nothing from the repository. That is the trust an agent "
-                        "must not have: run the explorer with command 'status' and watch the plain-git column")
-    wrong = sorted(chosen - Q3_FIRES_ON_STATUS)
-    if wrong:
-        raise Incorrect(f"you chose {wrong[0]!r}, but {_Q3_WHY[wrong[0]]}")
-    missing = sorted(Q3_FIRES_ON_STATUS - chosen)
-    if missing:
-        raise Incorrect(f"you are missing {len(missing)} payload(s) that status does run. Try each payload in the "
-                        "explorer with the command 'status'")
+    _check_choice(answer, options=Q3_OPTIONS, correct=Q3_FIRES_ON_STATUS, why_wrong=_Q3_WHY,
+                  options_name="lab00.Q3_OPTIONS",
+                  if_empty="you say a plain `git status` runs nothing from the repository. That is the trust an "
+                           "agent must not have: run the explorer with command 'status' and watch the plain-git column",
+                  if_missing="you are missing {n} payload(s) that status does run. Try each payload in the explorer "
+                             "with the command 'status'")
 
 
 q3 = Exercise(
