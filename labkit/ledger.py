@@ -250,26 +250,32 @@ def _copy(out: dict, result: dict, keys: Iterable[str]) -> None:
                 out[key] = value
 
 
-def _paths(items: Iterable, key: str = "path") -> tuple[list[str], int]:
+def _paths(items: Iterable, rules=None, key: str = "path") -> tuple[list[str], int]:
+    """Distinct relative paths of result entries; sensitive ones are never named."""
     from .rules import is_builtin_sensitive
 
     seen: list[str] = []
     for item in items:
         path = item.get(key) if isinstance(item, dict) else None
         if (isinstance(path, str) and path not in seen and not path.startswith("/")
-                and not is_builtin_sensitive(path) and not looks_secret(path)):
+                and not is_builtin_sensitive(path) and not looks_secret(path)
+                and not (rules is not None and rules.is_sensitive(path))):
             seen.append(path)
     return seen[:MAX_RESULT_PATHS], max(0, len(seen) - MAX_RESULT_PATHS)
 
 
-def result_metadata(tool: str, result: Any) -> dict:
-    """Counts, flags, revisions and hashes from a tool result; never its text."""
+def result_metadata(tool: str, result: Any, rules=None) -> dict:
+    """Counts, flags, revisions and hashes from a tool result; never its text.
+
+    ``rules`` (a :class:`labkit.rules.PathRules`) also keeps paths that the
+    workspace's ``.labignore`` marks sensitive out of the listed paths.
+    """
     if not isinstance(result, dict):
         return {}
     out: dict = {}
     if tool == "search_workspace":
         _copy(out, result, ("engine", "matchCount", "truncated"))
-        paths, omitted = _paths(result.get("matches") or [])
+        paths, omitted = _paths(result.get("matches") or [], rules)
         out["paths"] = paths
         if omitted:
             out["pathsOmitted"] = omitted
@@ -279,7 +285,7 @@ def result_metadata(tool: str, result: Any) -> dict:
         changed: list[dict] = []
         for key in ("staged", "unstaged", "untracked", "conflicted"):
             changed.extend(result.get(key) or [])
-        paths, omitted = _paths(changed)
+        paths, omitted = _paths(changed, rules)
         out["paths"] = paths
         if omitted:
             out["pathsOmitted"] = omitted
@@ -300,7 +306,7 @@ def result_metadata(tool: str, result: Any) -> dict:
         files = result.get("files") or []
         out["files"] = len(files)
         out["risks"] = len(result.get("risks") or [])
-        paths, omitted = _paths(files)
+        paths, omitted = _paths(files, rules)
         out["paths"] = paths
         if omitted:
             out["pathsOmitted"] = omitted
@@ -344,6 +350,13 @@ class Ledger:
         # The MCP server runs tool calls in worker threads; seq and the cap need one writer at a time.
         self._lock = threading.Lock()
 
+    def _rules(self):
+        if self.root is None:
+            return None
+        from .rules import PathRules
+
+        return PathRules.for_root(self.root)
+
     @property
     def write_failed(self) -> bool:
         return self.write_failures > 0
@@ -378,7 +391,7 @@ class Ledger:
             "status": status,
             "errorCode": error_code if isinstance(error_code, str) and _ERROR_CODE.match(error_code) else None,
             "args": whitelist_args(tool if known else "", args, root=self.root),
-            "result": result_metadata(tool, result) if status == "ok" else {},
+            "result": result_metadata(tool, result, self._rules()) if status == "ok" else {},
             "recordedAtMs": _now_ms(),
         }
         if not known and isinstance(tool, str):

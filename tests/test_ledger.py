@@ -316,3 +316,18 @@ def test_concurrent_calls_get_distinct_sequence_numbers(tmp_path):
     assert sorted(ln["seq"] for ln in calls) == list(range(1, 51))
     assert [ln["kind"] for ln in lines].count("truncated") == 1
     assert summarize(lines)["ledgerWriteFailed"] is False
+
+
+def test_labignore_sensitive_paths_are_never_named(make_repo, tmp_path):
+    """A review lists every changed file; the ledger names none that .labignore marks sensitive."""
+    repo = make_repo("labignored")
+    repo.write_many({".labignore": "customer-exports/\n", "src/a.py": "a = 1\n"})
+    repo.commit("c")
+    repo.write_many({"customer-exports/acme-2026.csv": "name,card\n", "src/a.py": "a = 2\n"})
+    ledger = Ledger(tmp_path / "ledger.jsonl", root=repo.path)
+    cfg = ServerConfig(root=str(repo.path))
+    ok, review = run_tool(cfg, "review_diff", {"allow": ["src/"]}, ledger)
+    assert ok and any("acme-2026" in f["path"] for f in review["files"])  # the review itself names it
+    assert run_tool(cfg, "git_status", {}, ledger)[0]
+    raw = (tmp_path / "ledger.jsonl").read_text()
+    assert "acme-2026" not in raw and "src/a.py" in raw
