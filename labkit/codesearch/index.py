@@ -331,6 +331,11 @@ def _build_one(conn: sqlite3.Connection, repo_dir) -> dict:
             "skipped": build.skipped, "filesRead": build.files_read}
 
 
+def stored_text(conn, repo: str, path: str) -> str | None:
+    row = conn.execute("SELECT content FROM files WHERE repo = ? AND path = ?", (repo, path)).fetchone()
+    return row[0] if row else None
+
+
 def stored_definitions(conn, repo: str, path: str) -> dict | None:
     """A Python file's definitions, parsed with ``ast`` on first use and kept in the index.
 

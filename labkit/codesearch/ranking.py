@@ -75,7 +75,7 @@ def python_definitions(source: str) -> dict[str, list[int]] | None:
 
 
 #: Zoekt hands back whole files on every search; parse each text once per process.
-cached_python_definitions = lru_cache(maxsize=128)(python_definitions)
+cached_python_definitions = lru_cache(maxsize=1024)(python_definitions)
 
 
 def definition_lines(defs: dict[str, list[int]], symbol: str, *, case_sensitive: bool = True) -> set[int]:

@@ -11,7 +11,7 @@ import time
 
 from labkit.errors import LabkitError
 
-from .index import connect, indexed_repos, stale_repos, stored_definitions
+from .index import connect, indexed_repos, stale_repos, stored_definitions, stored_text
 from .languages import EXTENSIONS, normalize_language
 from .query import Plan, compile_re2, plan_query, queried_symbol
 
@@ -140,11 +140,15 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
             raw, capped, contents = found.matches, found.capped, found.contents
             more = capped
 
-            def definitions_of(r, p, _contents=contents):
+            def definitions_of(r, p, _contents=contents, _conn=conn):
                 from .ranking import cached_python_definitions
 
                 source = _contents.get((r, p))
-                return cached_python_definitions(source) if source is not None else None
+                if source is None:
+                    return None
+                if _conn is not None and stored_text(_conn, r, p) == source:
+                    return stored_definitions(_conn, r, p)  # same text: share the index's parse
+                return cached_python_definitions(source)
             extra["zoektVersions"] = found.versions
             unknown = sorted({m["repo"] for m in raw} - set(repos)) if conn is not None else []
             extra["unknownRepos"] = unknown
