@@ -7,27 +7,12 @@ outputs and stable ids.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+
+from labkit.notebook_source import LabNotebook
 
 NOTEBOOK_NAME = "08-code-search.ipynb"
-
-CELLS: list[tuple[str, str, list[str]]] = []
-
-
-def md(text: str) -> None:
-    CELLS.append(("markdown", text.strip("\n"), []))
-
-
-def code(text: str, tags: list[str] | None = None) -> None:
-    CELLS.append(("code", text.strip("\n"), tags or []))
-
-
-def exercise(number: int, solution: str) -> None:
-    """The starter convention: placeholder cell, solution cell (tagged), check cell."""
-    name = f"answer_q{number}"
-    code(f"{name} = ...  # replace ... with your answer")
-    code(solution, tags=["solution"])
-    code(f"lab08.q{number}.check({name})")
+NOTEBOOK = LabNotebook(lab="08", name=NOTEBOOK_NAME)
+md, code, exercise = NOTEBOOK.md, NOTEBOOK.code, NOTEBOOK.exercise
 
 
 md("""
@@ -313,31 +298,13 @@ md("""
 """)
 
 
-def build_notebook():
-    import nbformat
-
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    for i, (kind, text, tags) in enumerate(CELLS):
-        cell = nbformat.v4.new_markdown_cell(text) if kind == "markdown" else nbformat.v4.new_code_cell(text)
-        cell.id = f"lab08-{i:02d}"
-        if tags:
-            cell.metadata["tags"] = list(tags)
-        nb.cells.append(cell)
-    return nb
-
-
 def notebook_text() -> str:
-    import nbformat
-
-    return nbformat.writes(build_notebook()) + "\n"
+    return NOTEBOOK.text()
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    out = Path(argv[0]) if argv else Path(__file__).resolve().parents[2] / "labs" / NOTEBOOK_NAME
-    out.write_text(notebook_text(), "utf-8")
+    out = NOTEBOOK.write(argv[0] if argv else None)
     print(f"wrote {out.name}")
     return 0
 
