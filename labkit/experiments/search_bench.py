@@ -17,6 +17,7 @@ index for that corpus at run time; otherwise they are left out and
 """
 from __future__ import annotations
 
+import itertools
 import os
 import statistics
 import subprocess
@@ -86,7 +87,7 @@ def _time_process(root: str, query: str, regex: bool, engine: str) -> tuple[floa
 
 
 def _side_by_side(fn, root, query, regex, engines, reps, budget_s=0.0) -> dict[str, tuple[float, dict]]:
-    """Median ms per engine; engines take turns within each round, in rotating order."""
+    """Median ms per engine; engines take turns within each round, the order cycling."""
     times: dict[str, list[float]] = {e: [] for e in engines}
     last: dict[str, dict] = {}
     warm = []
@@ -97,11 +98,12 @@ def _side_by_side(fn, root, query, regex, engines, reps, budget_s=0.0) -> dict[s
     # Fast calls get more turns (up to 6x), so a millisecond search is not judged on 7 noisy samples.
     per_round = max(sum(warm), 1e-4)
     reps = min(reps * 6, max(reps, int(budget_s / per_round)))
+    orders = list(itertools.permutations(engines))
     for k in range(reps):
-        # Rotate who goes first: a call made right after a ripgrep process
-        # start runs measurably slower (the fork's after-effects), so no
-        # engine may always follow ripgrep.
-        for e in engines[k % len(engines):] + engines[:k % len(engines)]:
+        # Cycle through every order: a call made right after a ripgrep process
+        # start runs measurably slower (the fork's after-effects), so each
+        # engine must follow ripgrep equally often.
+        for e in orders[k % len(orders)]:
             ms, last[e] = fn(root, query, regex, e)
             times[e].append(ms)
     return {e: (statistics.median(times[e]), last[e]) for e in engines}
