@@ -15,6 +15,22 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
+def _printable(text: str | None) -> tuple[str | None, bool]:
+    """``text`` as valid UTF-8 for JSON, and whether it had to change.
+
+    git names files in bytes; a name that is not UTF-8 is shown with its odd
+    bytes spelled ``\\xff``, so the output stays valid UTF-8 (the contract)
+    and the entry says so, instead of printing raw bytes.
+    """
+    if text is None:
+        return None, False
+    try:
+        text.encode("utf-8")
+        return text, False
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"), True
+
+
 def _entry(path: str, letter: str, orig: str | None) -> dict:
     item = {"path": path, "status": letter}
     if orig is not None and letter in ("R", "C"):
@@ -115,11 +131,16 @@ def git_status(root: str | os.PathLike) -> dict:
                 rel = _under(prefix, entry[key])
                 if rel is None or rules.is_sensitive(rel):
                     return None
-                out[key] = rel
+                out[key], changed = _printable(rel)
+                if changed:
+                    out["pathNotUtf8"] = True
         out.pop("_other", None)
         return out
 
-    out = {"branch": raw["branch"]}
+    branch = dict(raw["branch"])
+    for key in ("head", "upstream"):
+        branch[key] = _printable(branch[key])[0]
+    out = {"branch": branch}
     for key in ("staged", "unstaged", "untracked", "conflicted"):
         kept = [v for v in map(visible, raw[key]) if v is not None]
         hidden["conflicts" if key == "conflicted" else "changes"] += len(raw[key]) - len(kept)

@@ -179,6 +179,17 @@ def test_awkward_file_names(base, cli, name):
     assert got["unstaged"] == [{"path": tracked, "status": "M"}]
 
 
+def test_a_name_that_is_not_utf8_keeps_the_output_utf8(base, cli):
+    raw = os.fsencode(base.path) + b"/bad\xffname.txt"
+    with open(raw, "wb") as fh:
+        fh.write(b"x\n")
+    proc = cli("status", str(base.path), "--json")
+    assert proc.returncode == 0
+    got = json.loads(proc.stdout.decode("utf-8"))  # strict: raises on invalid UTF-8
+    assert got["untracked"] == [{"path": "bad\\xffname.txt", "pathNotUtf8": True}]
+    assert git_status(base.path) == got
+
+
 def test_a_folder_inside_a_repository(base, cli):
     base.write("src/new.py", "y = 2\n")
     base.write("src/mod.py", "x = 3\n")
