@@ -9,9 +9,10 @@ one place, so no other module has to remember to.
 - the environment drops every inherited ``GIT_*`` variable, ignores system and
   global config, takes no optional locks, never prompts, and has no pager or
   editor;
-- every call carries ``-c`` overrides that switch off fsmonitor, hooks and
-  signature display, plus an override per filter and diff driver the
-  repository's own config names;
+- every call carries ``-c`` overrides that switch off fsmonitor, hooks,
+  signature display and every signing program (gpg, ssh, x509), plus an
+  override per filter and diff driver the repository's own config names
+  (including drivers that arrive through ``include.path``);
 - diff-family commands always get ``--no-ext-diff --no-textconv --no-color``
   (see :data:`AUTO_FLAGS`), so no caller can forget them;
 - git never descends into a nested repository (a submodule) whose config
@@ -20,7 +21,9 @@ one place, so no other module has to remember to.
 - output is bounded in bytes and time; exceeding either raises
   :class:`GitError` instead of returning a silent prefix, and the whole
   process group is killed, so a payload that git spawned cannot linger;
-- error messages carry no absolute path and no raw stderr.
+- error messages carry no absolute path and no raw stderr;
+- :func:`toplevel` refuses a work tree that the repository's config moved
+  outside the folder labkit was given (``core.worktree``).
 """
 from __future__ import annotations
 
@@ -210,11 +213,21 @@ def neutralising_args(filters: Iterable[str], diffs: Iterable[str]) -> list[str]
     return args
 
 
+def _subcommand_index(args: Sequence[str]) -> int | None:
+    """Where the sub-command sits in ``args``, past global options and their values."""
+    i = 0
+    while i < len(args):
+        if args[i].startswith("-"):
+            i += 2 if args[i] in _GLOBAL_WITH_VALUE else 1
+            continue
+        return i
+    return None
+
+
 def _describe(args: Sequence[str]) -> str:
-    for a in args:
-        if not a.startswith("-"):
-            return f"git {a}"
-    return "git"
+    """``git <sub-command>`` for messages: never a value, which could hold a path."""
+    i = _subcommand_index(args)
+    return "git" if i is None else f"git {args[i]}"
 
 
 def _kill_group(proc) -> None:
@@ -329,17 +342,13 @@ def _classify_failure(stderr: bytes, returncode: int, what: str) -> GitError:
 def with_auto_flags(args: Sequence[str]) -> list[str]:
     """``args`` with the safety flags of :data:`AUTO_FLAGS` after the sub-command."""
     args = list(args)
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg.startswith("-"):
-            i += 2 if arg in _GLOBAL_WITH_VALUE else 1
-            continue
-        # A caller that sets an option itself keeps its own value.
-        given = {a.split("=", 1)[0] for a in args[i + 1:]}
-        flags = [f for f in AUTO_FLAGS.get(arg, ()) if f.split("=", 1)[0] not in given]
-        return args[: i + 1] + flags + args[i + 1:]
-    return args
+    i = _subcommand_index(args)
+    if i is None:
+        return args
+    # A caller that sets an option itself keeps its own value.
+    given = {a.split("=", 1)[0] for a in args[i + 1:]}
+    flags = [f for f in AUTO_FLAGS.get(args[i], ()) if f.split("=", 1)[0] not in given]
+    return args[: i + 1] + flags + args[i + 1:]
 
 
 def hardened_command(
