@@ -151,10 +151,13 @@ def base_config_args() -> list[str]:
         ("core.sshCommand", "false"),
         ("core.askPass", ""),
         ("credential.helper", ""),
-        ("gpg.program", "false"),
-        ("gpg.ssh.program", "false"),
-        ("gpg.x509.program", "false"),
-        ("gpg.ssh.defaultKeyCommand", "false"),
+        # Signing programs point at a file that never exists (in our private
+        # folder): git reports "cannot run" and carries on. `false` would not
+        # read the signature git pipes to it, and git could die of SIGPIPE.
+        ("gpg.program", str(safe / "no-signing-program")),
+        ("gpg.ssh.program", str(safe / "no-signing-program")),
+        ("gpg.x509.program", str(safe / "no-signing-program")),
+        ("gpg.ssh.defaultKeyCommand", str(safe / "no-signing-program")),
         ("commit.gpgSign", "false"),
         ("tag.gpgSign", "false"),
         # A submodule is another repository with its own (unvetted) config:
