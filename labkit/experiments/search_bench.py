@@ -17,6 +17,7 @@ index for that corpus at run time; otherwise they are left out and
 """
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import statistics
@@ -104,6 +105,7 @@ def _side_by_side(fn, root, query, regex, engines, reps, budget_s=0.0) -> dict[s
         # start runs measurably slower (the fork's after-effects), so each
         # engine must follow ripgrep equally often.
         for e in orders[k % len(orders)]:
+            gc.collect()  # garbage left by the previous call is collected here, untimed
             ms, last[e] = fn(root, query, regex, e)
             times[e].append(ms)
     return {e: (statistics.median(times[e]), last[e]) for e in engines}

@@ -51,48 +51,6 @@ def search_workspace(root: str | os.PathLike, query: str, *, path: str | None = 
     return search_output(ran, matches, truncated, stats)
 
 
-class _Budgeted:
-    """Hands out files in order until the next one would overrun a byte budget.
-
-    The file that would overrun is held back, not read, so a probe never
-    overshoots its budget, however big that one file is.
-    """
-
-    def __init__(self, files):
-        self._files = iter(files)
-        self._held: list = []
-        self.budget = 0
-        self.spent_files = 0
-        self.spent_bytes = 0
-        self.read_text: list = []  # candidates the probe found to be text
-
-    def on_file(self, cand, is_text) -> None:
-        self.spent_files += 1
-        self.spent_bytes += cand.size
-        if is_text:
-            self.read_text.append(cand)
-
-    def __iter__(self):
-        while True:
-            cand = self._held.pop() if self._held else next(self._files, None)
-            if cand is None:
-                return
-            if self.spent_bytes + cand.size > self.budget:
-                self._held.append(cand)
-                return
-            yield cand
-
-    def peek_held(self):
-        return self._held[0] if self._held else None
-
-    def rest(self) -> list:
-        """Everything not yet read, as names and sizes only."""
-        return [*self._held, *self._files]
-
-    def rest_lazily(self):
-        return chain(self._held, self._files)
-
-
 def _auto(walk: Walk, q, top: TopMatches):
     """Start in-process; hand a big, unfinished search to ripgrep.
 
@@ -106,30 +64,37 @@ def _auto(walk: Walk, q, top: TopMatches):
     result), or python carries on where it stopped.
     """
     find = byte_finder(q)
-    probe = _Budgeted(walk.candidates())
-    probe.budget = PROBE_BYTES
-    if python_engine.search_files(walk, probe, find, top, on_file=probe.on_file):
+    files = walk.candidates()
+    probe = python_engine.Budget(PROBE_BYTES)
+
+    def unread():
+        """The files the probe has not read, in order (the held-back one first)."""
+        held, probe.held = probe.held, None
+        return chain((held,), files) if held is not None else files
+
+    if python_engine.search_files(walk, files, find, top, probe):
         return "python", "python: the limit filled up inside the probe", top
+    if probe.held is None:
+        return "python", "python: the corpus ended inside the probe", top
     found = top.count()
     if found:
         predicted = probe.spent_bytes * (top.keep - found) / found
         if predicted <= EXTEND_MAX_BYTES:
-            probe.budget = probe.spent_bytes + 2 * predicted + PROBE_BYTES
-            if python_engine.search_files(walk, probe, find, top, on_file=probe.on_file):
+            probe.limit = probe.spent_bytes + 2 * predicted + PROBE_BYTES
+            if python_engine.search_files(walk, unread(), find, top, probe):
                 return "python", "python: the hit rate predicted an early stop", top
+            if probe.held is None:
+                return "python", "python: the corpus ended inside the second probe", top
     kind = matcher_kind(regex=q.regex, case_sensitive=q.case_sensitive)
-    held = probe.peek_held()
-    sample_files = probe.spent_files + (1 if held else 0)
-    sample_bytes = probe.spent_bytes + (held.size if held else 0)
+    sample_files = probe.spent_files + 1
+    sample_bytes = probe.spent_bytes + probe.held.size
     if not ripgrep_pays_per_file(kind=kind, files=sample_files, total_bytes=sample_bytes):
         # Files this size are cheaper in-process at any corpus size: carry on, lazily.
-        python_engine.search_files(walk, probe.rest_lazily(), find, top)
-        return "python", f"python: files average {sample_bytes // max(sample_files, 1)} bytes", top
-    rest = probe.rest()
-    if not rest:
-        return "python", "python: the corpus ended inside the probe", top
+        python_engine.search_files(walk, unread(), find, top)
+        return "python", f"python: files average {sample_bytes // sample_files} bytes", top
+    rest = list(unread())
     rest_bytes = sum(c.size for c in rest)
-    total_files = len(probe.read_text) + len(rest)
+    total_files = len(probe.text_files) + len(rest)
     total_bytes = probe.spent_bytes + rest_bytes
     left_files, left_bytes = len(rest), rest_bytes
     found = top.count()
@@ -143,8 +108,8 @@ def _auto(walk: Walk, q, top: TopMatches):
                                          left_files=left_files, left_bytes=left_bytes):
         rg_top = TopMatches(top.limit)
         try:
-            ripgrep_engine.search_files(walk, chain(probe.read_text, rest), q, rg_top,
-                                        known_text={c.rel for c in probe.read_text}, rg=rg)
+            ripgrep_engine.search_files(walk, chain(probe.text_files, rest), q, rg_top,
+                                        known_text={c.rel for c in probe.text_files}, rg=rg)
             return "ripgrep", f"ripgrep: modelled cheaper for {total_files} files, {total_bytes} bytes", rg_top
         except ripgrep_engine.RipgrepRejectedPattern:
             pass  # RE2 syntax ripgrep lacks: python carries on from where it stopped

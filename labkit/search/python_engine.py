@@ -36,19 +36,42 @@ def matching_lines(data: bytes, find) -> Iterator[tuple[int, bytes]]:
         line_no += 1
 
 
-def search_files(walk: Walk, files: Iterable[Candidate], find, top: TopMatches,
-                 on_file=None) -> bool:
-    """Search ``files`` in order into ``top``; True when ``top`` filled up (search may stop).
+class Budget:
+    """A byte budget for a probing search, and what the probe saw.
 
-    ``on_file(cand, is_text)`` is told about each file read, for callers that
-    watch the budget.
+    A file that would overrun the budget is held back unread, so a probe never
+    overshoots, however big that one file is.
+    """
+
+    __slots__ = ("limit", "spent_files", "spent_bytes", "held", "text_files")
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.spent_files = 0
+        self.spent_bytes = 0
+        self.held: Candidate | None = None
+        self.text_files: list[Candidate] = []  # read and found to be text
+
+
+def search_files(walk: Walk, files: Iterable[Candidate], find, top: TopMatches,
+                 budget: Budget | None = None) -> bool:
+    """Search ``files`` in order into ``top``; True when ``top`` filled up (the answer is final).
+
+    With a ``budget``, stop (returning False) before the file that would
+    overrun it; that file is left in ``budget.held``.
     """
     for cand in files:
+        if budget is not None:
+            if budget.spent_bytes + cand.size > budget.limit:
+                budget.held = cand
+                return False
+            budget.spent_files += 1
+            budget.spent_bytes += cand.size
         data = walk.read_text(cand)
-        if on_file is not None:
-            on_file(cand, data is not None)
         if data is None:
             continue
+        if budget is not None:
+            budget.text_files.append(cand)
         for line_no, raw in matching_lines(data, find):
             top.add(cand.rel, line_no, line_text(raw))
             if top.full():
