@@ -291,6 +291,23 @@ def run_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> tuple
 
 # -- the MCP server --------------------------------------------------------------------------
 
+#: Result fields that carry bodies (diff text, file lines). They travel once, in
+#: the structured content; the text block names them instead of repeating them,
+#: so a 256 KiB diff page is not serialized twice in one tool result.
+BODY_FIELDS = ("diff", "content")
+
+
+def text_view(payload: dict) -> dict:
+    """The text block of a successful result: the payload with bodies replaced by a note."""
+    view = {}
+    for key, value in payload.items():
+        if key in BODY_FIELDS and isinstance(value, str):
+            view[key] = {"omitted": "see structuredContent", "chars": len(value)}
+        else:
+            view[key] = value
+    return view
+
+
 def build_server(cfg: ServerConfig, ledger=None):
     """The low-level MCP ``Server`` with labkit's tools."""
     import anyio.to_thread
@@ -313,7 +330,7 @@ def build_server(cfg: ServerConfig, ledger=None):
         # Git and file reads block; run them off the event loop so pings and
         # cancellations stay responsive.
         ok, payload = await anyio.to_thread.run_sync(run_tool, cfg, params.name, params.arguments, ledger)
-        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(payload if not ok else text_view(payload), ensure_ascii=False, separators=(",", ":"))
         return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=payload,
                                     is_error=not ok)
 

@@ -36,9 +36,22 @@ def _run(coro_fn, *args):
 
 
 def _payload(result) -> dict:
-    """The tool result as the agent sees it: the text block, parsed."""
+    """The tool result as the agent sees it: the contract JSON.
+
+    Errors carry it as the text block; successes as structured content, with a
+    text block that repeats the metadata but never the body (diff, content).
+    """
     assert len(result.content) == 1 and result.content[0].type == "text"
-    return json.loads(result.content[0].text)
+    text = json.loads(result.content[0].text)
+    if result.is_error:
+        return text
+    payload = result.structured_content
+    for key, value in payload.items():
+        if key in ("diff", "content") and isinstance(value, str):
+            assert text[key] == {"omitted": "see structuredContent", "chars": len(value)}
+        else:
+            assert text[key] == value
+    return payload
 
 
 def _error_code(result) -> str:
