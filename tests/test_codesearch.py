@@ -389,3 +389,15 @@ def test_python_definitions_are_parsed_once_and_kept(built):
     cached = dict(conn.execute("SELECT path, defs FROM files WHERE defs IS NOT NULL").fetchall())
     conn.close()
     assert json.loads(cached["src/core.py"])["Context"] == [4]
+
+
+def test_crlf_and_non_ascii_lines(make_repo, tmp_path):
+    r = make_repo("crlf")
+    r.write("win.txt", "first\r\nnaïve café bar\r\nlast line\r\n".encode())
+    r.commit("c")
+    build_index(tmp_path / "idx", [r.path])
+    for query, literal in (("café bar", True), (r"café bar$", False), ("ïve", True)):
+        hits = search_code(tmp_path / "idx", query, literal=literal)["matches"]
+        assert [(m["line"], m["snippet"]) for m in hits] == [(2, "naïve café bar")], query
+    ctx = get_file_context(tmp_path / "idx", "crlf", "win.txt", 3, before=1, after=0)
+    assert ctx["content"] == "     2 | naïve café bar\n>    3 | last line" and ctx["totalLines"] == 3

@@ -27,7 +27,8 @@ class Plan:
     fts: str | None  # FTS5 MATCH expression, or None: verify every file
 
     def compile(self):
-        return compile_re2(self.regex, case_sensitive=self.case_sensitive)
+        """The verifier, compiled for UTF-8 bytes: RE2 then reports byte offsets with no conversion."""
+        return compile_re2(self.regex, case_sensitive=self.case_sensitive, for_bytes=True)
 
 
 def is_case_sensitive(query: str) -> bool:
@@ -44,15 +45,15 @@ def check_query(query: str) -> None:
         raise LabkitError("invalid_argument", "the query must be one line of text without NUL")
 
 
-def compile_re2(pattern: str, what: str = "regex", *, case_sensitive: bool = True):
-    """Compile an RE2 pattern; an invalid one is ``invalid_argument``."""
+def compile_re2(pattern: str, what: str = "regex", *, case_sensitive: bool = True, for_bytes: bool = False):
+    """Compile an RE2 pattern (for ``str``, or for UTF-8 ``bytes``); an invalid one is ``invalid_argument``."""
     import re2
 
     options = re2.Options()
     options.log_errors = False
     options.case_sensitive = case_sensitive
     try:
-        return re2.compile(pattern, options)
+        return re2.compile(pattern.encode("utf-8") if for_bytes else pattern, options)
     except re2.error as exc:
         reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         reason = reason.split(":", 1)[0]
