@@ -246,7 +246,7 @@ def run(quick: bool = False, only: tuple[str, ...] | None = None) -> dict:
             for name, query, regex in QUERIES:
                 if name not in (PROCESS_QUERIES[:1] if quick else PROCESS_QUERIES):
                     continue
-                timed = _side_by_side(_time_process, root, query, regex, ENGINES, max(3, reps // 2))
+                timed = _side_by_side(_time_process, root, query, regex, ENGINES, reps)
                 for engine, (ms, res) in timed.items():
                     rows.append({"corpus": corpus, "files": files, "bytes": nbytes, "engine": engine,
                                  "medianMs": round(ms, 3), "call": "process", "query": name,
