@@ -9,9 +9,9 @@ machine (2 shared cores, Linux). What they say:
   binary probe and its own open: about twice python's per-file cost;
 - per MiB, ripgrep (two threads) is roughly twice as fast as python's
   ``bytes.find`` and RE2;
-- so what decides is file *density*: with files averaging under roughly 30-40
-  KB (source trees), python is cheaper at any corpus size; with big files
-  (logs, dumps), ripgrep wins once its start-up is paid back.
+- so what decides is file *density*: with files averaging under roughly 50 KB
+  (source trees), python is cheaper at any corpus size; with big files (logs,
+  dumps), ripgrep wins once its start-up is paid back.
 
 ``auto`` runs python first over :data:`PROBE_BYTES`; only a search still
 unfinished by then is priced with this model.
