@@ -56,7 +56,7 @@ CREATE TRIGGER IF NOT EXISTS files_ad AFTER DELETE ON files BEGIN
 END;
 """
 
-SKIP_REASONS = ("large", "binary", "notUtf8", "sensitive", "noise", "symlink", "submodule")
+SKIP_REASONS = ("large", "binary", "notUtf8", "sensitive", "noise", "symlink", "submodule", "unreadable")
 
 
 @dataclass
@@ -289,7 +289,7 @@ def _build_one(conn: sqlite3.Connection, repo_dir) -> dict:
             try:
                 data = (root / e.path).read_bytes()
             except OSError:
-                build.skipped["notUtf8"] += 1
+                build.skipped["unreadable"] += 1
                 continue
             build.files_read += 1
             e.blob = hashlib.sha256(data).hexdigest()
