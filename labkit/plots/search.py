@@ -64,10 +64,10 @@ def time_vs_corpus_size(result: dict, *, query: str = "rare"):
     ax.set_title(f"Search time vs corpus size (query '{query}', in-process)")
     ax.legend(loc="upper left")
     if cross is None:
-        text = "No crossover in the measured range: the faster engine is the same at every size measured."
+        text = "No crossover in the measured range: the same engine is faster at every size measured."
     else:
-        text = (f"Below ≈{_human_bytes(cross)} the in-process engine wins (no process to start); "
-                "above it ripgrep's faster scanning pays for its start-up.")
+        text = ("In-process wins on source trees (no process to start, small files);\n"
+                f"ripgrep wins past ≈{_human_bytes(cross)} here, where files are big and bytes dominate.")
     return takeaway(fig, text)
 
 
@@ -91,8 +91,9 @@ def process_vs_in_process(result: dict, *, query: str = "rare"):
     ax.set_xlabel("corpus")
     ax.set_ylabel("median time per search (ms)")
     ax.set_title(f"In-process call vs whole `labkit search` process (query '{query}')")
-    ax.legend(fontsize=7, ncol=2)
-    return takeaway(fig, "Starting a Python process costs more than most searches: "
+    ax.margins(y=0.35)  # headroom for the legend
+    ax.legend(fontsize=7, ncol=3, loc="upper left")
+    return takeaway(fig, "Starting a Python process costs more than most searches:\n"
                          "measure the whole call chain the agent actually pays for.")
 
 
