@@ -69,8 +69,8 @@ def test_no_body_diff_secret_or_absolute_path_reaches_the_file(smuggler, tmp_pat
 
     results = anyio.run(go)
     # The agent did receive the body and the diff: the ledger just never keeps them.
-    assert BODY_MARKER in results[0].content[0].text
-    assert DIFF_MARKER in results[2].content[0].text
+    assert BODY_MARKER in results[0].structured_content["content"]
+    assert DIFF_MARKER in results[2].structured_content["diff"]
     raw = ledger_path.read_bytes()
     _assert_clean(raw, str(tmp_path), str(smuggler.path), os.path.expanduser("~") + "/")
     lines = read_lines(ledger_path)
