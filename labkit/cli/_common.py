@@ -32,11 +32,22 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def dumps(obj) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON, UTF-8 where possible.
+
+    A string that cannot be UTF-8 (a lone surrogate from a file name that was
+    not valid UTF-8) switches the whole object to ASCII escapes, so stdout is
+    always valid UTF-8 JSON.
+    """
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
+    return text
 
 
 def _write(text: str) -> None:
-    data = text.encode("utf-8", "surrogateescape")
+    data = text.encode("utf-8", "backslashreplace")
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
