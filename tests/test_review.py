@@ -680,7 +680,9 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 _segment = st.text(alphabet=st.characters(blacklist_characters="/\\\0", blacklist_categories=("Cs",)),
-                   min_size=1, max_size=8).filter(lambda s: s not in (".", "..") and s.strip() != "")
+                   min_size=1, max_size=8).filter(
+    lambda s: s not in (".", "..") and s.strip() != ""
+    and not (len(s) >= 2 and s[1] == ":" and s[0].isalpha()))  # "C:" reads as a drive: refused by design
 
 
 @settings(max_examples=200, deadline=None)
