@@ -1,6 +1,6 @@
 """Code-search benchmark: indexed search against a ripgrep scan, as whole processes.
 
-    /work/venv/bin/python benchmarks/codesearch_bench.py [--repeats 7] [--no-zoekt] [--out FILE]
+    python benchmarks/codesearch_bench.py [--repeats 7] [--no-zoekt] [--out FILE]
 
 Corpus: a copy of the installed Python standard library plus the site-packages
 of this environment and of its base interpreter, as a plain folder (over

@@ -4,7 +4,7 @@ The measurement lives in :mod:`labkit.experiments.mcp_paging` (also ``labkit
 experiment mcp-paging``); this script runs it and exits non-zero when the
 median ratio misses the target (4x).
 
-    /work/venv/bin/python benchmarks/mcp_paging.py [--quick] [--rounds N]
+    python benchmarks/mcp_paging.py [--quick] [--rounds N]
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Benchmark: reading a whole diff in pages, snapshot vs regenerate-per-page vs one git diff.
 
-    /work/venv/bin/python benchmarks/pagination_cost.py [--sizes 1,4,16,32] [--repeats 5] [--json]
+    python benchmarks/pagination_cost.py [--sizes 1,4,16,32] [--repeats 5] [--json]
 
 Thin wrapper over ``labkit experiment pagination-cost`` with adjustable sizes. Every figure is a
 median of ``repeats`` runs measured side by side in one process; ratios are to one plain

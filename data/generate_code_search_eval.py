@@ -1,6 +1,6 @@
 """Generate data/code-search-eval.jsonl: a frozen code-search eval over installed Click.
 
-    /work/venv/bin/python data/generate_code_search_eval.py [OUT]
+    python data/generate_code_search_eval.py [OUT]
 
 The corpus is the installed ``click`` package laid out as a git repository
 (``labkit.codesearch.eval.layout_package_repo``: fixed identity and dates, so
