@@ -7,6 +7,8 @@ where the caller says (a temp folder or the report folder), never into
 """
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,23 @@ class NotebookRun:
     error: str | None = None
     output_path: str | None = None
     allowed_errors: list[str] = field(default_factory=list)
+
+
+def _kernel_manager(runtime: str):
+    """A kernel manager on IPC sockets in a private runtime folder.
+
+    Over TCP, kernels started at the same moment by parallel runs (course CI,
+    ``labkit report`` beside ``pytest``) can race for the same free port, and
+    the loser stalls until the start-up timeout. Unix sockets have no ports.
+    """
+    import os
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    if os.name != "posix":
+        return AsyncKernelManager(kernel_name=KERNEL_NAME)
+    return AsyncKernelManager(kernel_name=KERNEL_NAME, transport="ipc",
+                              connection_file=os.path.join(runtime, "kernel.json"))
 
 
 def lab_paths(labs_dir: str | Path) -> list[Path]:
@@ -48,9 +67,11 @@ def execute_notebook(path: str | Path, out_path: str | Path | None = None, *,
     if nb is None:
         nb = nbformat.read(path, as_version=4)
     allow = bool(allow_errors_named)
+    runtime = tempfile.mkdtemp(prefix="labkit-kernel-")
     client = NotebookClient(
         nb, timeout=timeout, kernel_name=KERNEL_NAME, allow_errors=allow,
         resources={"metadata": {"path": str(path.parent.resolve())}},
+        km=_kernel_manager(runtime),
     )
     start = time.perf_counter()
     run = NotebookRun(name=path.stem, ok=True, seconds=0.0)
@@ -65,6 +86,8 @@ def execute_notebook(path: str | Path, out_path: str | Path | None = None, *,
     except DeadKernelError as exc:
         run.ok = False
         run.error = f"DeadKernelError: {exc}"
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
     run.seconds = time.perf_counter() - start
     if allow and run.ok:
         for idx, cell in enumerate(nb.cells):
