@@ -8,8 +8,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
-TARGET = Path(__file__).resolve().parents[2] / "labs" / "06-context-scale.ipynb"
+from labkit.notebook_source import LABS_DIR, LabNotebook
+
+TARGET = LABS_DIR / "06-context-scale.ipynb"
 
 CELLS: list[tuple[str, str]] = [
 ("md", r"""# Lab 06: How much code should an agent read for one change?
@@ -43,7 +44,8 @@ print("files:", ", ".join(project.repo.ls_files()))
 print("the files a reviewer must read (gold set):", ", ".join(sorted(project.gold)))"""),
 ("md", r"""## 1. The project and the change
 
-The project is the invoice exporter from the seed article, written in Python so you can read it.
+The project is the invoice exporter from *the seed report* (the field report on a real agent's code
+tools that this course retells; lab 01 introduces it), written in Python so you can read it.
 Two commits: the first is the project, the second changes `export_invoice`. The diff below is
 the real `git diff` between them, produced through labkit's hardened git runner.
 """),
@@ -64,7 +66,8 @@ changed code now passes `currency` to `format_amount`). `logger.py` and `dates.p
 How we count, as in the seed: **text read** = the bodies of files read + each search result as
 JSON + the diff. It estimates what lands in the agent's context; it is not a token count.
 **Recall** = share of the gold files that were read. **Precision** = share of the files read that
-are gold.
+are gold. The first table gives, per strategy, the files read, the text read in bytes, recall and
+precision in percent; the lines below split the bytes into their three parts.
 """),
 ("code", r"""rows = [{"files": project.files, **run_strategy(name, project.root, project.task())} for name in "ABCD"]
 print(table_text(rows))
@@ -73,7 +76,7 @@ for row in rows:
           f" + diff {row['bytes']['diff']:>4} B;  missed: {', '.join(row['missedGold']) or 'nothing'}")"""),
 ("md", r"""On six files, reading everything is the cheapest way to see all four relevant files: the search
 results and the diff are *overhead*, and here they cost more than the two extra small files.
-B is cheap but blind to `format.py`.
+B is cheap but blind to `format.py`. D reads the same four files as C, with less search output.
 
 ## 3. The seed's table, from real runs at 6 and 506 files
 
@@ -94,6 +97,9 @@ all. On a small project with a known scope, reading everything is simple and che
 one, search and the diff cut the text by about 90% here.
 """),
 ("code", r"""bytes_vs_files(result)"""),
+("md", r"""Both axes are logarithmic. A's line climbs with the project's size; B, C and D stay flat. The
+next figure shows the other half of the trade, recall in percent of the gold files:
+"""),
 ("code", r"""recall_vs_files(result)"""),
 ("md", r"""Recall does not depend on size: B misses the same downstream file at every size. The cost of a
 strategy moves with size, its blind spots do not.
@@ -161,6 +167,10 @@ on a shared machine):
 ("code", r"""for r in result["rows"]:
     if r["shape"] == "invoice" and r["files"] == 506:
         print(f"{r['strategy']}: read stage {r['stageMs']['read']:8.2f} ms   all stages {r['totalMs']:8.2f} ms")"""),
+("md", r"""Compared by read stage alone, A looks many times slower than C. End to end the gap is much
+smaller: C and D spend most of their time on the diff and the searches, which the read-stage
+number leaves out.
+"""),
 ("md", r"""**Try it.** Change the project size, the shape, and D's callee depth. With depth 1 on the
 `statements` shape, D stops before `round_cents` and its recall drops; the bars show bytes, the
 labels recall and files read.
@@ -209,28 +219,23 @@ example `{"small": "X", "large": "Y"}`.
 ]
 
 
-def build():
-    import nbformat
 
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = dict(KERNELSPEC)
-    nb.metadata["language_info"] = {"name": "python"}
+def lab_notebook() -> LabNotebook:
+    nb = LabNotebook(lab="06", name=TARGET.name)
     for kind, source in CELLS:
         if kind == "md":
-            nb.cells.append(nbformat.v4.new_markdown_cell(source.strip("\n")))
+            nb.md(source)
         else:
-            cell = nbformat.v4.new_code_cell(source.strip("\n"))
-            if kind == "code:solution":
-                cell.metadata["tags"] = ["solution"]
-            nb.cells.append(cell)
+            nb.code(source, ["solution"] if kind == "code:solution" else None)
     return nb
 
 
-def write(path: Path = TARGET) -> Path:
-    import nbformat
+def build():
+    return lab_notebook().build()
 
-    nbformat.write(build(), path)
-    return path
+
+def write(path: Path = TARGET) -> Path:
+    return lab_notebook().write(path)
 
 
 if __name__ == "__main__":

@@ -94,7 +94,7 @@ def stage_times(result: dict):
     ax.set_title(f"Where the time goes at {largest} files ({shape})")
     ax.set_xlabel("wall time (ms)")
     ax.set_ylabel("strategy")
-    ax.legend(fontsize=8, ncol=5, loc="lower right")
+    ax.legend(fontsize=8, title="stage", title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     return takeaway(fig, "Read time is one slice of the work: search and diff cost time too, "
                          "so it is not end-to-end time.")
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-NOTEBOOK = Path(__file__).resolve().parents[2] / "labs" / "01-workspace-search.ipynb"
+from labkit.notebook_source import LABS_DIR, LabNotebook
+
+NOTEBOOK = LABS_DIR / "01-workspace-search.ipynb"
 
 CELLS: list[tuple[str, str] | tuple[str, str, list[str]]] = [
     ("md", """# Lab 01: Workspace search, and what a search result can prove
@@ -14,6 +16,10 @@ CELLS: list[tuple[str, str] | tuple[str, str, list[str]]] = [
 An AI coding agent decides what to read by searching first. A search answer looks final: a list
 of places. It is not. In this lab you meet labkit's workspace search, which has two engines
 (ripgrep and pure Python) behind one contract, and you learn to read its answer as evidence.
+
+This course grew out of a field report on the code tools of a real AI coding agent; the labs call it
+*the seed report* and retell its measurements. Here it supplies the search engine comparison and
+two timings.
 
 **What you'll learn**
 
@@ -57,22 +63,28 @@ listed in `.gitignore` (a stale build copy), so neither engine returns it.
 The seed report measured a fallback engine answering a search for `const` in **0.805 ms**, ten
 times faster than a search for a rare word. The reason: with `limit=3` it stopped after three hits.
 labkit does the same, on purpose, and says so: `truncated` is true exactly when more matches
-exist than were returned. Watch how many files each search actually read."""),
+exist than were returned. Watch how many files each search actually read (`filesScanned`, out of
+the project's 10 files)."""),
     ("code", """rows = []
 for query, limit in [("import", 3), ("import", 50), ("import", 200), ("getpreferredencoding", 50)]:
     r = search_workspace(root, query, limit=limit, engine="python")
     rows.append({"query": query, "limit": limit, "matchCount": r["matchCount"],
                  "truncated": r["truncated"], "filesScanned": r["stats"]["filesScanned"]})
 print(table(rows, ["query", "limit", "matchCount", "truncated", "filesScanned"]))"""),
-    ("md", """Move the slider: a small `limit` reads fewer files and answers faster, and the bar turns red
+    ("md", """With `limit=3` the search stopped after 5 of the 10 files, returned 3 matches and said
+`truncated: True`; with 50 or 200 it read every file and found all 8, so `truncated` is false. A
+larger limit than needed changes nothing. The rare word was never cut short.
+
+Move the slider: a small `limit` reads fewer files and answers faster, and the bar turns red
 because the answer is partial. (The explorer shows its default view even when the notebook runs
 headless.)"""),
     ("code", """limit_explorer(root, query="import", limit=3)"""),
     ("md", """## 3. The engine-difference matrix, and how labkit closed it
 
-The seed compared a ripgrep engine with an in-process fallback behind the same interface. Same
-result *shape*; different *semantics*. The matrix below retells that comparison, with the last
-column saying what labkit does for both engines."""),
+The seed report compared a ripgrep engine with an in-process fallback behind the same interface.
+Same result *shape*; different *semantics*. The matrix below retells that comparison: the two
+`(seed)` columns are what the report found in each engine, the last column what labkit does for
+both of its engines."""),
     ("code", """print(table(engine_matrix(), MATRIX_COLUMNS))"""),
     ("md", """Two of those rows, tested live. *Smart case*: a query with an upper-case letter is
 case-sensitive, one without is not, in every engine. *Regex*: the syntax is RE2's; `\\w` means
@@ -87,18 +99,27 @@ for query, regex in checks:
 print(table(rows, ["query", "regex", "python lines", "ripgrep lines"]))"""),
     ("md", """## 4. Which engine is faster? Measure it.
 
-The seed also found a small Windows repository where the in-process engine beat ripgrep by about
-60 ms, because starting a process cost that much. `search-bench` measures both engines (and
+The seed report also found a small Windows repository where the in-process engine beat ripgrep by
+about 60 ms, because starting a process cost that much. `search-bench` measures both engines (and
 `auto`, which picks one) on corpora of different sizes: a handful of files, generated modules,
 the Python standard library, and a few large files. Each number is a median of repeated runs,
-with the engines taking turns. This quick run takes a little while."""),
+with the engines taking turns. This quick run takes a little while.
+
+Both axes of the first figure are logarithmic: time per search in milliseconds against the bytes
+searched. The purple `index` line, where present, is a search in a prebuilt trigram index (lab 08 builds
+one); it is there for comparison and is not one of the two engines of this lab."""),
     ("code", """bench = run_experiment("search-bench", quick=True)
 display(search_plots.time_vs_corpus_size(bench, query="rare"))"""),
     ("md", """The python engine pays little per file; ripgrep pays a process start and a bit more per file,
 but scans each byte faster. So what decides is how *big the files* are: source trees (files of a
 few KB) favour the in-process engine, large files favour ripgrep. `auto` starts in-process and
 hands a big, unfinished search to ripgrep using a cost model fitted to this benchmark; the result
-always says which engine ran."""),
+always says which engine ran. The dotted line marks the corpus size where the fitted model says
+ripgrep starts to win.
+
+The next figure adds the cost of a whole `labkit search` process, and the table gives two ratios of
+median times for each corpus: `pythonOverRipgrep` (below 1: the python engine was faster) and
+`autoOverBest` (`auto` against the faster of the two engines; close to 1: `auto` chose well)."""),
     ("code", """display(search_plots.process_vs_in_process(bench, query="rare"))
 ratios = [r for r in bench["ratios"]["in-process"] if r["query"] == "rare"]
 print(table(ratios, ["corpus", "autoOverBest", "pythonOverRipgrep"]))
@@ -142,31 +163,23 @@ not show up. Say what you searched, with which limit, and whether it was truncat
 ]
 
 
-def build():
-    import nbformat
 
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    for cell in CELLS:
-        kind, source = cell[0], cell[1]
+def lab_notebook() -> LabNotebook:
+    nb = LabNotebook(lab="01", name=NOTEBOOK.name)
+    for kind, source, *tags in CELLS:
         if kind == "md":
-            nb.cells.append(nbformat.v4.new_markdown_cell(source))
+            nb.md(source)
         else:
-            c = nbformat.v4.new_code_cell(source)
-            if len(cell) > 2:
-                c.metadata["tags"] = list(cell[2])
-            nb.cells.append(c)
-    for i, c in enumerate(nb.cells):  # stable ids, so regenerating changes nothing
-        c["id"] = f"lab01-{i:02d}"
+            nb.code(source, tags[0] if tags else None)
     return nb
 
 
-def write(path: Path = NOTEBOOK) -> Path:
-    import nbformat
+def build():
+    return lab_notebook().build()
 
-    nbformat.write(build(), path)
-    return path
+
+def write(path: Path = NOTEBOOK) -> Path:
+    return lab_notebook().write(path)
 
 
 if __name__ == "__main__":  # pragma: no cover

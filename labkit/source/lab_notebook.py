@@ -9,25 +9,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from labkit.notebook_source import LabNotebook
+
 NOTEBOOK_NAME = "09-pinned-source.ipynb"
 
-CELLS: list[tuple[str, str, list[str]]] = []
-
-
-def md(text: str) -> None:
-    CELLS.append(("markdown", text.strip("\n"), []))
-
-
-def code(text: str, tags: list[str] | None = None) -> None:
-    CELLS.append(("code", text.strip("\n"), tags or []))
-
-
-def exercise(number: int, solution: str, before: str = "") -> None:
-    """The starter convention: placeholder cell, solution cell (tagged), check cell."""
-    name = f"answer_q{number}"
-    code(before + f"{name} = ...  # replace ... with your answer")
-    code(solution, tags=["solution"])
-    code(f"lab09.q{number}.check({name})")
+NOTEBOOK = LabNotebook(lab="09", name=NOTEBOOK_NAME)
+md, code, exercise = NOTEBOOK.md, NOTEBOOK.code, NOTEBOOK.exercise
 
 
 md("""
@@ -83,8 +70,10 @@ for repo, record in pinned.items():
 """)
 
 md("""
-The figure shows the whole table. Each bar is one record; its left edge is `from` (included)
-and its right edge is `until` (excluded). The dashed line is the incident.
+At the incident, store-001 ran release v1 in both repositories; each line gives the release, the
+full commit id and the record's interval. The figure shows the whole table. Each bar is one
+record; its left edge is `from` (included) and its right edge is `until` (excluded). The dashed
+line is the incident: store-001 was still on v1 there, store-002 already on v2.
 """)
 
 code("""
@@ -225,13 +214,16 @@ md("""
 Same input, same total, different answers. Explaining the notice with `main`'s rule would have been
 wrong for store-001, not because search failed, but because it searched the wrong version. The run
 shows what the code does with *this synthetic input*; it does not show that the customer's request
-carried `r1`. That needs request logs, which is the next lab's job.
+carried `r1`. That needs the request records (the service's logs), a different kind of evidence that
+this lab does not cover. The next two labs turn to how an agent calls tools like these (MCP) and
+how to audit what it read before deciding (the ledger).
 
 ## 5. Exercises
 
 **Q1.** A customer of `demo-brand/store-002` saw the notice at `2026-09-14 21:30 +08:00`. Which
 evidence id do you cite for the backend condition that decided `PRICE_CHANGED`? Give the exact
-string. (Look at the table first: which release was that store's *backend* on?)
+string, of the form `backend@<40 hex>:PATH:Lstart-Lend`, with a line range that includes the `if`.
+(Look at the table first: which release was that store's *backend* on?)
 """)
 
 exercise(1, """
@@ -245,7 +237,7 @@ code("""
 """)
 
 md("""
-**Q2.** Which status update goes to the store? `"A"`, `"B"` or `"C"`.
+**Q2.** Which status update goes to the store? Answer one letter as a string: `"A"`, `"B"` or `"C"`.
 """)
 
 exercise(2, 'answer_q2 = "B"', before="""for key, text in lab09.STATUS_OPTIONS.items():
@@ -283,30 +275,16 @@ world.cleanup()
 
 
 def build_notebook():
-    import nbformat
-
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    for i, (kind, text, tags) in enumerate(CELLS):
-        cell = nbformat.v4.new_markdown_cell(text) if kind == "markdown" else nbformat.v4.new_code_cell(text)
-        cell.id = f"lab09-{i:02d}"
-        if tags:
-            cell.metadata["tags"] = list(tags)
-        nb.cells.append(cell)
-    return nb
+    return NOTEBOOK.build()
 
 
 def notebook_text() -> str:
-    import nbformat
-
-    return nbformat.writes(build_notebook()) + "\n"
+    return NOTEBOOK.text()
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    out = Path(argv[0]) if argv else Path(__file__).resolve().parents[2] / "labs" / NOTEBOOK_NAME
-    out.write_text(notebook_text(), "utf-8")
+    out = NOTEBOOK.write(Path(argv[0]) if argv else None)
     print(f"wrote {out.name}")
     return 0
 
