@@ -25,7 +25,8 @@ outputs that would show it are either gone or far too large (and too sensitive) 
 
 labkit's MCP server can keep an **audit ledger** (`labkit mcp serve --ledger FILE`): one JSON line
 per tool call, appended as the call completes. The design follows a turn ledger built for a
-production agent: it records what the agent was **offered**, which files it **actually read**
+production agent: it records what the agent was **offered** (the paths a tool result put in front
+of it, such as the changed files `git_status` listed), which files it **actually read**
 (with the file's hash at that moment), and in what **order** relative to its first consequential
 action (here: the review gate). It is strict about what it keeps: never file bodies, command
 output, diffs, secrets or absolute paths.
@@ -89,7 +90,8 @@ for name, run in runs.items():
 md("""
 ## 2. What a ledger line holds
 
-Here is the careful run's ledger as a table, then one raw line.
+Here is the careful run's ledger as a table, then one raw line. `seq` numbers the calls of a
+session in order (1, 2, 3, ...); it is the clock the summary uses to say what came before what.
 """)
 
 code("""
@@ -165,6 +167,12 @@ The figure puts both ledgers on one axis of call numbers:
 code("ledger_timelines(runs)")
 
 md("""
+Each dot is one call at its `seq` (red: a truncated search or a failed call), and the dashed line
+is the first decision. The careful run's read and diff pages all sit left of the line; the
+careless run's `read_file` sits right of it, too late to count as evidence.
+""")
+
+md("""
 ## 4. Caps and truncation markers
 
 A runaway agent can make thousands of calls. The writer keeps at most `max_lines` call lines per
@@ -211,8 +219,8 @@ code("from labkit.check import lab11")
 
 md("""
 **Q1.** For each run, did the agent read the file `git_status` offered (`src/pricing.py`)
-**before** its first `review_diff` call? Use the ledger tables (print the careless one with
-`ledger_table(runs["careless"]["lines"])`). Answer `{"careful": True/False, "careless": True/False}`.
+**before** its first `review_diff` call? Use the ledger tables (the careful one is in section 2, the
+careless one is printed below). Answer a dict `{"careful": True/False, "careless": True/False}`.
 """)
 
 code("""
@@ -223,7 +231,8 @@ code('answer_q1 = {"careful": True, "careless": False}', tags=["solution"])
 code("lab11.q1.check(answer_q1)")
 
 md("""
-**Q2.** In the careless run, give the `seq` of the search that was truncated and never followed up.
+**Q2.** In the careless run, give the `seq` of the search that was truncated and never followed up:
+an integer.
 """)
 
 code("answer_q2 = ...  # replace ... with your answer")
@@ -233,6 +242,8 @@ code("lab11.q2.check(answer_q2)")
 md("""
 **Q3.** `lab11.Q3_LEDGER` is the ledger of a third agent. Did it read the file it was offered
 before deciding? Answer `True` or `False`. Read the lines yourself before you compute the summary.
+The `status` column also shows calls that failed (`error`) or were refused for bad arguments
+(`refused`): those calls are on the record too.
 """)
 
 code("""

@@ -21,7 +21,8 @@ md("""
 
 An AI coding agent does not import your Python functions. It talks to a **tool server** over the
 Model Context Protocol (MCP): it asks the server which tools exist, reads their descriptions and
-argument schemas, and sends calls as JSON-RPC messages. Everything it knows about a repository
+argument schemas, and sends calls as JSON-RPC messages (a small standard for requests and replies
+written as JSON objects). Everything it knows about a repository
 arrives as tool results.
 
 In this lab you start `labkit mcp serve` as a separate process, connect to it with the official
@@ -254,14 +255,17 @@ but not counted.
 
 code("""
 cost = run_experiment("mcp-paging", quick=True)
-print({k: cost[k] for k in ("diffBytes", "pages", "fullDiffMedianMs", "mcpPagingMedianMs", "ratio", "serverStartupMs")})
+print(f"diff {cost['diffBytes']:,} B read in {cost['pages']} pages of {cost['pageBytes'] // 1024} KiB")
+print(f"one plain git diff: {cost['fullDiffMedianMs']} ms | all pages over MCP: {cost['mcpPagingMedianMs']} ms"
+      f" | ratio {cost['ratio']}x | server start-up (paid once, not counted): {cost['serverStartupMs']} ms")
 paging_cost(cost)
 """)
 
 md("""
-The snapshot makes each later page a seek and a read, so the extra cost is mostly JSON-RPC
-framing and the per-call round trip, not recomputing the diff. This machine is shared, so your
-numbers will vary between runs; the ratio is the number to watch.
+The dashed line is the course's target: reading every page over MCP should cost at most a few times
+one plain `git diff` (the legend gives the factor). The snapshot makes each later page a seek and a read, so the extra cost is mostly
+JSON-RPC framing and the per-call round trip, not recomputing the diff. Times vary between runs,
+more so on a shared machine; the ratio is the number to watch.
 
 ## 7. Exercises
 """)
@@ -286,7 +290,7 @@ code("lab10.q1.check(answer_q1)")
 
 md("""
 **Q2.** `git_diff(max_bytes=4096)` returned `Q2_FIRST_PAGE`. Give the arguments of the call that
-fetches **page 2 of the same diff**.
+fetches **page 2 of the same diff**, as a dict of argument names to values.
 """)
 
 code("""
@@ -299,7 +303,7 @@ code("lab10.q2.check(answer_q2)")
 
 md("""
 **Q3.** While reviewing, `read_file` returned the note you saw in section 3. What should the agent
-do? Answer with one letter.
+do? Answer with one letter as a string, e.g. `"a"`.
 """)
 
 code("""

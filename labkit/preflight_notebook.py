@@ -62,9 +62,11 @@ assert report["ok"], "fix the failing check above before going on"
 author (`Lab Learner`) and a date taken from a fixed clock: commit *n* is dated
 2026-01-01 00:00 UTC plus *n* minutes. It also cleans up after itself when the `with` block ends.
 
-Below we build a tiny history, then make one change of each kind git tracks separately: a staged
-edit, an unstaged edit and an untracked file. `git_status` is labkit's status; it hides secrets
-such as `.env` and counts them in `hidden`.
+Below we build a one-commit history, then change the repository three ways: a *staged* edit (a
+change recorded with `git add`, ready for the next commit), an *untracked* file (one git has never
+been told about), and a fake secret, `.env`. `git_status` is labkit's version of `git status`; it
+never lists a sensitive path such as `.env`, it only counts it under `hidden`. `repo.git(...)` runs
+one git command in the repository; `cat-file -p` prints the raw commit object.
 """)
     code("""
 with IsolatedRepo() as repo:
@@ -82,12 +84,14 @@ print("untracked:", status["untracked"])
 print("hidden:   ", status["hidden"])
 """)
     md("""
-The commit object lists its tree (the files), its author and committer with a timestamp in
-seconds (`1767225660` is 2026-01-01 00:01 UTC), and the message. The commit id is a hash of
-exactly those bytes. Fix them all, and the id is fixed too.
+The last three lines are the status: `README.md` is staged (`M`, modified), `notes.txt` is
+untracked, and `.env` appears only as one hidden change.
 
-Let's test that claim: build the same two-commit story in two different temp folders, then once
-with the clock one second later, and once with another author.
+Above them, the commit object lists its tree (the files), its author and committer with a
+timestamp in seconds (`1767225660` is 2026-01-01 00:01 UTC), and the message. The commit id is a
+hash of exactly those bytes. Fix them all, and the id is fixed too. Let's test that claim: build the same two-commit story in two different temp folders, then once
+with the clock one second later, and once with another author. `headCommit` is the id of the last
+commit of each run.
 """)
     code("""
 demo = isolation_demo()
@@ -95,11 +99,15 @@ print(table(demo["rows"], ["run", "folder", "identity", "clock", "headCommit"]))
 print("same id in both isolated runs:", demo["sameEverywhere"], "| in different folders:", demo["foldersDiffer"])
 """)
     md("""
+The table shows it: both isolated runs end on the same id although their folders differ, and
+one second on the clock or another author name gives another id.
+
 ### Exercise 1
 
-Build a fresh isolated repository, write `hello.txt` containing `hello` and a newline, commit it
-with the message `first commit`, and set `answer_q1` to the commit id `commit` returns. Anyone who
-runs the same steps gets the same id, so the checker can rebuild it.
+In the fresh isolated repository `q1_repo` (made in the next cell), write `hello.txt` containing
+`hello` and a newline, commit it with the message `first commit`, and set `answer_q1` to the commit
+id `q1_repo.commit(...)` returns: a string of 40 hex digits. Anyone who runs the same steps gets
+the same id, so the checker can rebuild it.
 """)
     code("""
 q1_repo = IsolatedRepo()  # a fresh, empty isolated repository; removed at the end of the lab
@@ -111,7 +119,8 @@ answer_q1 = q1_repo.commit("first commit")
     md("""
 ### Exercise 2
 
-Which of these would give a *different* commit id for the same files? Give a set of keys.
+Which of these would give a *different* commit id for the same files? Answer a Python set of
+keys from the list below, for example `{"folder", "machine"}` (that shows the shape, not the answer).
 """)
     code("""
 for key, text in lab00.Q2_OPTIONS.items():
@@ -131,13 +140,15 @@ prepared (a downloaded archive, a student's submission, a project an agent was p
 a way to run their code on your machine when you only meant to *look*.
 
 The demo plants a harmless payload (it appends one line to a file in a temp folder) in a fresh
-repository, runs `git status` with plain git, and then with labkit:
+repository, runs `git status` with plain git, and then with labkit. `plainFired` says whether the
+payload ran under plain git, `labkitFired` whether it ran under labkit:
 """)
     code("""
 payload_demo("core.fsmonitor", "status")
 """)
     md("""
-labkit sends every git call through one runner, `labkit.gitrunner.run_git`. It:
+Plain git ran the repository's fsmonitor program; labkit did not. labkit sends every git call
+through one runner, `labkit.gitrunner.run_git`. It:
 
 - drops every inherited `GIT_*` variable, ignores system and global config, takes no optional
   locks, never prompts, and has no pager or editor;
@@ -157,13 +168,15 @@ payload_explorer()
 ### Exercise 3
 
 In the demo's repository (a tracked file whose timestamp changed but whose bytes did not), which
-payloads does a **plain** `git status` run? Give a set of names from `lab00.Q3_OPTIONS`.
+payloads does a **plain** `git status` run? Answer a Python set of names from `lab00.Q3_OPTIONS`
+(printed below), for example `{"core.pager"}` (the shape, not the answer).
 """)
-    exercise(3, """
+    exercise(3, before="print(lab00.Q3_OPTIONS)\n", solution="""
 answer_q3 = {"core.fsmonitor", "post-index-change hook", "filter clean"}
 """)
     md("""
-Here is the whole picture, measured now on this machine, for both commands:
+Here is the whole picture, measured now on this machine, for both commands. No payload fires
+under labkit, for either command:
 """)
     code("""
 rows = payload_table("status") + payload_table("diff")
@@ -174,11 +187,16 @@ print(table(rows, ["command", "kind", "plainFired", "labkitFired"]))
 
 Each labkit call starts one extra git process (to list the repository's config and blank its
 drivers). The figure times `git status` both ways, alternating plain and labkit calls so machine
-noise hits both; bars are medians.
+noise hits both; bars are medians in milliseconds per call, dots are single calls.
 """)
     code("""
 overhead = runner_overhead(repeats=9)
 plot_runner_overhead(overhead)
+""")
+    md("""
+The hardened call costs a few milliseconds more than plain git (the caption gives the ratio measured
+just now; it varies from run to run on a shared machine), and in exchange it ran none of the
+repository's programs. Every later lab pays this price on every git call.
 """)
     code("""
 q1_repo.cleanup()
