@@ -135,13 +135,14 @@ print(table(page["matches"], ["path", "line", "text"]))
 print("truncated:", page["truncated"])
 for letter, text in lab01.Q1_CHOICES.items():
     print(f"{letter}. {text}")"""),
-    ("md", """**Question 1.** Which statement is right? Set `answer_q1` to a letter."""),
+    ("md", """**Question 1.** Which statement is right? Set `answer_q1` to one letter, as a string (e.g. `"A"`)."""),
     ("code", """answer_q1 = ...  # replace ... with your answer"""),
     ("code", """answer_q1 = "C\"""", ["solution"]),
     ("code", """lab01.q1.check(answer_q1)"""),
     ("md", """**Question 2.** Now run a search that *can* settle it, and list every file that calls
-`export_invoice` (root-relative paths), leaving out the file that only defines it.
-`callers_of(result, "export_invoice")` keeps the files whose matching line is a call.
+`export_invoice`, leaving out the file that only defines it. Answer a list of root-relative paths
+(strings), e.g. `["src/a.py", "web/b.py"]`. `callers_of(result, "export_invoice")` keeps the files
+whose matching line is a call.
 Use `lab01.q2.hint()` if you are stuck."""),
     ("code", """answer_q2 = ...  # replace ... with your answer"""),
     ("code", """answer_q2 = callers_of(search_workspace(root, "export_invoice(", limit=200), "export_invoice")""",
