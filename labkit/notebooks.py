@@ -29,6 +29,51 @@ class NotebookRun:
     allowed_errors: list[str] = field(default_factory=list)
 
 
+_POLL_SLICE_S = 0.25
+
+
+def _poll_in_slices(channel) -> None:
+    """Make ``channel.get_msg`` wait in short slices up to its timeout.
+
+    With pyzmq's asyncio poller a message that arrives during one long poll is
+    sometimes seen only when that poll times out: a lab then stalls for a whole
+    cell timeout after a widget cell, and still reports success. Short polls
+    bound such a missed wakeup to one slice.
+    """
+    from queue import Empty
+
+    wait_once = channel.get_msg
+
+    async def get_msg(timeout: float | None = None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            step = _POLL_SLICE_S if deadline is None else max(0.0, min(_POLL_SLICE_S, deadline - time.monotonic()))
+            try:
+                return await wait_once(timeout=step)
+            except Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    channel.get_msg = get_msg
+
+
+def _sliced_polling_client_class():
+    from nbclient import NotebookClient
+
+    class SlicedPollingClient(NotebookClient):
+        async def async_start_new_kernel_client(self):
+            kc = await super().async_start_new_kernel_client()
+            _poll_in_slices(kc.shell_channel)
+            _poll_in_slices(kc.iopub_channel)
+            return kc
+
+    return SlicedPollingClient
+
+
+def _SlicedPollingClient(*args, **kwargs):
+    return _sliced_polling_client_class()(*args, **kwargs)
+
+
 def _kernel_manager(runtime: str):
     """A kernel manager on IPC sockets in a private runtime folder.
 
@@ -60,7 +105,6 @@ def execute_notebook(path: str | Path, out_path: str | Path | None = None, *,
     it. Any other error fails the run and reports the cell.
     """
     import nbformat
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     path = Path(path)
@@ -68,7 +112,7 @@ def execute_notebook(path: str | Path, out_path: str | Path | None = None, *,
         nb = nbformat.read(path, as_version=4)
     allow = bool(allow_errors_named)
     runtime = tempfile.mkdtemp(prefix="labkit-kernel-")
-    client = NotebookClient(
+    client = _SlicedPollingClient(
         nb, timeout=timeout, kernel_name=KERNEL_NAME, allow_errors=allow,
         resources={"metadata": {"path": str(path.parent.resolve())}},
         km=_kernel_manager(runtime),
