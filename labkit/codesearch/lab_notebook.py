@@ -23,8 +23,9 @@ takes the first hit, and answers: *"in `click/__init__.py`, line 33"*. That line
 does mention `BadParameter`, but it is an import. The class lives somewhere else. Nothing
 crashed, and the answer is wrong.
 
-Code search tools for agents (the seed service wraps [Zoekt](https://github.com/sourcegraph/zoekt))
-expose two calls: `search_code(query, repo, lang, path, limit, literal)` and
+The field report this course grew out of (*the seed report*, introduced in lab 01) also
+describes a code-search service for agents, built on [Zoekt](https://github.com/sourcegraph/zoekt),
+a trigram code-search engine. Like most such services, it exposes two calls: `search_code(query, repo, lang, path, limit, literal)` and
 `get_file_context(repo, path, line, before, after)`. This lab runs both on a real index.
 
 **What you'll learn**
