@@ -50,13 +50,23 @@ def time_vs_corpus_size(result: dict, *, query: str = "rare"):
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
         style = "--" if engine == "auto" else "-"
         ax.plot(xs, ys, style, marker="o", color=color(engine), label=engine, linewidth=2 if engine != "auto" else 1.5)
-    for x, y, corpus in series.get("python", []):
-        ax.annotate(corpus, (x, y), textcoords="offset points", xytext=(4, -12), fontsize=7, color="#555555")
+    # Name each corpus once, above the highest point measured at its size.
+    tops: dict[int, tuple[float, str]] = {}
+    for pts in series.values():
+        for x, y, corpus in pts:
+            if x not in tops or y > tops[x][0]:
+                tops[x] = (y, corpus)
+    rightmost = max(tops, default=None)
+    for x, (y, corpus) in tops.items():
+        ha = "left" if x == rightmost else "center"
+        ax.annotate(corpus, (x, y), textcoords="offset points", xytext=(0, 7), fontsize=7, color="#555555",
+                    ha=ha, va="bottom")
+    ax.margins(x=0.08, y=0.18)
     cross = crossover(series.get("python", []), series.get("ripgrep", []))
     if cross is not None:
         ax.axvline(cross, color="#333333", linestyle=":", linewidth=1)
-        ax.annotate(f"crossover ≈ {_human_bytes(cross)}", (cross, 0.95), xycoords=("data", "axes fraction"),
-                    fontsize=8, ha="left", va="top")
+        ax.annotate(f"crossover ≈ {_human_bytes(cross)}", (cross, 0.04), xycoords=("data", "axes fraction"),
+                    textcoords="offset points", xytext=(-4, 0), fontsize=8, ha="right", va="bottom")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("corpus size searched (bytes, log scale)")
