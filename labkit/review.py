@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
+from .fsutil import write_private_atomic
 from .errors import LabkitError
 from .gitrunner import DIFF_SAFETY_FLAGS, GitError, git_bytes, resolve_commit, run_git, toplevel, zsplit
 from .rules import PathRules
@@ -716,22 +717,10 @@ def _check_baseline_shape(baseline: dict) -> None:
 def save_baseline(baseline: dict, path) -> None:
     """Write a baseline atomically, readable by its owner only."""
     _check_baseline_shape(baseline)
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        write_private_atomic(path, canonical_json(baseline))
     except OSError:
         raise LabkitError("invalid_argument", "the baseline file cannot be written there") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(canonical_json(baseline))
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def load_baseline(path) -> dict:

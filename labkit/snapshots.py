@@ -25,12 +25,12 @@ import json
 import os
 import re
 import stat
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .fsutil import write_private_atomic
 from .errors import LabkitError
 
 DEFAULT_TTL_S = 15 * 60
@@ -119,20 +119,7 @@ class SnapshotStore:
         return self.directory / f"{snapshot_id}.bin", self.directory / f"{snapshot_id}.json"
 
     def _atomic_write(self, target: Path, writer: Callable[[object], None]) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")  # created 0600
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                writer(fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_private_atomic(target, writer)
 
     # -- writing --------------------------------------------------------------
     def put(self, data: bytes, *, key: str, source_revision: str | None = None, meta: dict | None = None) -> Snapshot:
