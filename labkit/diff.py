@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 
 from .errors import LabkitError
-from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE, head_commit, is_repository, run_git, zsplit
+from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE, head_commit, run_git, toplevel, zsplit
 from .pager import Page, is_valid_utf8, page_from_window, paginate_naive
 from .paths import resolve_inside
 from .rules import PathRules
@@ -122,8 +122,7 @@ def _pathspec(path: str) -> str:
 def _check_root(root) -> None:
     if not os.path.isdir(root):
         raise LabkitError("not_a_repository", "the given root does not exist or is not a folder")
-    if not is_repository(root):
-        raise LabkitError("not_a_repository", "the given root is not a git repository")
+    toplevel(root)  # a repository, and not one whose config moved its work tree elsewhere (core.worktree)
 
 
 def _scope(root, path: str | None, rules: PathRules) -> str | None:

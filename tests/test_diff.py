@@ -374,3 +374,17 @@ def test_cli_not_a_repository(tmp_path, cli):
 def test_runner_is_the_only_way_to_git():
     source = open(diff_mod.__file__, encoding="utf-8").read()
     assert "subprocess" not in source and gitrunner.run_git is diff_mod.run_git
+
+
+def test_diff_refuses_a_work_tree_moved_outside_the_root(make_repo, tmp_path):
+    """core.worktree in an untrusted config must not make labkit diff another folder."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "notes.txt").write_text("private notes\n")
+    repo = make_repo("moved")
+    repo.write("notes.txt", "public\n")
+    repo.commit("init")
+    repo.git("config", "core.worktree", str(elsewhere))
+    with pytest.raises(LabkitError) as err:
+        git_diff(repo.path, mode="head")
+    assert err.value.code == "not_a_repository" and "core.worktree" in err.value.message
