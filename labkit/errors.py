@@ -1,5 +1,8 @@
 """The one error type labkit raises across its public surface.
 
+Codes are the contract's strings (``invalid_argument``, ``not_a_repository``,
+``git_timeout`` ...), written where they are raised so a reader sees them.
+
 Every failure a user can trigger carries a stable ``code`` from the contract
 and a message written for people: relative paths only, no raw git stderr.
 """
@@ -20,16 +23,3 @@ class LabkitError(Exception):
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"LabkitError({self.code!r}, {self.message!r})"
-
-
-# Error codes shared across commands (see CONTRACT.md).
-INVALID_ARGUMENT = "invalid_argument"
-INVALID_PATH = "invalid_path"
-PATH_OUTSIDE_WORKSPACE = "path_outside_workspace"
-SENSITIVE_PATH = "sensitive_path"
-NOT_A_REPOSITORY = "not_a_repository"
-GIT_FAILED = "git_failed"
-GIT_TIMEOUT = "git_timeout"
-GIT_NOT_FOUND = "git_not_found"
-OUTPUT_TOO_LARGE = "output_too_large"
-ENGINE_UNAVAILABLE = "engine_unavailable"

@@ -439,14 +439,6 @@ def toplevel(root: str | os.PathLike) -> Path:
     return top
 
 
-def is_repository(root: str | os.PathLike) -> bool:
-    try:
-        git_bytes(root, ["rev-parse", "--git-dir"], neutralise_drivers=False)
-        return True
-    except GitError:
-        return False
-
-
 def resolve_commit(repo, rev: str) -> str | None:
     """The full commit id ``rev`` names, or None when it names no commit.
 
