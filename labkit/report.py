@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import base64
 import html
-import importlib
 import json
 import sys
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 LABS_DIR = Path(__file__).resolve().parents[1] / "labs"
 
@@ -77,25 +75,20 @@ class Progress:
             self.stream.flush()
 
 
-def _load(target: str) -> Callable:
-    module_name, func_name = target.split(":")
-    return getattr(importlib.import_module(module_name), func_name)
-
-
 def run_experiment_step(name: str, *, quick: bool) -> StepResult:
-    from labkit.experiments import EXPERIMENTS
+    from labkit.experiments import load_target, run_experiment
     from labkit.plots import FIGURES, figure_to_png
 
     start = time.perf_counter()
     try:
-        data = _load(EXPERIMENTS[name])(quick=quick)
+        data = run_experiment(name, quick=quick)
     except Exception as exc:  # a failing experiment is reported, not fatal to the report
         return StepResult(name, False, time.perf_counter() - start, error=f"{type(exc).__name__}: {exc}",
                           detail=traceback.format_exc(limit=3))
     step = StepResult(name, True, time.perf_counter() - start, data=data)
     for target in FIGURES.get(name, []):
         try:
-            fig = _load(target)(data)
+            fig = load_target(target)(data)
             title = fig.axes[0].get_title() if fig.axes else name
             step.figures.append((title or name, getattr(fig, "labkit_takeaway", ""), figure_to_png(fig)))
         except Exception as exc:

@@ -5,9 +5,8 @@ import re
 
 import pytest
 
-from labkit.experiments import EXPERIMENTS, run_experiment
+from labkit.experiments import EXPERIMENTS, load_target, run_experiment
 from labkit.plots import FIGURES
-from labkit.report import _load
 
 CASES = [(name, target) for name, targets in sorted(FIGURES.items()) for target in targets]
 UNIT = re.compile(r"\(([^)]+)\)|\[([^\]]+)\]|\b(ms|bytes|B|KiB|MiB|files|s|%|count|fraction|pages|lines|calls)\b")
@@ -27,7 +26,7 @@ def test_every_figure_names_a_known_experiment():
 
 @pytest.mark.parametrize("name,target", CASES, ids=[t for _n, t in CASES])
 def test_figure_is_accessible(name, target):
-    fig = _load(target)(_data(name))
+    fig = load_target(target)(_data(name))
     takeaway = getattr(fig, "labkit_takeaway", "")
     assert takeaway and takeaway.strip().endswith("."), f"{target}: no one-sentence takeaway"
     assert fig.axes, f"{target}: figure has no axes"

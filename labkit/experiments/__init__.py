@@ -31,6 +31,10 @@ def run_experiment(name: str, **kwargs) -> dict:
     if target is None:
         known = ", ".join(sorted(EXPERIMENTS)) or "none yet"
         raise LabkitError("invalid_argument", f"unknown experiment '{name}'; known: {known}")
+    return load_target(target)(**kwargs)
+
+
+def load_target(target: str):
+    """The function a registry entry ``"module:function"`` names (imported on demand)."""
     module_name, func_name = target.split(":")
-    func = getattr(importlib.import_module(module_name), func_name)
-    return func(**kwargs)
+    return getattr(importlib.import_module(module_name), func_name)
