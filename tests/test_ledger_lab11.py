@@ -73,11 +73,3 @@ def test_q3_ledger_and_checker_agree():
     assert lab11.q3.check(...).status == NOT_ATTEMPTED
     _fails(lab11.q3, True, "status")
     _fails(lab11.q3, "no", "True or False")
-
-
-def test_committed_notebook_matches_its_generator():
-    from labkit.ledger_lab_notebook import NOTEBOOK_NAME, notebook_text
-
-    from .conftest import LABS
-
-    assert (LABS / NOTEBOOK_NAME).read_text("utf-8") == notebook_text(), "run: python -m labkit.ledger_lab_notebook"

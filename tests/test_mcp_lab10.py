@@ -64,11 +64,3 @@ def test_q1_reference_matches_the_real_server(repo):
     real = read_file(repo.path, Q1_RESULT["path"])
     for key in ("startLine", "endLine", "totalLines", "truncated", "nextStartLine"):
         assert real[key] == Q1_RESULT[key], key
-
-
-def test_committed_notebook_matches_its_generator():
-    from labkit.mcp_lab_notebook import NOTEBOOK_NAME, notebook_text
-
-    from .conftest import LABS
-
-    assert (LABS / NOTEBOOK_NAME).read_text("utf-8") == notebook_text(), "run: python -m labkit.mcp_lab_notebook"

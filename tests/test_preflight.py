@@ -83,9 +83,3 @@ def test_payload_explorer_parts():
     assert "core.fsmonitor" in html and "ran the payload" in html and "did not run it" in html
     ui = payload_explorer()
     assert [c.description for c in ui.children[:-1]] == ["payload", "command"]
-
-
-def test_committed_notebook_is_generated():
-    from labkit.preflight_notebook import NOTEBOOK_NAME, notebook_text
-
-    assert (LABS / NOTEBOOK_NAME).read_text("utf-8") == notebook_text(), "run: python -m labkit.preflight_notebook"

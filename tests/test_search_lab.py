@@ -1,4 +1,4 @@
-"""Lab 01 support: checkers, the notebook generator, the explorer, search-bench and its figures."""
+"""Lab 01 support: checkers, the explorer, search-bench and its figures."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,6 @@ from labkit.experiments import search_bench
 from labkit.plots import FIGURES
 from labkit.plots import search as search_plots
 from labkit.search import search_workspace
-from labkit.search.lab_notebook import NOTEBOOK, build
 from labkit.search.lesson import build_lab_world, callers_of, engine_matrix
 
 # -- q1 ---------------------------------------------------------------------------------
@@ -89,25 +88,7 @@ def test_q2_not_attempted():
     assert lab01.q2.check(...).status == NOT_ATTEMPTED
 
 
-# -- notebook -----------------------------------------------------------------------------
 
-
-def test_notebook_matches_its_generator():
-    committed = nbformat.read(NOTEBOOK, as_version=4)
-    generated = build()
-    assert [c.source for c in committed.cells] == [c.source for c in generated.cells]
-    assert [c.get("metadata", {}).get("tags") for c in committed.cells] == \
-           [c.get("metadata", {}).get("tags") for c in generated.cells]
-
-
-def test_notebook_exercise_convention():
-    cells = build().cells
-    solutions = [i for i, c in enumerate(cells) if "solution" in c.get("metadata", {}).get("tags", [])]
-    assert len(solutions) == 2
-    for i, name in zip(solutions, ("answer_q1", "answer_q2")):
-        assert cells[i - 1].source.startswith(f"{name} = ...")
-        assert cells[i].source.startswith(f"{name} = ") and "\n" not in cells[i].source.strip()
-        assert cells[i + 1].source.strip().endswith(f"check({name})")
 
 
 # -- lesson, explorer ---------------------------------------------------------------------------

@@ -1,10 +1,8 @@
-"""Lab 09 around the reader: the comparison experiment, figures, explorer, checkers and the notebook."""
+"""Lab 09 around the reader: the comparison experiment, figures, explorer, and checkers."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import nbformat
 import pytest
 
 from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab09
@@ -12,11 +10,6 @@ from labkit.experiments import EXPERIMENTS, run_experiment
 from labkit.plots import FIGURES
 from labkit.source import fixtures as fx
 from labkit.source import load_config, source_read
-
-from .conftest import LABS
-
-LAB = LABS / "09-pinned-source.ipynb"
-
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
@@ -156,40 +149,3 @@ def test_placeholder_reads_as_not_attempted(exercise):
 
 
 # -- the notebook ------------------------------------------------------------------------------
-
-def test_committed_notebook_matches_its_generator():
-    from labkit.source.lab_notebook import notebook_text
-
-    assert LAB.read_text("utf-8") == notebook_text(), "run: python -m labkit.source.lab_notebook"
-
-
-def test_notebook_follows_the_exercise_convention():
-    from labkit.starter import assigned_names
-
-    nb = nbformat.read(LAB, as_version=4)
-    assert nb.metadata["kernelspec"] == {"name": "python3", "display_name": "Python 3", "language": "python"}
-    cells = nb.cells
-    solutions = [i for i, c in enumerate(cells) if "solution" in c.metadata.get("tags", [])]
-    assert len(solutions) == 3
-    for i in solutions:
-        names = assigned_names(cells[i].source)
-        assert len(names) == 1 and names[0].startswith("answer_q")
-        assert f"{names[0]} = ...  # replace ... with your answer" in cells[i - 1].source
-        assert f".check({names[0]})" in cells[i + 1].source
-    text = "\n".join(c.source for c in cells)
-    assert "What you'll learn" in text and "What to remember" in text
-    assert "located the checkout branch to verify" in text
-
-
-@pytest.mark.notebook
-def test_starter_notebook_reads_as_not_attempted(tmp_path):
-    from labkit.notebooks import execute_notebook
-    from labkit.starter import make_starter
-
-    starter = make_starter(nbformat.read(LAB, as_version=4))
-    path = LAB.parent / "09-pinned-source.ipynb"
-    run = execute_notebook(path, tmp_path / "starter.ipynb", nb=starter, allow_errors_named=("NotImplementedError",))
-    assert run.ok, run.error
-    assert run.allowed_errors == ["NotImplementedError"] * 3
-    checks = [o for c in starter.cells if c.cell_type == "code" and ".check(" in c.source for o in c.outputs]
-    assert len(checks) == 3 and all("Not attempted" in o["data"]["text/plain"] for o in checks)

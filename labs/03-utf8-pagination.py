@@ -1,0 +1,226 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lab 03: Paging a diff without breaking characters
+#
+# A diff can be megabytes long, and a tool hands it to an agent one page at a time. The seed report
+# (the field report on a real agent's code tools that this course retells; lab 01 introduces it)
+# caught a real tool doing this wrong: a diff of **6,467 B** came back, page by page, as **6,489 B** of
+# text sprinkled with `�` (U+FFFD, the replacement character). Nothing crashed; the agent just received
+# code that was never written. In this lab you reproduce the defect with real git, look at the exact
+# bytes where a page was cut, and then use the pager that cannot do it.
+#
+# **What you'll learn**
+#
+# - how UTF-8 spends 1 to 4 bytes per character, and why a byte limit is not a character limit;
+# - why decoding each page on its own turns a split character into U+FFFD, and grows the text;
+# - the rules of a safe pager: end after a newline or a whole character, always advance, report the exact
+#   byte count, refuse an offset inside a character, and fall back to base64 for non-UTF-8 diffs;
+# - what paging costs when the tool regenerates the diff per page, and what a *snapshot* (a stored
+#   copy of the whole diff, taken once) saves.
+
+# %%
+# %matplotlib inline
+from labkit.diff import build_diff, client_bytes, git_diff, read_all_pages
+from labkit.errors import LabkitError
+from labkit.experiments import git_worlds
+from labkit.experiments.utf8_pagination import boundary_view, paging_summary, run as utf8_experiment
+from labkit.plots.diff import pagination_cost, utf8_pages
+from labkit.repo_builder import IsolatedRepo
+from labkit.widgets.diff import page_size_explorer
+
+repo = git_worlds.utf8_world(IsolatedRepo(prefix="lab03-"))
+full = build_diff(repo.path).data          # the whole safe diff D, as bytes
+print(f"diff: {len(full):,} B")
+header_end = full.index(b"+export")
+print(full[:header_end].decode())           # the patch header and the removed line
+print(full[header_end:header_end + 60].decode("utf-8", "replace"), "...")    # the first 60 B of the long added line
+
+# %% [markdown]
+# ## 1. A byte is not a character
+#
+# The changed line is `export const text = '` followed by 900 copies of `汉🚀`. In UTF-8, `汉` takes
+# 3 bytes and `🚀` takes 4; ASCII letters take 1. A continuation byte always looks like `10xxxxxx`
+# (0x80-0xBF), so you can tell, from one byte alone, whether it starts a character.
+
+# %%
+for ch in ("e", "é", "汉", "🚀"):
+    raw = ch.encode("utf-8")
+    print(f"{ch!r:6} {len(raw)} B  " + " ".join(f"{b:08b}" for b in raw))
+
+# %% [markdown]
+# ## 2. The defect, with the real tool path
+#
+# The diff above is 6,467 B: a short header, the removed line, and one very long added line.
+# `pager="naive"` is the historical pager, kept only to teach this: it slices `max_bytes`, backs up to the
+# last newline if the window has one, and decodes each page by itself with replacement. We read all pages
+# at 1,024 B and rebuild what a client would see. In the table, `returnedBytes` is what the page says it
+# holds, *client bytes* is the length of its decoded text re-encoded as UTF-8, and the last column
+# counts the U+FFFD characters in it.
+
+# %%
+naive_pages = read_all_pages(repo.path, pager="naive", max_bytes=1024)
+print("page  offset  returnedBytes  client bytes  U+FFFD")
+for i, p in enumerate(naive_pages, 1):
+    print(f"{i:4} {p['offset']:7,} {p['returnedBytes']:14,} {len(client_bytes(p)):13,} {p['diff'].count(chr(0xFFFD)):7}")
+rebuilt = b"".join(client_bytes(p) for p in naive_pages)
+print(f"full diff {len(full):,} B -> rebuilt {len(rebuilt):,} B; identical: {rebuilt == full}")
+
+# %% [markdown]
+# Page 1 ends at byte 142, after the last newline before the long line. From there on no window holds a
+# newline, so each page is cut at exactly 1,024 B, wherever that falls inside the line.
+#
+# ## 3. Byte by byte at the boundary
+#
+# Here is the first cut that lands inside a character: the bytes on each side, and what each side
+# decodes to when decoded alone.
+
+# %%
+result = utf8_experiment(quick=True)
+b = result["boundary"]
+print(f"cut at offset {b['cutOffset']:,}")
+print(f"end of page   : {b['bytesBefore']:<20} -> {b['decodedBefore']!r}")
+print(f"start of next : {b['bytesAfter']:<20} -> {b['decodedAfter']!r}")
+print(f"decoded whole : {b['decodedTogether']!r}")
+
+# %% [markdown]
+# `e6` is the first byte of `汉` (`e6 b1 89`). The page ends after it, so the decoder sees an
+# incomplete character and emits one U+FFFD (3 bytes in UTF-8) for 1 byte. The next page starts with
+# `b1 89`, two continuation bytes with no lead, and each becomes a U+FFFD: 6 bytes for 2. That cut
+# alone adds 6 B. Over the six cuts inside the line the client gains 22 B, which is exactly
+# 6,489 - 6,467. No byte count in the page metadata warns about it: `returnedBytes` summed is still 6,467.
+
+# %%
+utf8_pages(result)
+
+# %% [markdown]
+# Every naive page after the first gains bytes: 3 B for each U+FFFD minus the 1 or 2 bytes it
+# replaced. The safe pager (green, next section) gains nothing on any page.
+
+# %% [markdown]
+# ## 4. The fix: a safe pager
+#
+# The safe pager (the default) keeps five promises:
+#
+# 1. a page ends right after the last newline in its window, else after the last *complete* character;
+# 2. it always advances (a 1,024 B window always holds a whole character, which is at most 4 B);
+# 3. `returnedBytes` is the exact byte length of the page, and `nextOffset = offset + returnedBytes`;
+# 4. an offset inside a character is refused with `invalid_offset`, not silently "fixed";
+# 5. a diff that is not valid UTF-8 is served as base64 pages, so no byte is ever replaced.
+
+# %%
+safe_pages = read_all_pages(repo.path, max_bytes=1024)
+print("page sizes:", [p["returnedBytes"] for p in safe_pages])
+safe_rebuilt = b"".join(client_bytes(p) for p in safe_pages)
+print(f"rebuilt {len(safe_rebuilt):,} B; identical: {safe_rebuilt == full}; "
+      f"U+FFFD anywhere: {any(chr(0xFFFD) in p['diff'] for p in safe_pages)}")
+print("one snapshot for all pages:", {p["snapshotId"] for p in safe_pages})
+
+# %% [markdown]
+# Between the short first and last pages, the safe pages are 1,022 or 1,023 B, not 1,024: each one stops
+# before a character that would not fit whole. Put together they give back the diff byte for byte. All of them name one `snapshotId`: the
+# first call stored the whole diff, and later pages were cut from that stored copy (section 5 and lab 04
+# come back to it). Next, promise 4: an offset that points inside a character is refused.
+
+# %%
+inside = safe_pages[1]["offset"] + len("+export const text = '") + 1    # the second byte of the first 汉
+try:
+    git_diff(repo.path, max_bytes=1024, offset=inside, snapshot=safe_pages[0]["snapshotId"])
+except LabkitError as exc:
+    print(exc.code, "-", exc.message)
+
+# %% [markdown]
+# A diff that is not UTF-8 at all (a Latin-1 file, say) cannot be cut "between characters" because
+# it has none we can trust. Rather than replacing bytes, labkit switches the whole diff to base64 pages:
+
+# %%
+latin = IsolatedRepo(prefix="lab03-latin1-")
+latin.write("menu.txt", b"caf\xe9\n")
+latin.commit("initial")
+latin.write("menu.txt", ("cr\xe8me br\xfbl\xe9e\n" * 200).encode("latin-1"))
+latin_pages = read_all_pages(latin.path, max_bytes=1024)
+print({p["encoding"] for p in latin_pages}, len(latin_pages), "pages")
+print("lossless:", b"".join(client_bytes(p) for p in latin_pages) == build_diff(latin.path).data)
+
+# %% [markdown]
+# **Try it.** Move the page size. Watch which naive pages gain replacement characters; the safe bars stay
+# at zero whatever you pick. (The explorer pages the same 6,467 B diff with the pure pager functions.)
+
+# %%
+page_size_explorer()
+
+# %% [markdown]
+# ## 5. What paging costs
+#
+# The seed's tool regenerated the whole diff for every page. Reading N bytes in pages of P then costs
+# N/P full diffs: O(N²/P). labkit computes the diff once, stores it as a snapshot, and serves each later
+# page with one seek and one read of about P bytes: O(N) in total. The quick run below uses small diffs
+# (per-call start-up dominates there); `labkit experiment pagination-cost` runs 1 to 32 MiB, where the
+# snapshot line sits within 3x of one plain `git diff`. Times are medians in milliseconds; a regenerate
+# time marked *(estimated)* comes from timing a few regenerated pages and multiplying by the number of
+# pages, because reading every page that way would take too long.
+
+# %%
+from labkit.experiments.pagination_cost import run as cost_experiment
+
+cost = cost_experiment(quick=True)
+for r in cost["rows"]:
+    print(f"{r['diffBytes'] / 2**20:5.2f} MiB  {r['pages']:3} pages  full {r['fullDiffMs']:7.1f} ms  "
+          f"snapshot {r['snapshotPagingMs']:7.1f} ms  regenerate {r['naivePagingMs']:8.1f} ms"
+          f"{' (estimated)' if r['naiveEstimated'] else ''}")
+pagination_cost(cost)
+
+# %% [markdown]
+# Both axes of the figure are logarithmic. Reading through the snapshot costs a few times one plain
+# `git diff` (fixed per-call costs dominate at these small sizes); regenerating the diff for every page
+# costs about one full diff *per page*, and the gap grows with the size of the diff.
+
+# %% [markdown]
+# ## 6. Exercises
+#
+# **Q1.** With the naive pager and **2,048 B** pages, which page numbers of this diff contain U+FFFD?
+# Answer a list of page numbers (counting from 1), e.g. `[2, 5]`. The explorer, or `paging_summary(full, 2048)`, helps.
+
+# %%
+from labkit.check import lab03
+
+# %%
+answer_q1 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q1 = paging_summary(full, 2048)["naive"]["replacementPages"]
+
+# %%
+lab03.q1.check(answer_q1)
+
+# %% [markdown]
+# **Q2.** Give an offset inside this diff that `labkit diff` refuses with `invalid_offset`: an integer
+# byte offset into the diff `full`.
+
+# %%
+answer_q2 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q2 = safe_pages[1]["offset"] + len("+export const text = '") + 1
+
+# %%
+lab03.q2.check(answer_q2)
+
+# %%
+repo.cleanup()
+latin.cleanup()
+
+# %% [markdown]
+# ## What to remember
+#
+# - A byte limit cuts characters; decoding a page on its own turns the cut into U+FFFD and changes the text
+#   (6,467 B became 6,489 B) while every offset still adds up.
+# - Cut pages after a newline or a whole character, report exact byte counts, refuse offsets inside a
+#   character, and serve non-UTF-8 diffs as base64.
+# - Regenerating the diff per page costs O(N²/P); a snapshot makes the whole read O(N).

@@ -1,0 +1,227 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lab 04: Snapshot drift, or how two versions become one diff
+#
+# An agent reads a long diff in pages. Between page 1 and page 2, something (another agent, the
+# developer, a formatter) edits the file. If each page is cut from a freshly generated diff, the agent
+# ends up holding the start of one version and the rest of another. The seed report (the field report
+# on a real agent's code tools that this course retells; lab 01 introduces it) reproduced this:
+# two versions V1 and V2 whose diffs were both **6,238 B**, and a page-by-page read that matched
+# **neither**. Every length agreed, every offset lined up, HEAD never moved.
+#
+# **What you'll learn**
+#
+# - how an interleaved read produces a mixture no single version ever contained;
+# - why offsets, `totalBytes` and the HEAD commit cannot detect it, and a content hash can;
+# - how labkit binds pages: `sourceRevision` (a SHA-256 of the whole diff) and an immutable snapshot
+#   (a stored copy of the whole diff that later pages are cut from, as in lab 03);
+# - what the snapshot store promises: private to you, atomic, hash-checked, expiring.
+
+# %%
+# %matplotlib inline
+from labkit.diff import build_diff, client_bytes, git_diff
+from labkit.errors import LabkitError
+from labkit.experiments import git_worlds
+from labkit.experiments.snapshot_drift import run as drift_experiment
+from labkit.plots.diff import drift_pages
+from labkit.repo_builder import IsolatedRepo
+from labkit.widgets.diff import snapshot_explorer
+
+repo = git_worlds.drift_world(IsolatedRepo(prefix="lab04-"))   # a throwaway repository in a temp folder
+v1 = build_diff(repo.path)
+repo.write(git_worlds.DRIFT_PATH, git_worlds.DRIFT_V2)
+v2 = build_diff(repo.path)
+repo.write(git_worlds.DRIFT_PATH, git_worlds.DRIFT_V1)
+print("V1 starts:", git_worlds.DRIFT_V1[:20].replace(chr(10), " | "), " diff", f"{len(v1.data):,} B")
+print("V2 starts:", git_worlds.DRIFT_V2[:20].replace(chr(10), " | "), " diff", f"{len(v2.data):,} B")
+print("V1 sourceRevision:", v1.source_revision[:23] + "...")
+print("V2 sourceRevision:", v2.source_revision[:23] + "...")
+
+# %% [markdown]
+# V1 and V2 are two versions of the same file in the working tree. Their diffs have exactly the same
+# length, 6,238 B, but different content, so their `sourceRevision` hashes (shown cut to 16 hex digits)
+# differ.
+
+# %% [markdown]
+# ## 1. The mixture
+#
+# The experiment builds this world on its own, reads page 1 under V1, switches the working tree to V2,
+# and reads on, three ways: with the naive pager (no binding, the seed tool's behaviour), with the
+# snapshot page 1 returned, and with page 1's `sourceRevision`. In the figure each bar is one read of the
+# whole diff, split into its pages, coloured by the version each page came from.
+
+# %%
+result = drift_experiment(quick=True)
+naive = result["naive"]
+print(f"V1 {result['v1Bytes']:,} B, V2 {result['v2Bytes']:,} B, naive read {naive['mixedBytes']:,} B in {naive['pageCount']} pages")
+print("naive read equals V1:", naive["mixedMatchesV1"], "| equals V2:", naive["mixedMatchesV2"])
+print("pages came from:", [p["version"] for p in naive["pages"]])
+print("snapshot read equals V1:", result["snapshot"]["matchesV1"])
+print("revision-bound read:", result["revision"])
+drift_pages(result)
+
+# %% [markdown]
+# ## 2. Which field could have noticed?
+#
+# | field | catches this drift? | why |
+# |---|---|---|
+# | `offset` / `nextOffset` | no | each page starts where the previous ended, in both versions |
+# | `totalBytes` | no | V1 and V2 diffs are the same length |
+# | HEAD commit | no | only the working tree changed; nothing was committed |
+# | `sourceRevision` | **yes** | a hash of the whole diff changes when any byte changes |
+# | `snapshotId` | prevents it | later pages come from stored bytes, so no mixture can form |
+#
+# The naive read took page 1 from V1 and the other six from V2: 6,238 B that equal neither version. The
+# snapshot read is V1, whole, and the revision-bound read stopped after page 1 with `snapshot_drift`.
+#
+# The experiment computes each verdict from the run, rather than asserting it:
+
+# %%
+for row in result["detection"]:
+    print(f"{row['field']:44} {'yes' if row['detects'] else 'no ':3}  {row['why']}")
+
+# %% [markdown]
+# A length is a very weak summary: V1 and V2 differ in almost every byte and still have the same length.
+# A cryptographic hash of the content is the cheapest field that changes whenever the content does.
+#
+# ## 3. The fix, step by step
+#
+# The first safe call (offset 0) computes the diff once, stores it as a snapshot and returns
+# `snapshotId` and `sourceRevision`. Later pages name the snapshot and are cut from the stored bytes,
+# whatever the working tree does meanwhile.
+
+# %%
+page1 = git_diff(repo.path, max_bytes=1024)
+print("page 1:", page1["returnedBytes"], "B, snapshot", page1["snapshotId"])
+repo.write(git_worlds.DRIFT_PATH, git_worlds.DRIFT_V2)       # the worktree changes under us
+pages = [page1]
+while pages[-1]["hasMore"]:
+    pages.append(git_diff(repo.path, max_bytes=1024, offset=pages[-1]["nextOffset"], snapshot=page1["snapshotId"]))
+print("snapshot read equals V1:", b"".join(client_bytes(p) for p in pages) == v1.data)
+
+# %% [markdown]
+# Page 1 is 936 B, not 1,024: the safe pager ends a page after the last newline in its window. Every
+# later page was cut from the stored bytes of snapshot `snap-...`, so the read equals V1 although the
+# working tree already held V2.
+
+# %% [markdown]
+# Two other ways to ask for page 2 fail *closed*, with an error rather than a wrong page:
+
+# %%
+for label, kwargs in (("revision-bound", {"revision": page1["sourceRevision"]}), ("unbound", {})):
+    try:
+        git_diff(repo.path, max_bytes=1024, offset=page1["nextOffset"], **kwargs)
+    except LabkitError as exc:
+        print(f"{label:15} -> {exc.code}: {exc.message}")
+_ = repo.write(git_worlds.DRIFT_PATH, git_worlds.DRIFT_V1)       # back to V1
+
+# %% [markdown]
+# Bound by revision, the server recomputed the diff, saw that its hash no longer matched, and refused
+# with `snapshot_drift`. With no binding at all, the safe pager refuses any page after the first
+# (`snapshot_required`).
+
+# %% [markdown]
+# **Try it.** Pick how the reader binds its pages and after which page the worktree changes. `none` mixes
+# versions, `snapshot` stays on V1, `revision` stops with `snapshot_drift` as soon as the drift happens.
+
+# %%
+snapshot_explorer()
+
+# %% [markdown]
+# ## 4. What the snapshot store promises
+#
+# A snapshot is evidence, so the store treats it like evidence:
+#
+# - **private**: the folder is 0700 and every file 0600; a folder owned by someone else or reached
+#   through a symlink is refused;
+# - **immutable and atomic**: data is written to a temp file, flushed, and renamed into place;
+# - **hash-checked**: the data is stored in 64 KiB chunks whose SHA-256 sums are kept beside it; a page
+#   read checks the chunks it touches, so a corrupted file is refused (`snapshot_corrupt`) and removed,
+#   never served;
+# - **expiring**: snapshots live 15 minutes (`LABKIT_SNAPSHOT_TTL` changes it), then
+#   `snapshot_not_found`; expired ones are swept on the next write;
+# - **strict ids**: `snap-` and 32 hex digits; anything else is `invalid_argument`.
+#
+# A private store in a temp folder shows it:
+
+# %%
+import os, stat, tempfile
+from labkit.snapshots import SnapshotStore
+
+folder = tempfile.mkdtemp(prefix="lab04-store-")
+store = SnapshotStore(os.path.join(folder, "snapshots"))
+first = git_diff(repo.path, max_bytes=1024, store=store)
+for name in sorted(os.listdir(store.directory)):
+    print(oct(stat.S_IMODE(os.stat(store.directory / name).st_mode)), name)
+data_file = store.directory / f"{first['snapshotId']}.bin"
+damaged = bytearray(data_file.read_bytes())
+damaged[2000] ^= 0x20                                              # one flipped bit on disk
+data_file.write_bytes(bytes(damaged))
+for attempt in range(2):
+    try:
+        git_diff(repo.path, max_bytes=1024, offset=first["nextOffset"], snapshot=first["snapshotId"], store=store)
+    except LabkitError as exc:
+        print(exc.code, "-", exc.message)
+
+# %% [markdown]
+# Both files of the snapshot (the data, `.bin`, and its chunk hashes, `.json`) can be read and written
+# only by you (`0o600`). After one flipped bit, the first read is refused with `snapshot_corrupt` and the snapshot
+# is deleted, so the second read finds nothing (`snapshot_not_found`) and the reader must start again
+# at offset 0.
+
+# %% [markdown]
+# ## 5. Exercises
+#
+# **Q1.** For the V1/V2 mixture, which of these would have told the reader something was wrong?
+# Answer a dict `{"offsets": bool, "totalBytes": bool, "head": bool, "sourceRevision": bool}`, with
+# `True` for "would have told" and `False` otherwise.
+
+# %%
+from labkit.check import lab04
+
+# %%
+answer_q1 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q1 = {"offsets": False, "totalBytes": False, "head": False, "sourceRevision": True}
+
+# %%
+lab04.q1.check(answer_q1)
+
+# %% [markdown]
+# **Q2.** Page 1 was read, then the worktree changed. Which one way of reading on gives you the rest of
+# the *same* diff page 1 came from, whole? Answer one letter as a string, e.g. `"a"`.
+
+# %%
+for letter, text in lab04.Q2_OPTIONS.items():
+    print(f"{letter}) {text}")
+
+# %%
+answer_q2 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q2 = "b"
+
+# %%
+lab04.q2.check(answer_q2)
+
+# %%
+import shutil
+shutil.rmtree(folder, ignore_errors=True)
+repo.cleanup()
+
+# %% [markdown]
+# ## What to remember
+#
+# - Pages cut from a regenerated diff can mix versions while every offset, length and HEAD agrees.
+# - Bind every page to the content: `sourceRevision` detects drift, a snapshot prevents it.
+# - A tool that cannot guarantee one version should fail closed (`snapshot_drift`, `snapshot_required`),
+#   not hand over pages that merely look consistent.
+# - Snapshots are evidence: private, atomic, hash-checked on every read, and short-lived.

@@ -1,0 +1,279 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lab 08: Indexed code search, and why a hit is only a candidate
+#
+# An agent is asked *"where is `BadParameter` defined in Click?"*. It calls a code-search tool,
+# takes the first hit, and answers: *"in `click/__init__.py`, line 33"*. That line exists, and it
+# does mention `BadParameter`, but it is an import. The class lives somewhere else. Nothing
+# crashed, and the answer is wrong.
+#
+# The field report this course grew out of (*the seed report*, introduced in lab 01) also
+# describes a code-search service for agents, built on [Zoekt](https://github.com/sourcegraph/zoekt),
+# a trigram code-search engine. Like most such services, it exposes two calls: `search_code(query, repo, lang, path, limit, literal)` and
+# `get_file_context(repo, path, line, before, after)`. This lab runs both on a real index.
+#
+# **What you'll learn**
+#
+# - how a trigram index finds candidate files fast, and why every candidate line is then verified;
+# - the *literal-vs-regex* pitfall: quoting a query is not escaping it;
+# - the *repository-name* pitfall: a hit is only useful if `context` can find its repository;
+# - what *definition-first ranking* changes (the order) and what it must never change (the set);
+# - how to measure a search tool: Hit@1, Hit@5, no-match success and the search → context loop;
+# - why a hit is a candidate, and evidence needs the lines *and* the revision they came from.
+
+# %%
+# %matplotlib inline
+from IPython.display import display
+
+from labkit.check import lab08
+from labkit.codesearch import get_file_context, search_code
+from labkit.codesearch.demo import hits_table, lab_world
+from labkit.codesearch.zoekt import build_query, missing_binaries, zoekt_literal, zoekt_quote
+from labkit.codesearch.query import plan_query
+from labkit.errors import LabkitError
+from labkit.experiments import run_experiment
+from labkit.plots.codesearch import hit_at_k, latency
+from labkit.widgets.codesearch import ranking_explorer
+
+# %% [markdown]
+# ## 1. Two repositories, one index
+#
+# The lab world holds two git repositories:
+#
+# - `click`: the Click package installed in this Python environment, laid out as a repository;
+# - `shop`: a small checkout service whose error messages are full of punctuation.
+#
+# `build_index` reads each repository **at its HEAD commit** (through labkit's hardened git runner,
+# never the working tree), skips sensitive files such as `.env`, noise folders, binaries and files
+# over 1 MiB, and stores the text in SQLite with an FTS5 *trigram* index. Each repository is named
+# after its folder, and its revision is recorded.
+
+# %%
+world = lab_world()
+for repo in world.build["repos"]:
+    skipped = {k: v for k, v in repo["skipped"].items() if v}
+    print(f"{repo['name']:<6} {repo['revision'][:12]}  {repo['files']:>3} files  {repo['bytes']:>7} bytes  skipped: {skipped}")
+
+# %% [markdown]
+# The `shop` repository has a `.env` file with a payment key. It was counted as *sensitive* and never
+# stored: no search can find it, and no context read can show it.
+
+# %%
+print(search_code(world.index_dir, "sk_live", literal=True)["matches"])
+try:
+    get_file_context(world.index_dir, "shop", ".env", 1)
+except LabkitError as err:
+    print(err.code, "-", err.message)
+
+# %% [markdown]
+# ## 2. Searching across both repositories
+#
+# A trigram index splits text into every run of three characters. A query `Context` needs the
+# trigrams `Con`, `ont`, `nte`, `tex`, `ext`: only files holding all of them are candidates, and
+# labkit then checks every line of those candidates with RE2. The index may over-select; it must never
+# under-select. `prefilter` shows what was asked of the index.
+
+# %%
+result = search_code(world.index_dir, "Context", limit=8, ranking="raw")
+print("prefilter:", result["prefilter"], "| revisions:", {k: v[:12] for k, v in result["revisions"].items()})
+print(hits_table(result))
+
+# %% [markdown]
+# ## 3. Pitfall: literal text is not a regular expression
+#
+# The shop raises `price.total(usd) changed [retry?]`. Paste that into a regex search and `(usd)`
+# becomes a group, `.` matches any character, and `[retry?]` matches *one* of six letters. The
+# text you pasted is not found at all:
+
+# %%
+error_text = "price.total(usd) changed [retry?]"
+print("as a regex :", hits_table(search_code(world.index_dir, error_text)))
+print("as literal :")
+print(hits_table(search_code(world.index_dir, error_text, literal=True)))
+
+# %% [markdown]
+# Escaping only the parentheses is not enough either: the `.` still matches the old client's
+# `priceXtotal(usd)` line in the docs. Literal mode escapes every metacharacter for you.
+
+# %%
+print(hits_table(search_code(world.index_dir, r"price.total\(usd\)")))
+
+# %% [markdown]
+# Zoekt has the same trap in a sneakier form. Its query language reads the text **inside quotes as a
+# regular expression** (quotes only let a query hold spaces). The seed service had a `literal` flag
+# that only added quotes, so `literal=true` still searched a regex. labkit's `zoekt_literal` escapes
+# first and then quotes, in one tested function:
+
+# %%
+print("quotes only :", zoekt_quote(error_text))
+print("zoekt_literal:", zoekt_literal(error_text))
+print("full query   :", build_query(plan_query(error_text, literal=True), repo="shop"))
+
+# %% [markdown]
+# The filter `r:"^shop$"` is *anchored*: an unanchored `r:shop` would also select `shop-legacy`.
+# When the Zoekt binaries are installed, the next cell starts a real `zoekt-webserver` on
+# 127.0.0.1 over the same files and runs both queries through it.
+
+# %%
+missing = missing_binaries()
+if missing:
+    print("Zoekt is not installed here (", ", ".join(missing), "): skipping the live demo.")
+else:
+    from labkit.codesearch.zoekt import LocalZoekt, _post
+    with LocalZoekt(world.index_dir) as zoekt:
+        quoted = _post(zoekt.url, {"Q": "c:" + zoekt_quote(error_text), "Opts": {}})["Result"]["Files"] or []
+        print("Zoekt, quotes only  :", sum(len(f["LineMatches"]) for f in quoted), "lines")
+        real = search_code(world.index_dir, error_text, literal=True, backend="zoekt", zoekt_url=zoekt.url)
+        print("Zoekt, zoekt_literal:")
+        print(hits_table(real))
+
+# %% [markdown]
+# ## 4. Pitfall: the repository name must be the folder name
+#
+# In the seed's first end-to-end run, Zoekt named the repository `github.com/pallets/click` (taken
+# from the git remote), while the context reader looked for a local folder `click`. Search
+# "worked"; every context read failed. labkit names a repository after its folder in both
+# backends, and a name it does not know is an error, never an empty success:
+
+# %%
+for name in ["github.com/pallets/click", "click"]:
+    try:
+        ctx = get_file_context(world.index_dir, name, "src/click/globals.py", 1, before=0, after=2)
+        print(name, "->", ctx["startLine"], "-", ctx["endLine"], "at", ctx["revision"][:12])
+    except LabkitError as err:
+        print(name, "->", err.code)
+
+# %% [markdown]
+# **Exercise 1.** A Zoekt hit reports repo `github.com/pallets/click` for the repository indexed from
+# the folder `click`. What repository name must you pass to `get_file_context`?
+
+# %%
+answer_q1 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q1 = "click"
+
+# %%
+lab08.q1.check(answer_q1)
+
+# %% [markdown]
+# ## 5. Ranking: the same hits, a better order
+#
+# Raw order (repository, path, line) puts `src/click/__init__.py` first for almost every public
+# name, because that file re-exports them all. *Definition-first* ranking sorts the **same**
+# matches into three tiers:
+#
+# 0. the line *defines* the symbol (for Python, found with `ast`: `def`, `class`, module or class
+#    level assignments; for other languages a few conservative patterns such as `func X` or `fn X`);
+# 1. the symbol appears as a whole word;
+# 2. everything else.
+#
+# Within a tier the order stays stable. Nothing is dropped or invented.
+
+# %%
+raw = search_code(world.index_dir, "BadParameter", limit=5, ranking="raw")
+ranked = search_code(world.index_dir, "BadParameter", limit=5)
+print("raw order:")
+print(hits_table(raw))
+print("definition-first:")
+print(hits_table(ranked))
+same = sorted((m["path"], m["line"]) for m in search_code(world.index_dir, "BadParameter", limit=100, ranking="raw")["matches"])
+assert same == sorted((m["path"], m["line"]) for m in search_code(world.index_dir, "BadParameter", limit=100)["matches"])
+print("same set of", len(same), "matches in both orders")
+
+# %% [markdown]
+# Try other queries below. Switch between `raw` and `definition-first`, and change Top-k: how many
+# hits would an agent have to read before it reaches the definition?
+
+# %%
+ranking_explorer()
+
+# %% [markdown]
+# **Exercise 2.** Find a query (an identifier) for which raw order puts a non-definition first and
+# definition-first ranking puts the definition first. Answer with the query string.
+
+# %%
+answer_q2 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q2 = "BadParameter"
+
+# %%
+lab08.q2.check(answer_q2)
+
+# %% [markdown]
+# ## 6. Measuring it: a frozen eval
+#
+# Anecdotes do not tell you whether a search tool is good. The eval set in
+# `data/code-search-eval.jsonl` has 25 cases over this Click source. Each case has a query and
+# filters, and its gold `repo/path/line_min/line_max` was computed by an independent scan
+# (`git grep -n`), never by labkit. Some cases are traps: duplicate definitions, names mentioned
+# in many places, a usage whose call site no ranking can guess, queries with no match.
+#
+# - **Hit@1 / Hit@5**: the gold is the first hit / among the first five;
+# - **no-match success**: a query that should find nothing finds nothing;
+# - **closed loop**: `get_file_context` on the *actual* Top-1 (never a search for the gold) marks
+#   a gold line with the same text.
+#
+# The seed measured raw Zoekt order at Hit@1 12/16 until definition-first ranking was added.
+
+# %%
+evaluation = run_experiment("code-search-eval", quick=True)
+for row in evaluation["rows"]:
+    print(f"{row['backend']:<8} {row['ranking']:<17} Hit@1 {row['hit1']:>2}/{row['positives']}"
+          f"  Hit@5 {row['hit5']:>2}/{row['positives']}  closed loop {row['closedLoop']:>2}/{row['positives']}"
+          f"  no-match {row['noMatchSuccess']}/{row['noMatchCases']}  search {row['medianSearchMs']} ms (median)")
+print("Zoekt:", "ran side by side" if evaluation["zoekt"]["available"] else evaluation["zoekt"]["reason"])
+
+# %%
+display(hit_at_k(evaluation))
+display(latency(evaluation))
+
+# %% [markdown]
+# Even with ranking, one case misses Hit@1: the query `sys.exit(` has three call sites and the gold
+# is the last one. Ranking can promote a *definition*; it cannot know which *usage* you meant.
+# That is why the loop does not end at search.
+#
+# ## 7. A hit is a candidate, not proof
+#
+# A search hit says "this line contains your text". To use it as evidence, read its context and
+# cite it with the revision the index served, because the same path and line can hold other text
+# at another commit (and `stale` tells you when the repository has moved since indexing).
+
+# %%
+hit = search_code(world.index_dir, "PriceChanged", limit=3)["matches"][0]
+ctx = get_file_context(world.index_dir, hit["repo"], hit["path"], hit["line"], before=2, after=2)
+print(ctx["content"])
+print("revision:", ctx["revision"], "| stale:", ctx["stale"], "| sha256:", ctx["contentSha256"][:16])
+
+# %% [markdown]
+# **Exercise 3.** Cite where `PriceChanged` is defined, as a dict with `repo`, `path`, `line` and
+# `revision`. (The build table at the top of the lab, and every context read, show the revision.)
+
+# %%
+answer_q3 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q3 = {"repo": "shop", "path": "shop/errors.py", "line": 5, "revision": world.build["repos"][1]["revision"]}
+
+# %%
+lab08.q3.check(answer_q3)
+
+# %% [markdown]
+# ## What to remember
+#
+# - A trigram index only *narrows* the files; every line is verified, so the index may over-select
+#   but must never miss.
+# - **Literal means escaped, not quoted.** In Zoekt, text in quotes is still a regex.
+# - A repository's name is its folder name; an unknown name is an error, not an empty result.
+# - Ranking changes the order of the same hits (definition, whole word, the rest) and never the
+#   set. Measure it with a frozen eval whose gold came from an independent scan.
+# - **A hit is a candidate, not proof.** Read the context at the indexed revision, cite the
+#   revision with the line, and check `stale` before trusting it.

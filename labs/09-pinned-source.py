@@ -1,0 +1,259 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lab 09: Read the code the customer actually ran
+#
+# A store's checkout page showed **"Price updated, please confirm again"**. An engineer found the
+# notice in the frontend, followed the API to the backend, read the rule on `main`, and concluded:
+# *"the total did not change, so this notice cannot appear."* But the store was not running `main`.
+#
+# **What you'll learn**
+#
+# - how a (store, time) pair becomes one frontend commit and one backend commit, through a
+#   deployment table with half-open intervals `[from, until)`;
+# - why a reader must refuse to guess (no record, or two records, is `deployment_unresolved`,
+#   never "read `main` instead");
+# - why reads come from git objects at a full 40-hex commit, and never from the checkout;
+# - how to cite an excerpt so someone else can re-read exactly the same lines: an evidence id
+#   `ALIAS@COMMIT:PATH:Lstart-Lend` plus a SHA-256 of the content;
+# - what an excerpt proves, and what it does not.
+#
+# Everything here is synthetic: two tiny Python repositories built in a temp folder, with real
+# git commits.
+
+# %%
+# %matplotlib inline
+from labkit.source import fixtures as fx
+from labkit.source import load_config, parse_instant, resolve_target, source_read, source_search
+from labkit.widgets.pinned_source import deployment_explorer, timeline_data
+from labkit.plots.pinned_source import plot_deployment_timeline, plot_request_outcomes
+from labkit.errors import LabkitError
+
+world = fx.build_world()          # repos/frontend, repos/backend and deployments.json in a temp folder
+config = load_config(world.config_path)
+print("repositories:", ", ".join(sorted(config.repos)))
+print("deployment records:", len(config.deployments))
+
+# %% [markdown]
+# ## 1. Pin the question before reading any code
+#
+# The ticket gives a store and a time: `demo-brand/store-001`, `2026-09-18 14:00 +08:00`.
+# The time carries its UTC offset; without one, "14:00" could be any of 24 instants.
+# The deployment table turns that into one commit *per repository*: frontend and backend are
+# released separately, so there is no single "system version".
+
+# %%
+at = parse_instant(fx.INCIDENT_AT)
+pinned = resolve_target(config, fx.STORE_1, at)
+for repo, record in pinned.items():
+    print(f"{repo:9} {record['release']}  {record['commit']}  [{record['from']}, {record['until']})")
+
+# %% [markdown]
+# At the incident, store-001 ran release v1 in both repositories; each line gives the release, the
+# full commit id and the record's interval. The figure shows the whole table. Each bar is one
+# record; its left edge is `from` (included) and its right edge is `until` (excluded). The dashed
+# line is the incident: store-001 was still on v1 there, store-002 already on v2.
+
+# %%
+plot_deployment_timeline({"deployments": timeline_data(config), "at": fx.INCIDENT_AT})
+
+# %% [markdown]
+# **Try it.** Move the store, day and hour. Before 1 September nothing covers the store, and the
+# reader says so instead of guessing. Note the days when store-002's frontend is already on v2
+# while its backend is still on v1.
+
+# %%
+deployment_explorer(world.config_path)
+
+# %% [markdown]
+# ## 2. Search and read at the pinned commit
+#
+# The reader takes a target, a time and a repository alias. It has no `revision` parameter, so an
+# agent cannot ask it for `main`. It searches only the files on the config's allowed list, as
+# literal text, within a budget (at most 20 files scanned and 6 hits; `truncated` says when the
+# answer is incomplete).
+
+# %%
+hits = source_search(world.config_path, target=fx.STORE_1, at=fx.INCIDENT_AT, repo="backend",
+                     query="PRICE_CHANGED")
+print("commit:", hits["commit"], "| truncated:", hits["truncated"])
+for hit in hits["matches"]:
+    print(hit["evidenceId"], "|", hit["text"].strip())
+
+# %% [markdown]
+# A hit is the `return`; the *reason* is the condition above it. Read a few lines around it (a
+# read returns at most 40 lines).
+
+# %%
+excerpt = source_read(world.config_path, target=fx.STORE_1, at=fx.INCIDENT_AT, repo="backend",
+                      path="pricing.py", start=8, end=12)
+print(excerpt["evidenceId"])
+print("sha256:", excerpt["contentSha256"])
+print("marking:", excerpt["marking"])
+print(excerpt["content"])
+
+# %% [markdown]
+# The deployed v1 asks the customer to confirm again when the **rule version** differs from the
+# one they were quoted, even if the total is the same. Now the same lines for store-002, which had
+# moved to v2 by then (v2 is also what `main` holds):
+
+# %%
+store2 = source_read(world.config_path, target=fx.STORE_2, at=fx.INCIDENT_AT, repo="backend",
+                     path="pricing.py", start=8, end=12)
+print(store2["evidenceId"])
+print(store2["content"])
+print("same lines, same content?", store2["contentSha256"] == excerpt["contentSha256"])
+
+# %% [markdown]
+# ### The checkout is not the evidence
+#
+# The backend's working tree has an uncommitted experiment in `pricing.py`. A tool that opened the
+# file on disk would quote code that never ran anywhere. The reader lists the tree of the pinned
+# commit (`git ls-tree -z`) and reads the blob by its object id (`git cat-file`), so the dirty edit
+# never reaches it.
+
+# %%
+on_disk = (world.repos["backend"].path / "pricing.py").read_text()
+print("working tree contains the experiment:", "WORK IN PROGRESS" in on_disk)
+print("pinned read contains it:            ", "WORK IN PROGRESS" in excerpt["content"])
+
+
+# %% [markdown]
+# ## 3. What the reader refuses, and what it says
+#
+# Each refusal has a stable code and a message a support engineer can act on. None of them
+# names a path on this machine.
+
+# %%
+def attempt(call, **changes):
+    args = dict(target=fx.STORE_1, at=fx.INCIDENT_AT, repo="backend", path="pricing.py")
+    args.update(changes)
+    config_path = args.pop("config", world.config_path)
+    try:
+        call(config_path, **args)
+        print("ok")
+    except LabkitError as exc:
+        print(f"{exc.code}: {exc.message}")
+
+careless = world.write_config("careless.json",
+                              allowed={"backend": [*fx.ALLOWED["backend"], *fx.HAZARDS.values()]})
+table_with_main = world.config_data()
+table_with_main["deployments"][2]["commit"] = "main"
+symbolic = world.write_config("symbolic.json", data=table_with_main)
+
+attempt(source_read, at="2026-09-18T14:00:00")                   # no UTC offset
+attempt(source_read, target="demo-brand/store-003")              # no record for that store
+attempt(source_read, at="2026-08-31T23:00:00+08:00")             # before the first record
+attempt(source_read, config=symbolic)                            # a branch name in the table
+attempt(source_read, path="docs/notes.md")                       # not on the allowed list
+attempt(source_read, path="../frontend/api.py")                  # climbs out of the repository
+attempt(source_read, config=careless, path="current_pricing.py") # a symlink, even if allowed
+attempt(source_read, config=careless, path="vendor/sdk")         # a submodule
+attempt(source_read, config=careless, path="generated_rates.py") # over 32 KiB
+attempt(source_read, start=1, end=60)                            # more than 40 lines
+
+# %% [markdown]
+# ## 4. Run the same request through both versions (a separate, explicit experiment)
+#
+# To *show* that the two versions answer differently, we run them, on purpose and apart from the
+# reader: each commit is exported with `git archive` into a temp folder, and a small driver written
+# by labkit sends one synthetic request through the exported frontend and backend in an isolated
+# Python subprocess. The customer saw 3,200 cents under rule `r1`; the rule in force is now `r2`,
+# still 3,200 cents.
+#
+# The reader tools never do this. A repository under investigation is untrusted input: running its
+# code (or its build scripts, or its git hooks) to "see what happens" would let that code act with
+# your permissions, and a reader's answer must not depend on trusting what it reads.
+
+# %%
+from labkit.experiments.pinned_source import compare_versions
+
+comparison = compare_versions(world)
+for row in comparison["rows"]:
+    print(f"{row['label']:32} backend {row['backendRelease']}  ->  {row['code']:13} {row['action']:12} "
+          f"{row['totalCents']} cents")
+plot_request_outcomes(comparison)
+
+# %% [markdown]
+# Same input, same total, different answers. Explaining the notice with `main`'s rule would have been
+# wrong for store-001, not because search failed, but because it searched the wrong version. The run
+# shows what the code does with *this synthetic input*; it does not show that the customer's request
+# carried `r1`. That needs the request records (the service's logs), a different kind of evidence that
+# this lab does not cover. The next two labs turn to how an agent calls tools like these (MCP) and
+# how to audit what it read before deciding (the ledger).
+#
+# ## 5. Exercises
+#
+# **Q1.** A customer of `demo-brand/store-002` saw the notice at `2026-09-14 21:30 +08:00`. Which
+# evidence id do you cite for the backend condition that decided `PRICE_CHANGED`? Give the exact
+# string, of the form `backend@<40 hex>:PATH:Lstart-Lend`, with a line range that includes the `if`.
+# (Look at the table first: which release was that store's *backend* on?)
+
+# %%
+from labkit.check import lab09
+
+answer_q1 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q1 = source_read(world.config_path, target="demo-brand/store-002", at="2026-09-14T21:30:00+08:00",
+                        repo="backend", path="pricing.py", start=10, end=11)["evidenceId"]
+
+# %%
+lab09.q1.check(answer_q1)
+
+# %%
+# lab09.q1.hint()
+# lab09.q1.solution()
+
+# %% [markdown]
+# **Q2.** Which status update goes to the store? Answer one letter as a string: `"A"`, `"B"` or `"C"`.
+
+# %%
+for key, text in lab09.STATUS_OPTIONS.items():
+    print(f"({key}) {text}")
+answer_q2 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q2 = "B"
+
+# %%
+lab09.q2.check(answer_q2)
+
+# %% [markdown]
+# **Q3.** Someone adds a second record for store-001's backend that also covers the incident time,
+# pointing at v2. What does the reader return: `"v1"`, `"v2"`, `"main"` or
+# `"deployment_unresolved"`? (You can check with `world.write_config(...)` and `attempt`.)
+
+# %%
+answer_q3 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q3 = "deployment_unresolved"
+
+# %%
+lab09.q3.check(answer_q3)
+
+# %% [markdown]
+# ## What to remember
+#
+# - Pin first: (target, time with a UTC offset) → one commit per repository, through a table of
+#   half-open intervals. No record or two records is `deployment_unresolved`; the next step is to fix
+#   the table, never to read `main` instead.
+# - Accept only full 40-hex ids that git confirms are commits; branch names, tags and short shas move.
+# - Read git objects (`ls-tree`, then `cat-file` on the blob id), never the checkout; refuse symlinks,
+#   submodules and folders; stay inside the allowed list and the budgets (32 KiB, 40 lines, 20 files,
+#   6 hits), and treat `truncated` as "not the whole answer".
+# - Cite `ALIAS@COMMIT:PATH:Lstart-Lend` with the content's SHA-256. A line number without its commit
+#   points somewhere else after the next change.
+# - A source excerpt does not prove this request executed it. The honest update is
+#   **"located the checkout branch to verify, now checking the request records"**, not
+#   "found the cause".
+
+# %%
+world.cleanup()

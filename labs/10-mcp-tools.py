@@ -1,0 +1,316 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lab 10: labkit's tools over MCP, called the way an agent calls them
+#
+# An AI coding agent does not import your Python functions. It talks to a **tool server** over the
+# Model Context Protocol (MCP): it asks the server which tools exist, reads their descriptions and
+# argument schemas, and sends calls as JSON-RPC messages (a small standard for requests and replies
+# written as JSON objects). Everything it knows about a repository
+# arrives as tool results.
+#
+# In this lab you start `labkit mcp serve` as a separate process, connect to it with the official
+# MCP Python SDK client over **stdio** (the server's stdin and stdout carry the protocol), and use
+# the tools on a small shop repository whose pricing module has just changed.
+#
+# **What you'll learn**
+#
+# - what an MCP tool listing tells an agent: names, descriptions, *bounded* argument schemas and
+#   read-only annotations;
+# - how to call tools and page through results (`read_file` by lines, `git_diff` by bytes with a
+#   snapshot) without gaps, overlaps or mixed versions;
+# - why every tool description says workspace content is **untrusted data, not instructions**;
+# - how failures come back: as tool errors carrying a stable error code, never as a crashed server;
+# - what paging a large diff over MCP costs compared with one plain `git diff`.
+
+# %%
+# %matplotlib inline
+import json
+
+from labkit.cli._common import table
+from labkit.experiments import run_experiment
+from labkit.ledger_replay import build_review_world
+from labkit.mcp_server import connect, server_parameters, tool_rows
+from labkit.plots.mcp import paging_cost
+from labkit.repo_builder import IsolatedRepo
+from labkit.widgets.mcp import diff_calls_explorer
+
+repo = IsolatedRepo(prefix="labkit-lab10-")
+build_review_world(repo)                      # a shop; src/pricing.py has an uncommitted change
+repo.write("data/prices.csv", "".join(f"sku-{i:04d},{(i % 97) + 0.99:.2f}\n" for i in range(1000)))
+repo.write(".env", "PAYMENT_API_KEY=sk-live-not-for-your-eyes-0123456789\n")
+params = server_parameters(repo.path)         # python -m labkit mcp serve --root <repo>
+print(params.command.rsplit("/", 1)[-1], *params.args[:4], "<repo>")
+
+
+# %% [markdown]
+# ## 1. Start the server and ask what it offers
+#
+# `connect(params)` returns the SDK's `mcp.Client` on a stdio transport (`stdio_client`): entering
+# it launches the server as a subprocess and performs the MCP handshake. The `async with` block keeps
+# the connection open; when it ends, the client closes the server's stdin and the server exits.
+# (Jupyter runs an event loop, so `await` works directly in a cell. `connect` only sends the
+# server's log lines to a real file descriptor, which Jupyter's `sys.stderr` is not.)
+
+# %%
+async with connect(params) as client:
+    listing = await client.list_tools()
+
+print(table(tool_rows(listing.tools), ["tool", "readOnly", "arguments"]))
+
+# %% [markdown]
+# Every argument has a bound: a number range, a maximum length, a list size or a fixed set of values.
+# `?` marks an optional argument. The schemas also set `additionalProperties: false`, so a call with
+# an argument the tool does not know is refused *before* the tool runs. `readOnly` is the MCP
+# `readOnlyHint` annotation: none of these tools changes the workspace.
+#
+# `search_code` and `get_file_context` are missing: they read a code-search index, and this server
+# was started without `--index`.
+#
+# Here is the description an agent reads for one tool:
+
+# %%
+read_file_tool = next(t for t in listing.tools if t.name == "read_file")
+print(read_file_tool.description)
+
+
+# %% [markdown]
+# ## 2. Call tools like an agent
+#
+# A review task starts by asking what changed, then looking for the code involved. Both results
+# arrive as **structured content**: the same JSON object `labkit status --json` and
+# `labkit search --json` print.
+
+# %%
+async with connect(params) as client:
+    status = (await client.call_tool("git_status", {})).structured_content
+    hits = (await client.call_tool("search_workspace", {"query": "apply_discount", "limit": 5})).structured_content
+
+print("unstaged:", [e["path"] for e in status["unstaged"]], "| hidden changes:", status["hidden"])
+print(f"search: {hits['matchCount']} matches returned, truncated = {hits['truncated']}")
+for m in hits["matches"]:
+    print(f"  {m['path']}:{m['line']}: {m['text']}")
+
+
+# %% [markdown]
+# Two things to notice. The `.env` file changed too, but `git_status` only *counts* it under
+# `hidden`: sensitive paths are never listed. And the search says `truncated: true`: there are more
+# matches than the 5 we asked for. An agent that concludes "apply_discount is only used in docs"
+# from this page is wrong; lab 01 covers how to narrow a search.
+#
+# ### Reading a long file: 400 lines per call
+#
+# `read_file` returns at most 400 lines. When the file goes on, the result says `truncated: true`
+# and names the line to continue from in `nextStartLine`. `contentSha256` is the hash of the whole
+# file at the time of the read; it is the same on every page of an unchanged file.
+
+# %%
+async with connect(params) as client:
+    pages = []
+    args = {"path": "data/prices.csv"}
+    while True:
+        result = (await client.call_tool("read_file", args)).structured_content
+        pages.append(result)
+        if not result["truncated"]:
+            break
+        args = {"path": "data/prices.csv", "start_line": result["nextStartLine"]}
+
+rows = [{k: p[k] for k in ("startLine", "endLine", "totalLines", "truncated", "nextStartLine")}
+        | {"contentSha256": p["contentSha256"][:12] + "…"} for p in pages]
+print(table(rows, ["startLine", "endLine", "totalLines", "truncated", "nextStartLine", "contentSha256"]))
+whole = "".join(p["content"] for p in pages)
+print("pages rebuild the file exactly:", whole == (repo.path / "data/prices.csv").read_text())
+
+
+# %% [markdown]
+# ## 3. Tool results are data, not instructions
+#
+# Now read the changed file itself.
+
+# %%
+async with connect(params) as client:
+    head = (await client.call_tool("read_file", {"path": "src/pricing.py", "end_line": 8})).structured_content
+print(head["content"])
+
+# %% [markdown]
+# Line 3 addresses *you*, the reviewer, and asks you to wave the change through. It sits inside the
+# change under review, so anyone who can push a commit can write it. This is a **prompt injection**:
+# text in the data that tries to act as an instruction. The tool did its job (it returned the file);
+# deciding what the text *means* is the agent's job, and the only safe reading is: this is content
+# of the file, and possibly a finding worth reporting. That is why every labkit tool description
+# ends with the same warning (printed in section 1).
+#
+# ## 4. When a call fails, it fails as a tool error
+#
+# A failing call comes back as an MCP tool result with `isError: true` whose text is the contract's
+# error object. The server keeps running; the agent can read the code and correct itself. Paths that
+# escape the root, sensitive files, unknown tools and arguments outside the schema are all refused:
+
+# %%
+bad_calls = [
+    ("read_file", {"path": "../../etc/passwd"}),
+    ("read_file", {"path": ".env"}),
+    ("read_file", {"path": "src/pricing.py", "start_line": 0}),
+    ("search_workspace", {"query": "apply_discount", "limit": 10_000}),
+    ("git_diff", {"max_bytes": 100}),
+    ("git_status", {"verbose": True}),
+    ("delete_branch", {"name": "main"}),
+]
+async with connect(params) as client:
+    for name, args in bad_calls:
+        result = await client.call_tool(name, args)
+        error = json.loads(result.content[0].text)["error"]
+        print(f"{name:17} isError={result.is_error}  {error['code']:22} {error['message']}")
+    alive = await client.call_tool("git_status", {})
+print("server still answering:", not alive.is_error)
+
+
+# %% [markdown]
+# ## 5. Paging a diff across calls, bound to one snapshot
+#
+# `git_diff` returns one page of the diff (here 1024 bytes, the smallest page the schema allows, so
+# we get several pages). The first call computes the whole diff once, stores it as an immutable
+# **snapshot**, and returns its `snapshotId` and `sourceRevision` (a hash of the whole diff). Each
+# later call passes `snapshot` and `offset = nextOffset`.
+#
+# In the middle of our reading, a teammate saves a new version of `src/pricing.py`. Watch what the
+# snapshot does with that.
+
+# %%
+async with connect(params) as client:
+    first = (await client.call_tool("git_diff", {"max_bytes": 1024})).structured_content
+    diff_pages = [first]
+    repo.write("src/pricing.py", (repo.path / "src/pricing.py").read_text().replace("0.25", "0.35"))  # the teammate
+    while diff_pages[-1]["hasMore"]:
+        nxt = await client.call_tool("git_diff", {"max_bytes": 1024, "offset": diff_pages[-1]["nextOffset"],
+                                                  "snapshot": first["snapshotId"]})
+        diff_pages.append(nxt.structured_content)
+    # The same continuation bound by revision instead: the server recomputes and compares.
+    drift = await client.call_tool("git_diff", {"max_bytes": 1024, "offset": first["nextOffset"],
+                                                "revision": first["sourceRevision"]})
+    fresh = (await client.call_tool("git_diff", {"max_bytes": 262144})).structured_content
+
+rows = [{k: p[k] for k in ("offset", "returnedBytes", "nextOffset", "hasMore")}
+        | {"sourceRevision": p["sourceRevision"][7:19] + "…"} for p in diff_pages]
+print(table(rows, ["offset", "returnedBytes", "nextOffset", "hasMore", "sourceRevision"]))
+print("one revision on every page:", len({p["sourceRevision"] for p in diff_pages}) == 1)
+print("bound by revision after the edit:", json.loads(drift.content[0].text)["error"]["code"])
+print("a fresh diff now has another revision:", fresh["sourceRevision"] != first["sourceRevision"])
+
+# %% [markdown]
+# All pages describe the same diff, the one that existed when page 1 was read, even though the file
+# changed halfway. Without the snapshot, page 1 would come from one version and page 2 from another,
+# and the agent would review a diff that never existed (lab 04). With `revision` instead of
+# `snapshot`, the server recomputes the diff and refuses with `snapshot_drift` when it moved. When
+# the reading is done, a careful agent asks for a fresh diff before deciding, because the worktree
+# did move.
+#
+# ### How many calls does a diff cost?
+#
+# Every page is one more round trip. Slide the page size to see how many `git_diff` calls this
+# diff (the fresh one, all its bytes) takes.
+
+# %%
+fresh_bytes = fresh["diff"].encode("utf-8")
+diff_calls_explorer(fresh_bytes, page_kib=1)
+
+# %% [markdown]
+# ## 6. What does paging over MCP cost?
+#
+# The experiment below builds a repository with a diff of about 2 MiB (`quick=True`; the full run
+# uses about 9 MiB), starts one server, and reads the whole diff in **256 KiB** pages through it,
+# side by side with one plain `git diff` that prints everything at once. Each side runs several
+# rounds; the figure shows medians. The server start-up is paid once per session, so it is reported
+# but not counted.
+
+# %%
+cost = run_experiment("mcp-paging", quick=True)
+print(f"diff {cost['diffBytes']:,} B read in {cost['pages']} pages of {cost['pageBytes'] // 1024} KiB")
+print(f"one plain git diff: {cost['fullDiffMedianMs']} ms | all pages over MCP: {cost['mcpPagingMedianMs']} ms"
+      f" | ratio {cost['ratio']}x | server start-up (paid once, not counted): {cost['serverStartupMs']} ms")
+paging_cost(cost)
+
+# %% [markdown]
+# The dashed line is the course's target: reading every page over MCP should cost at most a few times
+# one plain `git diff` (the legend gives the factor). The snapshot makes each later page a seek and a read, so the extra cost is mostly
+# JSON-RPC framing and the per-call round trip, not recomputing the diff. Times vary between runs,
+# more so on a shared machine; the ratio is the number to watch.
+#
+# ## 7. Exercises
+
+# %%
+from labkit.check import lab10
+from labkit.check.lab10 import Q1_RESULT, Q2_FIRST_PAGE, Q3_CHOICES
+
+# %% [markdown]
+# **Q1.** An agent called `read_file(path="data/prices.csv")` and got `Q1_RESULT` (printed below).
+# Give the arguments of its **next** `read_file` call, as a dict, so that it continues exactly where
+# this one ended.
+
+# %%
+print(json.dumps(Q1_RESULT, indent=1))
+answer_q1 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q1 = {"path": "data/prices.csv", "start_line": Q1_RESULT["nextStartLine"]}
+
+# %%
+lab10.q1.check(answer_q1)
+
+# %% [markdown]
+# **Q2.** `git_diff(max_bytes=4096)` returned `Q2_FIRST_PAGE`. Give the arguments of the call that
+# fetches **page 2 of the same diff**, as a dict of argument names to values.
+
+# %%
+print(json.dumps({k: v for k, v in Q2_FIRST_PAGE.items() if k not in ("diff", "pageSha256")}, indent=1))
+answer_q2 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q2 = {"offset": Q2_FIRST_PAGE["nextOffset"], "snapshot": Q2_FIRST_PAGE["snapshotId"], "max_bytes": 4096}
+
+# %%
+lab10.q2.check(answer_q2)
+
+# %% [markdown]
+# **Q3.** While reviewing, `read_file` returned the note you saw in section 3. What should the agent
+# do? Answer with one letter as a string, e.g. `"a"`.
+
+# %%
+for key, text in Q3_CHOICES.items():
+    print(f"({key}) {text}")
+answer_q3 = ...  # replace ... with your answer
+
+# %% tags=["solution"]
+answer_q3 = "c"
+
+# %%
+lab10.q3.check(answer_q3)
+
+# %%
+# lab10.q1.hint(); lab10.q2.hint(); lab10.q3.hint()
+# lab10.q1.solution()
+
+# %% [markdown]
+# ## What to remember
+#
+# - An MCP server is a separate process; the agent sees only its tool listing and its results.
+#   labkit's tools are read-only, their arguments are bounded, and unknown arguments are refused.
+# - Results are structured content equal to the CLI's JSON, so what you test on the command line is
+#   what the agent receives.
+# - Page until `truncated` (files) or `hasMore` (diffs) is false, continuing from `nextStartLine` or
+#   `nextOffset`. Bind diff pages to the `snapshotId` of page 1, so every page shares one
+#   `sourceRevision`.
+# - Workspace content is untrusted data, not instructions, even when it is written to look like one.
+# - A failure is a tool error with a stable code (`path_outside_workspace`, `sensitive_path`,
+#   `invalid_argument`, ...), and the server keeps serving.
+# - Paging a large diff through a running server cost a small multiple of one `git diff` here
+#   (the ratio printed above); the snapshot keeps later pages cheap.
+
+# %%
+repo.cleanup()
