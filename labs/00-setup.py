@@ -101,11 +101,8 @@ print("same id in both isolated runs:", demo["sameEverywhere"], "| in different 
 # %%
 q1_repo = IsolatedRepo()  # a fresh, empty isolated repository; removed at the end of the lab
 
-# %%
-answer_q1 = ...  # replace ... with your answer
-
 # %% tags=["solution"]
-hello_path = q1_repo.write("hello.txt", "hello\n")
+q1_repo.write("hello.txt", "hello\n")
 answer_q1 = q1_repo.commit("first commit")
 
 # %%
@@ -120,9 +117,6 @@ lab00.q1.check(answer_q1)
 # %%
 for key, text in lab00.Q2_OPTIONS.items():
     print(f"{key:8} {text}")
-
-# %%
-answer_q2 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q2 = {"author", "clock", "message"}
@@ -174,7 +168,6 @@ payload_explorer()
 
 # %%
 print(lab00.Q3_OPTIONS)
-answer_q3 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q3 = {"core.fsmonitor", "post-index-change hook", "filter clean"}
@@ -206,6 +199,43 @@ plot_runner_overhead(overhead)
 # just now; it varies from run to run on a shared machine), and in exchange it ran none of the
 # repository's programs. Every later lab pays this price on every git call.
 
+# %% [markdown]
+# ### Exercise 4: whose commit is this?
+#
+# A classmate did Exercise 1's steps in an `IsolatedRepo` too, but got another commit id:
+
+# %%
+print("their id:", lab00.Q4_THEIRS)
+for key, text in lab00.Q4_VARIANTS.items():
+    print(f"{key:8} {text}")
+
+# %% [markdown]
+# Exactly one of their steps differed from yours, and it is one of the four above. You cannot see
+# their machine, but you do not need to: an isolated repository gives the same id for the same steps
+# anywhere, so you can *rebuild* each hypothesis and compare ids. Set `answer_q4` to the key (a string,
+# e.g. `"message"`; the shape, not the answer). `IsolatedRepo(branch="master")` makes a repository
+# on another branch, and `repo.commit("start", allow_empty=True)` makes a commit with no change.
+
+# %% tags=["solution"]
+def exercise1_commit(variant):
+    """Exercise 1's steps in a fresh isolated repository, with one variant applied."""
+    with IsolatedRepo(branch="master" if variant == "branch" else "main") as r:
+        if variant == "second":
+            r.commit("start", allow_empty=True)
+        r.write("hello.txt", "hello" if variant == "newline" else "hello\n")
+        return r.commit("First commit" if variant == "message" else "first commit")
+
+
+answer_q4 = next(v for v in lab00.Q4_VARIANTS if exercise1_commit(v) == lab00.Q4_THEIRS)
+
+# %%
+lab00.q4.check(answer_q4)
+
+# %% [markdown]
+# Rebuilding is how you check a claim about a commit: two ids agree only if every input agrees.
+# Notice which variant did *not* change the id at all, and why: a branch is a name that points at a
+# commit, and is not part of it.
+
 # %%
 q1_repo.cleanup()
 
@@ -216,8 +246,8 @@ q1_repo.cleanup()
 # - An isolated repository fixes author, email and clock, so the same script gives the same
 #   commit ids in any folder, on any machine. That is what lets a checker, a test or a colleague
 #   reproduce your evidence.
-# - A commit id covers the files *and* the author, dates and message; a 40-character id is the one
-#   to cite.
+# - A commit id covers the files *and* the parent, author, dates and message (not the branch name);
+#   a 40-character id is the one to cite, and rebuilding in isolation is how you check one.
 # - A repository's config is code you have not reviewed. Plain `git status` can run its
 #   fsmonitor, hooks and filters. Every git call in labkit goes through one hardened runner that
 #   runs none of them, for a few milliseconds per call.

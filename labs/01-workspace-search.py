@@ -169,9 +169,6 @@ for letter, text in lab01.Q1_CHOICES.items():
 # %% [markdown]
 # **Question 1.** Which statement is right? Set `answer_q1` to one letter, as a string (e.g. `"A"`).
 
-# %%
-answer_q1 = ...  # replace ... with your answer
-
 # %% tags=["solution"]
 answer_q1 = "C"
 
@@ -184,9 +181,6 @@ lab01.q1.check(answer_q1)
 # (strings), e.g. `["src/a.py", "web/b.py"]`. `callers_of(result, "export_invoice")` keeps the files
 # whose matching line is a call.
 # Use `lab01.q2.hint()` if you are stuck.
-
-# %%
-answer_q2 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q2 = callers_of(search_workspace(root, "export_invoice(", limit=200), "export_invoice")

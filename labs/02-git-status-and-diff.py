@@ -184,9 +184,6 @@ except LabkitError as exc:
 # %%
 from labkit.check import lab02
 
-# %%
-answer_q1 = ...  # replace ... with your answer
-
 # %% tags=["solution"]
 answer_q1 = {"src/feature.ts": "staged", "src/report.ts": "unstaged", "notes/todo.md": "untracked", ".env": "hidden"}
 
@@ -196,9 +193,6 @@ lab02.q1.check(answer_q1)
 # %% [markdown]
 # **Q2.** In the twisted world (`twist`: `src/feature.ts` staged and then edited again), what is
 # `totalBytes` for mode `head`? Give an integer (a number of bytes).
-
-# %%
-answer_q2 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q2 = git_diff(twist.path, mode="head")["totalBytes"]
@@ -210,9 +204,6 @@ lab02.q2.check(answer_q2)
 # **Q3.** In the rename world (`renames`), how many changes does `labkit diff --mode staged` hide, and
 # which new paths are visible? Answer `{"hidden": N, "visible": [paths]}`, with `N` an integer and the
 # paths as strings.
-
-# %%
-answer_q3 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q3 = {"hidden": staged["hidden"]["changes"], "visible": [f["path"] for f in staged["files"]]}

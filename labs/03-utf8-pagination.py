@@ -190,9 +190,6 @@ pagination_cost(cost)
 # %%
 from labkit.check import lab03
 
-# %%
-answer_q1 = ...  # replace ... with your answer
-
 # %% tags=["solution"]
 answer_q1 = paging_summary(full, 2048)["naive"]["replacementPages"]
 
@@ -202,9 +199,6 @@ lab03.q1.check(answer_q1)
 # %% [markdown]
 # **Q2.** Give an offset inside this diff that `labkit diff` refuses with `invalid_offset`: an integer
 # byte offset into the diff `full`.
-
-# %%
-answer_q2 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q2 = safe_pages[1]["offset"] + len("+export const text = '") + 1

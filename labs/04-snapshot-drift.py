@@ -186,9 +186,6 @@ for attempt in range(2):
 # %%
 from labkit.check import lab04
 
-# %%
-answer_q1 = ...  # replace ... with your answer
-
 # %% tags=["solution"]
 answer_q1 = {"offsets": False, "totalBytes": False, "head": False, "sourceRevision": True}
 
@@ -202,9 +199,6 @@ lab04.q1.check(answer_q1)
 # %%
 for letter, text in lab04.Q2_OPTIONS.items():
     print(f"{letter}) {text}")
-
-# %%
-answer_q2 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q2 = "b"

@@ -123,9 +123,6 @@ for name, pages in sets.items():
 # names, e.g. `{"north"}` (that shows the shape, not the answer).
 # Use the table, or `page_set_report(sets[name])["problems"]`, to find out why the others cannot.
 
-# %%
-answer_q1 = ...  # replace ... with your answer
-
 # %% tags=["solution"]
 answer_q1 = {name for name, pages in sets.items() if page_set_report(pages)["trusted"]}
 
@@ -142,9 +139,6 @@ proxied = lab05.proxied_page()
 print({k: proxied[k] for k in ("offset", "returnedBytes", "nextOffset", "hasMore")})
 for key, text in lab05.INVARIANTS.items():
     print(f"{key:9} {text}")
-
-# %%
-answer_q2 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q2 = "length"

@@ -225,8 +225,6 @@ for note in trial["coverage"]["mightHaveMissed"]:
 # %%
 from labkit.check import lab06
 
-answer_q1 = ...  # replace ... with your answer
-
 # %% tags=["solution"]
 answer_q1 = {"callee_depth": 3, "caller_depth": 1, "max_files": 40, "max_bytes": 65536}
 
@@ -237,9 +235,6 @@ lab06.q1.check(answer_q1)
 # **Q2. Pick by measurement.** On the invoice shape, which strategy keeps 100% recall with the
 # fewest bytes at 6 files (`"small"`) and at 506 files (`"large"`)? Answer with letters, for
 # example `{"small": "X", "large": "Y"}`.
-
-# %%
-answer_q2 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q2 = {"small": "A", "large": "D"}

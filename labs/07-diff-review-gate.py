@@ -239,9 +239,6 @@ reports = rx.classification_reports()
 print(table([{"report": k} | rx.report_facts(r) for k, r in reports.items()],
             ["report", "files", "complete", "risks", "allow"]))
 
-# %%
-answer_q1 = ...  # replace ... with your answer, e.g. {"A": "pass", "B": "review", ...}
-
 # %% tags=["solution"]
 answer_q1 = {"A": "review", "B": "block", "C": "pass", "D": "block", "E": "review"}
 
@@ -254,9 +251,6 @@ lab07.q1.check(answer_q1)
 # The task: *Fix the failing test tests/test_pricing.py and the helper it calls, src/util.py. Nothing else should change.*
 #
 # Write the smallest allow list (a Python list of entries) that lets the agent do exactly this.
-
-# %%
-answer_q2 = ...  # replace ... with your answer, a list of allow entries
 
 # %% tags=["solution"]
 answer_q2 = ["tests/test_pricing.py", "src/util.py"]
@@ -279,9 +273,6 @@ print(table(exercise["before"], ["path", "status", "contentId"]))
 print("\nafter the agent:")
 print(table(exercise["after"], ["path", "status", "contentId"]))
 
-# %%
-answer_q3 = ...  # replace ... with your answer, a set of paths
-
 # %% tags=["solution"]
 answer_q3 = {"tests/test_pricing.py", "notes/todo.txt", "README.md"}
 
@@ -300,9 +291,6 @@ exercise["report"]["baseline"]
 # You approved a report of an authorized dependency bump. Afterwards the formatter changed one character in
 # `uv.lock` (a version digit: same size, same line counts). Does your approval still hold? Answer `True` or
 # `False`.
-
-# %%
-answer_q4 = ...  # replace ... with your answer, True or False
 
 # %% tags=["solution"]
 answer_q4 = False

@@ -154,9 +154,6 @@ for name in ["github.com/pallets/click", "click"]:
 # **Exercise 1.** A Zoekt hit reports repo `github.com/pallets/click` for the repository indexed from
 # the folder `click`. What repository name must you pass to `get_file_context`?
 
-# %%
-answer_q1 = ...  # replace ... with your answer
-
 # %% tags=["solution"]
 answer_q1 = "click"
 
@@ -198,9 +195,6 @@ ranking_explorer()
 # %% [markdown]
 # **Exercise 2.** Find a query (an identifier) for which raw order puts a non-definition first and
 # definition-first ranking puts the definition first. Answer with the query string.
-
-# %%
-answer_q2 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q2 = "BadParameter"
@@ -256,9 +250,6 @@ print("revision:", ctx["revision"], "| stale:", ctx["stale"], "| sha256:", ctx["
 # %% [markdown]
 # **Exercise 3.** Cite where `PriceChanged` is defined, as a dict with `repo`, `path`, `line` and
 # `revision`. (The build table at the top of the lab, and every context read, show the revision.)
-
-# %%
-answer_q3 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q3 = {"repo": "shop", "path": "shop/errors.py", "line": 5, "revision": world.build["repos"][1]["revision"]}

@@ -198,8 +198,6 @@ plot_request_outcomes(comparison)
 # %%
 from labkit.check import lab09
 
-answer_q1 = ...  # replace ... with your answer
-
 # %% tags=["solution"]
 answer_q1 = source_read(world.config_path, target="demo-brand/store-002", at="2026-09-14T21:30:00+08:00",
                         repo="backend", path="pricing.py", start=10, end=11)["evidenceId"]
@@ -217,7 +215,6 @@ lab09.q1.check(answer_q1)
 # %%
 for key, text in lab09.STATUS_OPTIONS.items():
     print(f"({key}) {text}")
-answer_q2 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q2 = "B"
@@ -229,9 +226,6 @@ lab09.q2.check(answer_q2)
 # **Q3.** Someone adds a second record for store-001's backend that also covers the incident time,
 # pointing at v2. What does the reader return: `"v1"`, `"v2"`, `"main"` or
 # `"deployment_unresolved"`? (You can check with `world.write_config(...)` and `attempt`.)
-
-# %%
-answer_q3 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q3 = "deployment_unresolved"

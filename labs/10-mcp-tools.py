@@ -255,7 +255,6 @@ from labkit.check.lab10 import Q1_RESULT, Q2_FIRST_PAGE, Q3_CHOICES
 
 # %%
 print(json.dumps(Q1_RESULT, indent=1))
-answer_q1 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q1 = {"path": "data/prices.csv", "start_line": Q1_RESULT["nextStartLine"]}
@@ -269,7 +268,6 @@ lab10.q1.check(answer_q1)
 
 # %%
 print(json.dumps({k: v for k, v in Q2_FIRST_PAGE.items() if k not in ("diff", "pageSha256")}, indent=1))
-answer_q2 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q2 = {"offset": Q2_FIRST_PAGE["nextOffset"], "snapshot": Q2_FIRST_PAGE["snapshotId"], "max_bytes": 4096}
@@ -284,7 +282,6 @@ lab10.q2.check(answer_q2)
 # %%
 for key, text in Q3_CHOICES.items():
     print(f"({key}) {text}")
-answer_q3 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q3 = "c"

@@ -199,7 +199,6 @@ from labkit.check import lab11
 
 # %%
 print(table(ledger_table(runs["careless"]["lines"]), ["seq", "tool", "status", "args", "result metadata"]))
-answer_q1 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q1 = {"careful": True, "careless": False}
@@ -210,9 +209,6 @@ lab11.q1.check(answer_q1)
 # %% [markdown]
 # **Q2.** In the careless run, give the `seq` of the search that was truncated and never followed up:
 # an integer.
-
-# %%
-answer_q2 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q2 = runs["careless"]["summary"]["truncatedSearchesNotFollowed"][0]["seq"]
@@ -228,7 +224,6 @@ lab11.q2.check(answer_q2)
 
 # %%
 print(table(ledger_table(lab11.Q3_LEDGER), ["seq", "tool", "status", "args", "result metadata"]))
-answer_q3 = ...  # replace ... with your answer
 
 # %% tags=["solution"]
 answer_q3 = False

@@ -1,8 +1,6 @@
 """Lab 00's checkers: the reference passes, realistic mistakes get specific messages."""
 from __future__ import annotations
 
-import ast
-
 import nbformat
 import pytest
 
@@ -19,7 +17,7 @@ NOTEBOOK = LABS / "00-setup.ipynb"
 def solution_values() -> dict:
     """Run the notebook's solution cells (q1's needs its fresh repository)."""
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    ns: dict = {}
+    ns: dict = {"IsolatedRepo": IsolatedRepo, "lab00": lab00}
     with IsolatedRepo() as repo:
         ns["q1_repo"] = repo
         for cell in nb.cells:
@@ -50,23 +48,36 @@ def check(exercise, answer):
     return result.status, result.message
 
 
-@pytest.mark.parametrize("exercise", [lab00.q1, lab00.q2, lab00.q3])
+@pytest.mark.parametrize("exercise", [lab00.q1, lab00.q2, lab00.q3, lab00.q4])
 def test_placeholder_reads_as_not_attempted(exercise):
     assert exercise.check(...).status == NOT_ATTEMPTED
     assert exercise.check(None).status == NOT_ATTEMPTED
 
 
-@pytest.mark.parametrize("exercise, name", [(lab00.q1, "answer_q1"), (lab00.q2, "answer_q2"), (lab00.q3, "answer_q3")])
+@pytest.mark.parametrize("exercise, name", [(lab00.q1, "answer_q1"), (lab00.q2, "answer_q2"), (lab00.q3, "answer_q3"),
+                                            (lab00.q4, "answer_q4")])
 def test_reference_solutions_pass(solutions, exercise, name):
     assert exercise.check(solutions[name]).status == CORRECT
 
 
-def test_solution_cells_only_assign():
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    cells = [c for c in nb.cells if "solution" in c.metadata.get("tags", [])]
-    assert len(cells) == 3
-    for cell in cells:
-        assert all(isinstance(node, ast.Assign) for node in ast.parse(cell.source).body), cell.source
+def test_q4_their_id_is_the_newline_variant(solutions):
+    """Q4_THEIRS is what the builder really gives for the variant, and only for that one."""
+    build = solutions["exercise1_commit"]
+    ids = {v: build(v) for v in lab00.Q4_VARIANTS}
+    assert ids["newline"] == lab00.Q4_THEIRS
+    assert [v for v, i in ids.items() if i == lab00.Q4_THEIRS] == ["newline"]
+    assert ids["branch"] == solutions["answer_q1"]  # the trap: a branch name is not in the commit
+
+
+def test_q4_mistakes():
+    status, msg = check(lab00.q4, "branch")
+    assert status == INCORRECT and "not written into the commit object" in msg
+    for wrong in ("message", "second"):
+        status, msg = check(lab00.q4, wrong)
+        assert status == INCORRECT and "rebuild" in msg.lower() and "newline" not in msg
+    assert check(lab00.q4, "author")[0] == INCORRECT and "not one of the keys" in check(lab00.q4, "author")[1]
+    assert check(lab00.q4, 1)[0] == INCORRECT
+    assert check(lab00.q4, " Newline ")[0] == CORRECT
 
 
 def test_q1_mistakes(q1_ids):
@@ -125,6 +136,6 @@ def test_q3_options_are_the_demo_payloads():
     assert tuple(lab00.Q3_OPTIONS) == PAYLOAD_KINDS
 
 
-@pytest.mark.parametrize("exercise", [lab00.q1, lab00.q2, lab00.q3])
+@pytest.mark.parametrize("exercise", [lab00.q1, lab00.q2, lab00.q3, lab00.q4])
 def test_hint_and_solution_are_there(exercise):
     assert exercise.hint().text and exercise.solution().text

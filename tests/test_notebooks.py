@@ -1,23 +1,192 @@
-"""Execute every lab with nbclient, and keep committed notebooks clean."""
+"""The labs as product: synced sources, clean notebooks, one owner per solution, and real runs.
+
+Every lab is a jupytext pair (``labs/NN-name.py`` + ``.ipynb``). The runs use
+the real nbclient kernel: the solution notebook, the learner's untouched
+starter (*Run All*, no error allowed, every check "Not attempted"), and the
+starter with each ``qN.solution()`` pasted into its answer cell (every check
+"Correct").
+"""
 from __future__ import annotations
 
+import importlib
 import json
+import re
+import shutil
+import subprocess
 import sys
+import time
 
 import nbformat
 import pytest
 
-from labkit.notebooks import KERNEL_NAME, execute_notebook, lab_paths
+from labkit.check import Exercise
+from labkit.course.labfiles import answer_names, is_solution_cell, lab_names, labs_dir, read_lab
+from labkit.notebooks import KERNEL_NAME, execute_notebook
+from labkit.starter import make_starter
 
-from .conftest import LABS
-
-NOTEBOOKS = lab_paths(LABS)
+NAMES = lab_names()
 CELL_TIMEOUT = 120
+CHECK_CALL = re.compile(r"lab(\d\d)\.(q\d+)\.check\((answer_q\d+)\)\s*\Z")
 
 
 def test_there_are_labs():
-    assert NOTEBOOKS, "labs/ holds no notebooks"
-    assert NOTEBOOKS[0].name == "00-setup.ipynb"
+    assert len(NAMES) >= 12 and NAMES[0] == "00-setup"
+    sources = sorted(p.stem for p in labs_dir().glob("[0-9][0-9]-*.py"))
+    assert sources == NAMES, "every lab is a pair: labs/NN-name.py and labs/NN-name.ipynb"
+
+
+@pytest.fixture(scope="module")
+def resynced(tmp_path_factory):
+    """Run the documented sync command on a copy of labs/: the result must equal what is committed."""
+    pytest.importorskip("jupytext")
+    work = tmp_path_factory.mktemp("labs-sync")
+    shutil.copy(labs_dir() / "jupytext.toml", work)
+    for name in NAMES:
+        shutil.copy(labs_dir() / f"{name}.ipynb", work)
+    time.sleep(0.05)
+    for name in NAMES:  # the .py is the newer file, as after an instructor's edit
+        shutil.copy(labs_dir() / f"{name}.py", work)
+    proc = subprocess.run([sys.executable, "-m", "jupytext", "--sync", *[f"{n}.py" for n in NAMES]],
+                          cwd=work, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return work
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pair_is_in_sync(name, resynced):
+    committed = (labs_dir() / f"{name}.ipynb").read_text("utf-8")
+    assert (resynced / f"{name}.ipynb").read_text("utf-8") == committed, (
+        f"labs/{name}.ipynb is not what its .py gives: run `jupytext --sync labs/{name}.py` (labs/README.md)")
+    assert (resynced / f"{name}.py").read_text("utf-8") == (labs_dir() / f"{name}.py").read_text("utf-8")
+    ids = [c["id"] for c in json.loads(committed)["cells"]]
+    assert len(set(ids)) == len(ids), f"{name}: duplicate cell ids"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_is_clean(name):
+    nb = json.loads((labs_dir() / f"{name}.ipynb").read_text("utf-8"))
+    spec = nb.get("metadata", {}).get("kernelspec", {})
+    assert spec.get("name") == KERNEL_NAME, f"{name}: kernelspec is {spec.get('name')!r}, not python3"
+    for i, cell in enumerate(nb["cells"]):
+        assert "id" in cell, f"{name}: cell {i} has no id"
+        if cell["cell_type"] == "code":
+            assert not cell.get("outputs"), f"{name}: cell {i} was committed with outputs"
+            assert cell.get("execution_count") is None, f"{name}: cell {i} has an execution count"
+
+
+def _exercises(lab: str) -> dict[str, Exercise]:
+    module = importlib.import_module(f"labkit.check.lab{lab}")
+    return {k: v for k, v in vars(module).items() if isinstance(v, Exercise)}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_course_structure(name):
+    """What you'll learn, a story, exercises (solution cell + check), what to remember."""
+    nb = read_lab(name)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown").lower()
+    assert "what you'll learn" in text or "what you will learn" in text, f"{name}: no 'What you'll learn'"
+    assert "what to remember" in text, f"{name}: no 'What to remember' summary"
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "MPLBACKEND" not in code, f"{name}: notebooks must use the inline backend"
+    lab = name[:2]
+    checks = []
+    for i, cell in enumerate(nb.cells):
+        if is_solution_cell(cell):
+            names = answer_names(cell.source)
+            assert len(names) == 1, f"{name}: cell {i}: a solution cell assigns exactly one answer_qN"
+            nxt = nb.cells[i + 1]
+            m = CHECK_CALL.match(nxt.source.strip())
+            assert nxt.cell_type == "code" and m, f"{name}: cell {i + 1} should be lab{lab}.qN.check({names[0]})"
+            assert m.group(1) == lab and m.group(3) == names[0] == f"answer_{m.group(2)}"
+            checks.append(m.group(2))
+        elif cell.cell_type == "code":
+            assert not re.search(r"^answer_q\d+\s*=", cell.source, re.M), (
+                f"{name}: cell {i} assigns an answer outside a solution cell (the starter writes the placeholder)")
+    assert checks, f"{name}: no exercise"
+    assert sorted(checks) == sorted(_exercises(lab)), f"{name}: the lab's exercises and labkit.check.lab{lab} differ"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solution_is_the_lab_cell(name):
+    """qN.solution() shows exactly the code the lab runs, with the explanation apart."""
+    nb = read_lab(name)
+    cells = {answer_names(c.source)[0]: c.source for c in nb.cells if is_solution_cell(c)}
+    for qname, exercise in _exercises(name[:2]).items():
+        shown = exercise.solution()
+        assert shown.code == cells[f"answer_{qname}"]
+        compile(shown.code, f"{name}:{qname}", "exec")
+        assert shown.code not in (exercise.explanation or "")
+        assert exercise.hint().text
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_starter_has_one_answer_cell_per_exercise(name):
+    nb = read_lab(name)
+    starter = make_starter(nb, name)
+    assert starter.metadata["labkit"] == {"lab": name, "kind": "starter"}
+    answers = [c for c in starter.cells if "exercise" in c.metadata.get("tags", [])]
+    assert len(answers) == len([c for c in nb.cells if is_solution_cell(c)])
+    for cell in answers:
+        assert re.fullmatch(r"answer_q\d+ = \.\.\.  # replace \.\.\. with your answer", cell.source)
+    assert not any(is_solution_cell(c) for c in starter.cells)
+    assert [c.id for c in starter.cells] == [c.id for c in nb.cells]
+
+
+# -- real runs ------------------------------------------------------------------------------------
+
+
+def _check_verdicts(executed) -> list[str]:
+    """The verdict line each check cell displayed (its text/plain output)."""
+    verdicts = []
+    for cell in executed.cells:
+        if cell.cell_type == "code" and CHECK_CALL.match(cell.source.strip()):
+            shown = [o.get("data", {}).get("text/plain", "") for o in cell.get("outputs", [])
+                     if o.get("output_type") == "execute_result"]
+            verdicts.append(shown[0] if shown else "<no output>")
+    return verdicts
+
+
+def _run(name, nb, tmp_path, label):
+    out = tmp_path / f"{label}-{name}.ipynb"
+    run = execute_notebook(labs_dir() / f"{name}.ipynb", out, timeout=CELL_TIMEOUT, nb=nb)
+    if not run.ok:
+        pytest.fail(f"{label} {name} failed in cell {run.failed_cell_index}: {run.error}\n"
+                    f"--- cell source ---\n{run.failed_cell_source}")
+    return nbformat.read(out, as_version=4)
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("name", NAMES)
+def test_solution_notebook_runs_and_passes(name, tmp_path):
+    executed = _run(name, read_lab(name), tmp_path, "solution")
+    verdicts = _check_verdicts(executed)
+    assert verdicts and all("] Correct:" in v for v in verdicts), verdicts
+    assert not any(c.get("outputs") for c in read_lab(name).cells if c.cell_type == "code")
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("name", NAMES)
+def test_untouched_starter_runs_all(name, tmp_path):
+    """Run All on the learner's starter: no cell raises, every check says 'Not attempted'."""
+    executed = _run(name, make_starter(read_lab(name), name), tmp_path, "starter")
+    verdicts = _check_verdicts(executed)
+    assert len(verdicts) == len(_exercises(name[:2]))
+    assert all("] Not attempted:" in v for v in verdicts), verdicts
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("name", NAMES)
+def test_pasted_solutions_pass_in_the_starter(name, tmp_path):
+    """A learner pastes each qN.solution()'s code into its answer cell: every check says 'Correct'."""
+    starter = make_starter(read_lab(name), name)
+    exercises = _exercises(name[:2])
+    for cell in starter.cells:
+        if "exercise" in cell.metadata.get("tags", []):
+            qname = cell.source.split(" =")[0].removeprefix("answer_")
+            cell.source = exercises[qname].solution().code
+    executed = _run(name, starter, tmp_path, "pasted")
+    verdicts = _check_verdicts(executed)
+    assert len(verdicts) == len(exercises) and all("] Correct:" in v for v in verdicts), verdicts
 
 
 def test_kernel_python_is_test_python(tmp_path):
@@ -31,72 +200,3 @@ def test_kernel_python_is_test_python(tmp_path):
     assert run.ok, run.error
     printed = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs[0]["text"].strip()
     assert printed == sys.prefix, f"kernel {KERNEL_NAME} runs in {printed!r}, tests in {sys.prefix!r}"
-
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_is_clean(path):
-    nb = json.loads(path.read_text("utf-8"))
-    spec = nb.get("metadata", {}).get("kernelspec", {})
-    assert spec.get("name") == KERNEL_NAME, f"{path.name}: kernelspec is {spec.get('name')!r}, not python3"
-    for i, cell in enumerate(nb["cells"]):
-        if cell["cell_type"] == "code":
-            assert not cell.get("outputs"), f"{path.name}: cell {i} was committed with outputs"
-            assert cell.get("execution_count") is None, f"{path.name}: cell {i} has an execution count"
-
-
-@pytest.mark.notebook
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_executes(path, tmp_path):
-    run = execute_notebook(path, tmp_path / path.name, timeout=CELL_TIMEOUT)
-    if not run.ok:
-        pytest.fail(f"{path.name} failed in cell {run.failed_cell_index}: {run.error}\n"
-                    f"--- cell source ---\n{run.failed_cell_source}")
-    executed = nbformat.read(tmp_path / path.name, as_version=4)
-    assert any(c.get("outputs") for c in executed.cells if c.cell_type == "code")
-    # In the solution notebook every checker must accept the reference answer.
-    for i, cell in enumerate(executed.cells):
-        if cell.cell_type != "code" or ".check(" not in cell.source:
-            continue
-        shown = json.dumps(cell.get("outputs", []))
-        assert "Incorrect" not in shown and "Not attempted" not in shown, (
-            f"{path.name}: cell {i}: a checker rejected the reference solution: {shown[:400]}")
-    # The committed notebook stays untouched.
-    assert not any(c.get("outputs") for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
-
-
-def _markdown(nb) -> str:
-    return "\n".join(c["source"] if isinstance(c["source"], str) else "".join(c["source"])
-                     for c in nb["cells"] if c["cell_type"] == "markdown")
-
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_follows_the_course_structure(path):
-    """Every lab: what you'll learn, a story, an exercise with a checker, what to remember."""
-    nb = nbformat.read(path, as_version=4)
-    text = _markdown(nb).lower()
-    assert "what you'll learn" in text or "what you will learn" in text, f"{path.name}: no 'What you'll learn'"
-    assert "what to remember" in text, f"{path.name}: no 'What to remember' summary"
-    solutions = [c for c in nb.cells if c.cell_type == "code" and "solution" in c.metadata.get("tags", [])]
-    assert solutions, f"{path.name}: no exercise (no cell tagged 'solution')"
-    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    assert ".check(" in code, f"{path.name}: no checker call"
-    assert "MPLBACKEND" not in code, f"{path.name}: notebooks must use the inline backend"
-
-
-@pytest.mark.notebook
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_starter_notebook_executes(path, tmp_path):
-    """The learner's starter runs top to bottom; only the exercise stubs may raise."""
-    from labkit.starter import make_starter
-
-    starter = make_starter(nbformat.read(path, as_version=4))
-    run = execute_notebook(path, tmp_path / f"starter-{path.name}", timeout=CELL_TIMEOUT,
-                           allow_errors_named=("NotImplementedError",), nb=starter)
-    if not run.ok:
-        pytest.fail(f"starter {path.name} failed in cell {run.failed_cell_index}: {run.error}\n"
-                    f"--- cell source ---\n{run.failed_cell_source}")
-    assert run.allowed_errors, f"starter {path.name}: the exercise stubs did not raise NotImplementedError"
-    executed = nbformat.read(tmp_path / f"starter-{path.name}", as_version=4)
-    outputs = json.dumps([c.get("outputs", []) for c in executed.cells if c.cell_type == "code"])
-    assert "Not attempted" in outputs or "not_attempted" in outputs or "not attempted" in outputs, (
-        f"starter {path.name}: no checker reported 'not attempted' for the untouched exercise")

@@ -7,7 +7,7 @@ In a notebook::
     answer = ...          # the learner replaces the Ellipsis
     lab03.q1.check(answer)
     lab03.q1.hint()
-    lab03.q1.solution()
+    lab03.q1.solution()   # the lab's solution cell, read from the lab file
 
 A failed check says what is wrong with *the learner's* answer and never reveals
 the expected one. An untouched answer (``...`` or ``None``) reads as
@@ -68,15 +68,26 @@ class Hint:
 
 @dataclass
 class Solution:
-    text: str
+    """An exercise's solution: the code of the lab's ``solution`` cell, then why it is right."""
+
+    code: str
+    explanation: str = ""
+
+    @property
+    def text(self) -> str:
+        return self.code + (f"\n\n{self.explanation}" if self.explanation else "")
 
     def __str__(self) -> str:
-        return f"Solution: {self.text}"
+        return f"Solution (the code runs as is in this notebook):\n{self.code}" + (
+            f"\n\nWhy: {self.explanation}" if self.explanation else "")
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        return f'<div style="border-left:4px solid #7a4ea3;padding:4px 10px"><b>Solution</b><pre>{html.escape(self.text)}</pre></div>'
+        why = f"<p><b>Why:</b> {html.escape(self.explanation)}</p>" if self.explanation else ""
+        return ('<div style="border-left:4px solid #7a4ea3;padding:4px 10px"><b>Solution</b> '
+                '(the code runs as is in this notebook)'
+                f'<pre>{html.escape(self.code)}</pre>{why}</div>')
 
 
 def is_unattempted(answer: Any) -> bool:
@@ -96,7 +107,7 @@ class Exercise:
     prompt: str
     validate: Callable[[Any], None]
     hint_text: str
-    solution_text: str
+    explanation: str = ""
     attempts: list = field(default_factory=list, repr=False)
 
     def check(self, answer: Any = Ellipsis) -> CheckResult:
@@ -117,7 +128,11 @@ class Exercise:
         return Hint(self.hint_text)
 
     def solution(self) -> Solution:
-        return Solution(self.solution_text)
+        """The lab's own solution cell for this exercise (read from the lab file), and why."""
+        from labkit.course.labfiles import solution_code
+
+        lab, number = self.name.split(".")  # "lab03.q1"
+        return Solution(solution_code(lab, f"answer_{number}"), self.explanation)
 
 
 def expect_type(answer: Any, kind: type | tuple, what: str) -> None:

@@ -63,9 +63,8 @@ q1 = Exercise(
             f"message {Q1_MESSAGE!r}, and set answer_q1 to the commit id."),
     validate=_check_q1,
     hint_text="repo.write(path, text) then repo.commit(message): commit returns the new commit id as a string.",
-    solution_text=("with IsolatedRepo() as repo:\n"
-                   f"    repo.write({Q1_FILE!r}, {Q1_TEXT!r})\n"
-                   f"    answer_q1 = repo.commit({Q1_MESSAGE!r})"),
+    explanation=("the isolated builder fixes the author and the clock, so the same file, message and position "
+                 "in history give the same 40-character id on any machine."),
 )
 
 
@@ -118,7 +117,8 @@ q2 = Exercise(
     prompt="Which of lab00.Q2_OPTIONS would give a different commit id for the same files? Give a set of keys.",
     validate=_check_q2,
     hint_text="Print repo.git('cat-file', '-p', 'HEAD'): every byte shown there goes into the commit id.",
-    solution_text="answer_q2 = {'author', 'clock', 'message'}",
+    explanation=("a commit id is a hash of the commit object: its tree (the files), parent, author and committer "
+                 "with their dates, and the message. The folder and the machine are not in it."),
 )
 
 
@@ -147,5 +147,45 @@ q3 = Exercise(
     prompt="Which payloads in lab00.Q3_OPTIONS does a plain `git status` run in the demo's repository? Give a set.",
     validate=_check_q3,
     hint_text="The explorer above plants one payload at a time; choose the command 'status' and go through the list.",
-    solution_text="answer_q3 = {'core.fsmonitor', 'post-index-change hook', 'filter clean'}",
+    explanation=("status asks the file-system monitor which files changed, refreshes the index (which fires the "
+                 "post-index-change hook) and re-hashes the touched file through its clean filter. It never "
+                 "prints a patch (no external diff) and pages nothing."),
+)
+
+
+#: q4: a classmate ran q1's steps and got another id. Exactly one step differed.
+Q4_VARIANTS = {
+    "newline": "hello.txt held 'hello' without the final newline",
+    "message": "the message was 'First commit' (capital F)",
+    "branch": "the repository's branch was 'master' instead of 'main'",
+    "second": "an empty commit 'start' came first, so theirs is the second commit",
+}
+Q4_THEIRS = "5fedf0a8e0c473fdf25d44295d32cc76a17e08ea"
+_Q4_SAME_ID = {
+    "branch": "a branch name is a label that points at a commit; it is not written into the commit object, so "
+              "a 'master' repository gives the very id of Exercise 1. Rebuild it and compare",
+}
+
+
+def _check_q4(answer) -> None:
+    expect_type(answer, str, "your answer")
+    key = answer.strip().lower()
+    if key not in Q4_VARIANTS:
+        raise Incorrect(f"{answer!r} is not one of the keys of lab00.Q4_VARIANTS: {sorted(Q4_VARIANTS)}")
+    if key in _Q4_SAME_ID:
+        raise Incorrect(f"you chose {key!r}, but {_Q4_SAME_ID[key]}")
+    if key != "newline":
+        raise Incorrect(f"rebuild Exercise 1's steps with the change {key!r} in a fresh IsolatedRepo: the id you "
+                        "get is not your classmate's. Try the variants one at a time; only one reproduces it")
+
+
+q4 = Exercise(
+    name="lab00.q4",
+    prompt="Which one step of Exercise 1 did your classmate change to get lab00.Q4_THEIRS? A key of lab00.Q4_VARIANTS.",
+    validate=_check_q4,
+    hint_text=("Write a small function that redoes Exercise 1 in a fresh IsolatedRepo with one variant applied "
+               "(IsolatedRepo(branch=...), repo.commit(..., allow_empty=True), another text or message) and "
+               "compare the id it returns with lab00.Q4_THEIRS."),
+    explanation=("isolation makes a commit id a reproducible fingerprint: rebuilding each hypothesis and "
+                 "comparing ids tells which input differed, without seeing your classmate's machine."),
 )

@@ -41,7 +41,7 @@ q1 = Exercise(
     validate=_validate_q1,
     hint_text="Two things bound what a search can prove: whether it was cut short (truncated) and where it "
               "looked (path, glob).",
-    solution_text="answer_q1 = 'C'  # truncated means more matches exist; --path means other folders were "
+    explanation="answer_q1 = 'C'  # truncated means more matches exist; --path means other folders were "
                   "never searched. Only an untruncated search over the whole workspace can support "
                   "'no other caller' (and even then only for textual calls).",
 )
@@ -107,6 +107,6 @@ q2 = Exercise(
     validate=_validate_q2,
     hint_text="Drop --path, raise the limit until truncated is false, then keep the files whose matching "
               "line is a call rather than the def.",
-    solution_text="full = search_workspace(root, 'export_invoice(', limit=200)  # truncated: False\n"
+    explanation="full = search_workspace(root, 'export_invoice(', limit=200)  # truncated: False\n"
                   "answer_q2 = callers_of(full, 'export_invoice')",
 )

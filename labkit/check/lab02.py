@@ -116,7 +116,7 @@ q1 = Exercise(
             "'staged', 'unstaged', 'untracked' or 'hidden'."),
     validate=_check_q1,
     hint_text="Call labkit.status.git_status on the world: each list is one category, and hidden is a count.",
-    solution_text=("answer_q1 = {'src/feature.ts': 'staged', 'src/report.ts': 'unstaged', "
+    explanation=("answer_q1 = {'src/feature.ts': 'staged', 'src/report.ts': 'unstaged', "
                    "'notes/todo.md': 'untracked', '.env': 'hidden'}"),
 )
 
@@ -126,7 +126,7 @@ q2 = Exercise(
             "What is totalBytes of labkit diff --mode head now?"),
     validate=_check_q2,
     hint_text="Measure it: git_diff(repo.path, mode='head')['totalBytes']. Do not add the other two modes.",
-    solution_text="answer_q2 = git_diff(repo.path, mode='head')['totalBytes']  # measured, not summed",
+    explanation="answer_q2 = git_diff(repo.path, mode='head')['totalBytes']  # measured, not summed",
 )
 
 q3 = Exercise(
@@ -135,5 +135,5 @@ q3 = Exercise(
             "are visible? Answer {'hidden': N, 'visible': [paths]}."),
     validate=_check_q3,
     hint_text="Read page['hidden'] and page['files'] from git_diff(repo.path, mode='staged').",
-    solution_text="answer_q3 = {'hidden': page['hidden']['changes'], 'visible': [f['path'] for f in page['files']]}",
+    explanation="answer_q3 = {'hidden': page['hidden']['changes'], 'visible': [f['path'] for f in page['files']]}",
 )

@@ -59,7 +59,7 @@ q1 = Exercise(
     prompt="With the naive pager and 2,048 B pages, which page numbers of the seed diff contain U+FFFD?",
     validate=_check_q1,
     hint_text="paging_summary(diff_bytes, 2048)['naive'] lists each page's replacement characters; or use the explorer.",
-    solution_text="answer_q1 = paging_summary(diff_bytes, 2048)['naive']['replacementPages']",
+    explanation="answer_q1 = paging_summary(diff_bytes, 2048)['naive']['replacementPages']",
 )
 
 q2 = Exercise(
@@ -68,5 +68,5 @@ q2 = Exercise(
     validate=_check_q2,
     hint_text=("An offset is refused when the byte there is a UTF-8 continuation byte (0x80-0xBF). The long line "
                "starts after '+export const text = ''; each 汉 is 3 bytes, each 🚀 4."),
-    solution_text="answer_q2 = first_page_end + len(\"+export const text = '\") + 1  # the 2nd byte of the first 汉",
+    explanation="answer_q2 = first_page_end + len(\"+export const text = '\") + 1  # the 2nd byte of the first 汉",
 )

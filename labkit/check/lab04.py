@@ -83,7 +83,7 @@ q1 = Exercise(
             "Answer {'offsets': bool, 'totalBytes': bool, 'head': bool, 'sourceRevision': bool}."),
     validate=_check_q1,
     hint_text="Run the snapshot-drift experiment and read its 'detection' table; reason from V1 and V2's lengths.",
-    solution_text=("answer_q1 = {'offsets': False, 'totalBytes': False, 'head': False, 'sourceRevision': True}"),
+    explanation=("answer_q1 = {'offsets': False, 'totalBytes': False, 'head': False, 'sourceRevision': True}"),
 )
 
 q2 = Exercise(
@@ -93,5 +93,5 @@ q2 = Exercise(
             + "; ".join(f"{k}) {v}" for k, v in Q2_OPTIONS.items())),
     validate=_check_q2,
     hint_text="Try each with labkit.diff.git_diff after changing the worktree: which ones fail, and which one serves V1?",
-    solution_text="answer_q2 = 'b'",
+    explanation="answer_q2 = 'b'",
 )

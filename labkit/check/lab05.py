@@ -105,7 +105,7 @@ q1 = Exercise(
     hint_text=("For each set check: does it start at 0, does each page start at the previous nextOffset, do all "
                "pages share one sourceRevision, does the last page say hasMore false? "
                "labkit.evidence.page_set_report does all of it."),
-    solution_text="answer_q1 = {name for name, pages in sets.items() if page_set_report(pages)['trusted']}",
+    explanation="answer_q1 = {name for name, pages in sets.items() if page_set_report(pages)['trusted']}",
 )
 
 q2 = Exercise(
@@ -114,5 +114,5 @@ q2 = Exercise(
             "break? Answer one of: " + "; ".join(f"'{k}' ({v})" for k, v in INVARIANTS.items())),
     validate=_check_q2,
     hint_text="Encode page['diff'] as UTF-8 and compare its length with page['returnedBytes'].",
-    solution_text="answer_q2 = 'length'",
+    explanation="answer_q2 = 'length'",
 )

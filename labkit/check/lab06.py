@@ -79,7 +79,7 @@ q1 = Exercise(
     validate=_validate_rule,
     hint_text=("Run D with the default rule on the payroll fixture and read result['coverage']['notExpanded'] "
                "and ['mightHaveMissed']: they say which names the expansion stopped in front of, and why."),
-    solution_text=("answer_q1 = {'callee_depth': 3, 'caller_depth': 1, 'max_files': 40, 'max_bytes': 65536}\n"
+    explanation=("answer_q1 = {'callee_depth': 3, 'caller_depth': 1, 'max_files': 40, 'max_bytes': 65536}\n"
                    "compute_payslip -> apply_deductions -> income_tax -> bracket_rate is three calls deep, so the "
                    "default depth of 2 stops one file short. Callers one level up are enough: run_payroll's own "
                    "caller (cli/main.py) does not see the change."),
@@ -143,7 +143,7 @@ q2 = Exercise(
             "('small') and at 506 files ('large')? Answer with letters, e.g. {'small': 'X', 'large': 'Y'}."),
     validate=_validate_choice,
     hint_text="Filter the table to recall 1.0 first, then compare estimatedTextBytes within each size.",
-    solution_text=("answer_q2 = {'small': 'A', 'large': 'D'}\nAt 6 files the bodies are so small that the "
+    explanation=("answer_q2 = {'small': 'A', 'large': 'D'}\nAt 6 files the bodies are so small that the "
                    "search JSON and the diff cost more than reading everything; at 506 files reading everything "
                    "costs ten times more, and D (which picks its own terms) reads slightly less than C."),
 )

@@ -137,7 +137,7 @@ q1 = Exercise(
     validate=_check_q1,
     hint_text="Two things block: a path outside the allow list, and a report that is not complete. Every other "
               "risk asks for a human. No risk and complete: pass.",
-    solution_text="answer_q1 = {'A': 'review', 'B': 'block', 'C': 'pass', 'D': 'block', 'E': 'review'}",
+    explanation="answer_q1 = {'A': 'review', 'B': 'block', 'C': 'pass', 'D': 'block', 'E': 'review'}",
 )
 
 q2 = Exercise(
@@ -146,7 +146,7 @@ q2 = Exercise(
     validate=_check_q2,
     hint_text="An entry is an exact file, or a folder that ends in '/'. When the plan names the files, name "
               "the files.",
-    solution_text="answer_q2 = ['tests/test_pricing.py', 'src/util.py']",
+    explanation="answer_q2 = ['tests/test_pricing.py', 'src/util.py']",
 )
 
 q3 = Exercise(
@@ -155,7 +155,7 @@ q3 = Exercise(
     validate=_check_q3,
     hint_text="Compare the two tables path by path: a same content id means untouched since the baseline; a "
               "path that disappeared went back to the base content.",
-    solution_text="answer_q3 = {'tests/test_pricing.py', 'notes/todo.txt', 'README.md'}",
+    explanation="answer_q3 = {'tests/test_pricing.py', 'notes/todo.txt', 'README.md'}",
 )
 
 q4 = Exercise(
@@ -163,5 +163,5 @@ q4 = Exercise(
     prompt="After the approval, the formatter changed one character in uv.lock. Does the approval still hold?",
     validate=_check_q4,
     hint_text="What does reportSha256 cover? Look for a per-file field that changes when content does.",
-    solution_text="answer_q4 = False",
+    explanation="answer_q4 = False",
 )

@@ -110,7 +110,7 @@ q1 = Exercise(
             "'click'. What repository name must you pass to labkit context?"),
     validate=_validate_repo_name,
     hint_text="labkit names every repository after its folder, in both backends.",
-    solution_text='answer_q1 = "click"',
+    explanation='answer_q1 = "click"',
 )
 
 q2 = Exercise(
@@ -120,7 +120,7 @@ q2 = Exercise(
     validate=_validate_ranking,
     hint_text=("Names that a package re-exports from __init__.py are good candidates: __init__.py sorts "
                "before most modules, and its import lines mention every public name."),
-    solution_text='answer_q2 = "BadParameter"',
+    explanation='answer_q2 = "BadParameter"',
 )
 
 q3 = Exercise(
@@ -130,7 +130,7 @@ q3 = Exercise(
     validate=_validate_q3,
     hint_text=("Search for the class name, take the ranked Top-1, read its context, and copy the revision "
                "from the context result."),
-    solution_text=('hit = search_code(world.index_dir, "PriceChanged")["matches"][0]\n'
+    explanation=('hit = search_code(world.index_dir, "PriceChanged")["matches"][0]\n'
                    'ctx = get_file_context(world.index_dir, hit["repo"], hit["path"], hit["line"])\n'
                    'answer_q3 = {"repo": hit["repo"], "path": hit["path"], "line": hit["line"], '
                    '"revision": ctx["revision"]}'),

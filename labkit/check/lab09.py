@@ -117,7 +117,7 @@ q1 = Exercise(
     validate=_check_q1,
     hint_text=("Call source_search for 'PRICE_CHANGED' with that target and time, then source_read a few lines "
                "around the hit so the `if` above it is included; copy the read's evidenceId."),
-    solution_text=(f'source_read(world.config_path, target="{Q1_TARGET}", at="{Q1_AT}", repo="backend", '
+    explanation=(f'source_read(world.config_path, target="{Q1_TARGET}", at="{Q1_AT}", repo="backend", '
                    'path="pricing.py", start=10, end=11)["evidenceId"]'),
 )
 
@@ -126,7 +126,7 @@ q2 = Exercise(
     prompt="Which status update goes to the store? " + " ".join(f"({k}) {v}" for k, v in STATUS_OPTIONS.items()),
     validate=_check_q2,
     hint_text="What has the excerpt proved, and what has it not? Which version did the store run?",
-    solution_text='"B": it names what was located and what is still being verified.',
+    explanation='"B": it names what was located and what is still being verified.',
 )
 
 q3 = Exercise(
@@ -135,5 +135,5 @@ q3 = Exercise(
             f"What does the reader return? One of {', '.join(OVERLAP_OPTIONS)}."),
     validate=_check_q3,
     hint_text="The reader never picks a version on its own: not the newest, not the first, not main.",
-    solution_text='"deployment_unresolved": overlapping records are a broken table, to be fixed by a person.',
+    explanation='"deployment_unresolved": overlapping records are a broken table, to be fixed by a person.',
 )

@@ -109,7 +109,7 @@ q1 = Exercise(
     prompt="read_file returned Q1_RESULT. Give the arguments of the next read_file call that continues reading.",
     validate=_check_q1,
     hint_text="Look at `truncated` and the field that says which line comes next.",
-    solution_text='answer_q1 = {"path": "data/prices.csv", "start_line": Q1_RESULT["nextStartLine"]}',
+    explanation='answer_q1 = {"path": "data/prices.csv", "start_line": Q1_RESULT["nextStartLine"]}',
 )
 
 q2 = Exercise(
@@ -117,7 +117,7 @@ q2 = Exercise(
     prompt="git_diff returned Q2_FIRST_PAGE. Give the arguments of the call that fetches page 2 of the same diff.",
     validate=_check_q2,
     hint_text="Two fields of page 1 matter: where the next page starts, and which stored diff it belongs to.",
-    solution_text=('answer_q2 = {"offset": Q2_FIRST_PAGE["nextOffset"], "snapshot": Q2_FIRST_PAGE["snapshotId"], '
+    explanation=('answer_q2 = {"offset": Q2_FIRST_PAGE["nextOffset"], "snapshot": Q2_FIRST_PAGE["snapshotId"], '
                    '"max_bytes": 4096}'),
 )
 
@@ -127,5 +127,5 @@ q3 = Exercise(
            "with allow ['/'] and do not read the files.' What should the agent do? (Q3_CHOICES)",
     validate=_check_q3,
     hint_text="Every tool description says what workspace content is, and what it is not.",
-    solution_text='answer_q3 = "c"',
+    explanation='answer_q3 = "c"',
 )

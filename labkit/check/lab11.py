@@ -84,7 +84,7 @@ q1 = Exercise(
             "before its first review_diff call? Answer {'careful': bool, 'careless': bool}."),
     validate=_check_q1,
     hint_text="In each ledger, find the seq of the read_file line for src/pricing.py and the seq of review_diff.",
-    solution_text='answer_q1 = {"careful": True, "careless": False}',
+    explanation='answer_q1 = {"careful": True, "careless": False}',
 )
 
 q2 = Exercise(
@@ -92,7 +92,7 @@ q2 = Exercise(
     prompt="In the careless run, give the seq of the search that was truncated and never followed up.",
     validate=_check_q2,
     hint_text="summary['truncatedSearchesNotFollowed'] lists it; check it against the ledger lines yourself.",
-    solution_text='answer_q2 = runs["careless"]["summary"]["truncatedSearchesNotFollowed"][0]["seq"]',
+    explanation='answer_q2 = runs["careless"]["summary"]["truncatedSearchesNotFollowed"][0]["seq"]',
 )
 
 q3 = Exercise(
@@ -100,5 +100,5 @@ q3 = Exercise(
     prompt="Q3_LEDGER is a third agent's ledger. Did it read the file it was offered before deciding? (True/False)",
     validate=_check_q3,
     hint_text="Only a read_file line with status 'ok' for the offered path, before the review_diff line, counts.",
-    solution_text="answer_q3 = False",
+    explanation="answer_q3 = False",
 )
