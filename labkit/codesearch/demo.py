@@ -1,6 +1,8 @@
 """The lab 08 world: two repositories in one index, built once per process.
 
-- ``click``: the installed Click package laid out as a git repository (real code);
+- ``click``: the Click package installed in this environment (a dependency of
+  Jupyter's and mcp's stack, whatever its version) laid out as a git repository:
+  real code, and no network needed;
 - ``shop``: a small service written here, whose error texts are full of regex
   metacharacters and which calls into a ``click``-like CLI.
 
@@ -73,12 +75,12 @@ def lab_world() -> LabWorld:
     """Build (once) and return the lab's two-repository index."""
     from labkit.repo_builder import IsolatedRepo
 
-    from .eval import layout_package_repo
+    from .corpus import installed_release, layout_release
     from .index import build_index
 
     base = Path(tempfile.mkdtemp(prefix="labkit-lab08-"))
     atexit.register(shutil.rmtree, base, True)
-    click = layout_package_repo("click", base / "click")
+    click = layout_release(installed_release("click"), base / "click")
     shop = IsolatedRepo(base / "shop")
     shop.write_many(SHOP_FILES)
     shop.commit("shop service")

@@ -1,19 +1,28 @@
-"""The retrieval eval: Hit@1, Hit@5, no-match success and the search -> context loop.
+"""The retrieval eval: Hit@1, Hit@5, MRR, no-match success and the search -> context loop.
 
-An eval file is JSON Lines. The first line describes the corpus; every other
-line is one case::
+An eval file is JSON Lines: one line per corpus, then one line per case::
 
-    {"kind": "corpus", "package": "click", "version": "8.5.1", "repo": "click", "commit": "..."}
-    {"kind": "case", "id": "def-context", "category": "definition", "query": "Context",
-     "literal": false, "repo": null, "lang": null, "path": null,
+    {"kind": "corpus", "package": "click", "version": "8.5.1", "repo": "click", "commit": "...",
+     "archive": "click-8.5.1-py3-none-any.whl", "archiveSha256": "..."}
+    {"kind": "case", "id": "def-context", "corpus": "click", "split": "dev", "category": "def_class",
+     "query": "Context", "literal": false, "repo": null, "lang": null, "path": null,
      "gold": {"repo": "click", "path": "src/click/core.py", "line_min": 213, "line_max": 213}}
-    {"kind": "case", "id": "none-frob", "category": "no_match", "query": "frobnicate", "no_match": true}
+    {"kind": "case", "id": "none-frob", "corpus": "click", "split": "test", "category": "no_match",
+     "query": "frobnicate", "no_match": true}
 
-The corpus is the source of an installed package laid out as a git repository
-with fixed dates and identity, so its commit id pins the exact text the gold
-lines were computed on (by ``git grep -n``, in ``data/generate_code_search_eval.py``,
-never by labkit). A different installed version gives another commit and the
-eval refuses to run rather than score against the wrong lines.
+Each corpus is an exact release (``labkit.codesearch.corpus``) laid out as a git
+repository with fixed dates and identity, so its commit id pins the text the
+gold lines were computed on (by ``git grep -n``, in
+``data/generate_code_search_eval.py``, never by labkit). Every corpus goes into
+one index; a case searches its own corpus's repository (``repo`` narrows it
+further only when a case sets it). A release whose text differs from the one
+the gold was computed on is refused (``eval_corpus_mismatch``), never scored.
+
+Splits: a case is in *dev* (may be looked at while ranking is developed) or
+*test* (scored only to report). The split is fixed by a seeded hash of the case
+id (:func:`hashed_split`), except for the cases the ranking was first developed
+on, which are all in dev. Cases that must return nothing are scored apart:
+success is an empty result.
 
 Closed loop: the context read uses the repository, path and line of the
 *actual* Top-1 hit, never the gold; it succeeds when that hit is gold and the
@@ -21,8 +30,8 @@ context marks the same line with the same text.
 """
 from __future__ import annotations
 
+import hashlib
 import json
-import shutil
 import statistics
 import time
 from pathlib import Path
@@ -31,56 +40,28 @@ from labkit.errors import LabkitError
 
 DEFAULT_EVAL = Path(__file__).resolve().parents[2] / "data" / "code-search-eval.jsonl"
 CASE_FIELDS = ("id", "category", "query")
+SPLITS = ("dev", "test")
+#: Fixed before any tuning on the larger eval; changing either reshuffles the split.
+SPLIT_SEED = "labkit/code-search-eval/split/2026-12-01"
+DEV_FRACTION = 0.4
+#: Ranks scored: Hit@1, Hit@5, and the reciprocal rank of the first gold hit among the top 10.
+TOP_K = 10
 
 
-# -- the corpus ----------------------------------------------------------------------------------
-
-def installed_package(package: str) -> tuple[Path, str]:
-    """The folder and version of an installed top-level package."""
-    import importlib.metadata
-    import importlib.util
-
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise LabkitError("invalid_argument", f"package '{package}' is not installed here")
-    folder = Path(list(spec.submodule_search_locations)[0])
-    try:
-        version = importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
-    return folder, version
-
-
-def layout_package_repo(package: str, dest) -> dict:
-    """Lay out an installed package's source as a git repository at ``dest``.
-
-    Files go under ``src/<package>/`` (the usual repository layout); compiled
-    caches are left out. Dates and identity are fixed, so the same source gives
-    the same commit id on every machine.
-    """
-    from labkit.repo_builder import IsolatedRepo
-
-    folder, version = installed_package(package)
-    dest = Path(dest)
-    if dest.exists():
-        shutil.rmtree(dest)
-    repo = IsolatedRepo(dest)
-    for src in sorted(folder.rglob("*")):
-        rel = src.relative_to(folder)
-        if src.is_dir() or "__pycache__" in rel.parts or src.suffix in (".pyc", ".pyo") or src.is_symlink():
-            continue
-        repo.write(f"src/{package}/{rel.as_posix()}", src.read_bytes())
-    commit = repo.commit(f"{package} {version} as installed")
-    return {"package": package, "version": version, "repo": dest.name, "commit": commit, "path": str(dest)}
+def hashed_split(case_id: str) -> str:
+    """``dev`` or ``test`` for a case id, from a seeded SHA-256 (stable across machines)."""
+    digest = hashlib.sha256(f"{SPLIT_SEED}\0{case_id}".encode("utf-8")).digest()
+    return "dev" if int.from_bytes(digest[:8], "big") / 2 ** 64 < DEV_FRACTION else "test"
 
 
 # -- loading -------------------------------------------------------------------------------------
 
-def load_eval(path=None) -> tuple[dict, list[dict]]:
+def load_eval(path=None) -> tuple[list[dict], list[dict]]:
+    """The corpora (in file order) and the cases of an eval file; every case names its corpus."""
     path = Path(path) if path is not None else DEFAULT_EVAL
     if not path.is_file():
         raise LabkitError("invalid_argument", f"eval file '{path.name}' not found")
-    corpus, cases = None, []
+    corpora, cases = [], []
     for n, line in enumerate(path.read_text("utf-8").splitlines(), 1):
         if not line.strip():
             continue
@@ -88,8 +69,13 @@ def load_eval(path=None) -> tuple[dict, list[dict]]:
             row = json.loads(line)
         except ValueError:
             raise LabkitError("invalid_argument", f"eval file line {n} is not JSON") from None
+        if not isinstance(row, dict):
+            raise LabkitError("invalid_argument", f"eval file line {n} is not a JSON object")
         if row.get("kind") == "corpus":
-            corpus = row
+            missing = [f for f in ("package", "version", "repo", "commit") if not row.get(f)]
+            if missing:
+                raise LabkitError("invalid_argument", f"eval corpus on line {n} lacks {missing}")
+            corpora.append(row)
         elif row.get("kind") == "case":
             missing = [f for f in CASE_FIELDS if f not in row]
             if missing or (not row.get("no_match") and not row.get("gold")):
@@ -97,28 +83,48 @@ def load_eval(path=None) -> tuple[dict, list[dict]]:
             cases.append(row)
         else:
             raise LabkitError("invalid_argument", f"eval file line {n} is neither a corpus nor a case")
-    if corpus is None:
+    if not corpora:
         raise LabkitError("invalid_argument", "eval file has no corpus line")
     ids = [c["id"] for c in cases]
     if len(set(ids)) != len(ids):
         raise LabkitError("invalid_argument", "eval case ids are not unique")
-    return corpus, cases
+    by_repo = {c["repo"]: c for c in corpora}
+    for case in cases:
+        case.setdefault("corpus", corpora[0]["repo"])
+        case.setdefault("split", hashed_split(case["id"]))
+        if case["corpus"] not in by_repo:
+            raise LabkitError("invalid_argument", f"eval case '{case['id']}' names an unknown corpus")
+        if case["split"] not in SPLITS:
+            raise LabkitError("invalid_argument", f"eval case '{case['id']}' has an unknown split")
+    return corpora, cases
 
 
-def prepare_corpus(corpus: dict, workdir) -> dict:
-    """Lay out the corpus, check it is the one the gold was computed on, and index it."""
+# -- the corpora ---------------------------------------------------------------------------------
+
+def prepare_corpora(corpora: list[dict], workdir, *, offline: bool = False) -> dict:
+    """Fetch and lay out every corpus, check each is the text the gold was computed on, index all."""
+    from .corpus import fetch_release, layout_release
     from .index import build_index
 
     workdir = Path(workdir)
-    laid = layout_package_repo(corpus["package"], workdir / corpus["repo"])
-    if laid["commit"] != corpus["commit"]:
-        raise LabkitError(
-            "eval_corpus_mismatch",
-            f"installed {corpus['package']} {laid['version']} lays out as commit {laid['commit'][:12]}, "
-            f"but the eval's gold was computed on {corpus['package']} {corpus['version']} "
-            f"({corpus['commit'][:12]}); regenerate the eval set")
-    built = build_index(workdir / "index", [laid["path"]])
-    return {"index_dir": str(workdir / "index"), "repo_dir": laid["path"], "build": built, **laid}
+    laid_out = []
+    for corpus in corpora:
+        release = fetch_release(corpus["package"], corpus["version"], offline=offline)
+        laid = layout_release(release, workdir / "repos" / corpus["repo"])
+        if laid["commit"] != corpus["commit"]:
+            raise LabkitError(
+                "eval_corpus_mismatch",
+                f"{corpus['package']} {laid['version']} ({release.source}) lays out as commit "
+                f"{laid['commit'][:12]}, but the eval's gold was computed on {corpus['package']} "
+                f"{corpus['version']} (commit {corpus['commit'][:12]}); regenerate the eval set")
+        if corpus.get("archiveSha256") and laid.get("archiveSha256") not in (None, corpus["archiveSha256"]):
+            raise LabkitError(
+                "eval_corpus_mismatch",
+                f"the archive of {corpus['package']} {laid['version']} is not the one the eval pinned for "
+                f"{corpus['package']} {corpus['version']}")
+        laid_out.append(laid)
+    built = build_index(workdir / "index", [laid["path"] for laid in laid_out])
+    return {"index_dir": str(workdir / "index"), "corpora": laid_out, "build": built}
 
 
 # -- scoring -------------------------------------------------------------------------------------
@@ -132,17 +138,22 @@ def _median(values: list[float]) -> float | None:
     return round(statistics.median(values), 3) if values else None
 
 
+def case_repo(case: dict) -> str:
+    """The repository a case searches: its own ``repo`` filter, else its corpus."""
+    return case.get("repo") or case["corpus"]
+
+
 def run_case(index_dir, case: dict, *, backend="embedded", zoekt_url=None, ranking="definition-first") -> dict:
     from . import get_file_context, search_code
 
     row = {"id": case["id"], "category": case["category"], "query": case["query"],
-           "expectNoMatch": bool(case.get("no_match"))}
+           "corpus": case.get("corpus"), "split": case.get("split"), "expectNoMatch": bool(case.get("no_match"))}
     started = time.perf_counter()
     try:
-        res = search_code(index_dir, case["query"], repo=case.get("repo"), lang=case.get("lang"),
-                          path=case.get("path"), limit=max(5, int(case.get("limit", 5))),
-                          literal=bool(case.get("literal")), backend=backend, zoekt_url=zoekt_url,
-                          ranking=ranking)
+        res = search_code(index_dir, case["query"], repo=case_repo(case) if case.get("corpus") else case.get("repo"),
+                          lang=case.get("lang"), path=case.get("path"),
+                          limit=max(TOP_K, int(case.get("limit", TOP_K))), literal=bool(case.get("literal")),
+                          backend=backend, zoekt_url=zoekt_url, ranking=ranking)
     except LabkitError as exc:
         row.update(searchMs=round((time.perf_counter() - started) * 1000, 3), error=exc.code, outcome="error")
         return row
@@ -154,10 +165,11 @@ def run_case(index_dir, case: dict, *, backend="embedded", zoekt_url=None, ranki
         row["outcome"] = "no_match_ok" if not matches else "false_hit"
         return row
     gold = case["gold"]
-    ranks = [i for i, m in enumerate(matches[:5], 1) if is_gold(m, gold)]
+    ranks = [i for i, m in enumerate(matches[:TOP_K], 1) if is_gold(m, gold)]
     row["goldRank"] = ranks[0] if ranks else None
     row["hit1"] = bool(ranks) and ranks[0] == 1
-    row["hit5"] = bool(ranks)
+    row["hit5"] = bool(ranks) and ranks[0] <= 5
+    row["reciprocalRank"] = round(1 / ranks[0], 4) if ranks else 0.0
     row["closedLoop"] = False
     if matches:
         top = matches[0]
@@ -178,51 +190,88 @@ def run_case(index_dir, case: dict, *, backend="embedded", zoekt_url=None, ranki
             row["context"] = {k: ctx[k] for k in ("startLine", "endLine", "totalLines", "truncated")}
             boundary_ok = all(ctx.get(k) == v for k, v in expected.items())
             row["closedLoop"] = bool(row["hit1"] and same_line and boundary_ok)
-    row["outcome"] = "hit1" if row["hit1"] else ("hit5" if row["hit5"] else "miss")
+    row["outcome"] = "hit1" if row["hit1"] else ("hit5" if row["hit5"] else ("hit10" if ranks else "miss"))
     return row
 
 
 def summarize(rows: list[dict]) -> dict:
+    """Counts and rates over ``rows``; no-match cases are counted apart from the positives."""
     positives = [r for r in rows if not r["expectNoMatch"]]
     negatives = [r for r in rows if r["expectNoMatch"]]
     n = len(positives)
+    hit1 = sum(1 for r in positives if r.get("hit1"))
+    hit5 = sum(1 for r in positives if r.get("hit5"))
     return {
         "cases": len(rows),
         "positives": n,
         "noMatchCases": len(negatives),
-        "hit1": sum(1 for r in positives if r.get("hit1")),
-        "hit5": sum(1 for r in positives if r.get("hit5")),
+        "hit1": hit1,
+        "hit5": hit5,
         "closedLoop": sum(1 for r in positives if r.get("closedLoop")),
         "noMatchSuccess": sum(1 for r in negatives if r.get("noMatchOk")),
         "errors": sum(1 for r in rows if r.get("outcome") == "error"),
-        "hit1Rate": round(sum(1 for r in positives if r.get("hit1")) / n, 4) if n else None,
-        "hit5Rate": round(sum(1 for r in positives if r.get("hit5")) / n, 4) if n else None,
+        "hit1Rate": round(hit1 / n, 4) if n else None,
+        "hit5Rate": round(hit5 / n, 4) if n else None,
+        "mrr": round(sum(r.get("reciprocalRank", 0.0) for r in positives) / n, 4) if n else None,
+        "noMatchRate": (round(sum(1 for r in negatives if r.get("noMatchOk")) / len(negatives), 4)
+                        if negatives else None),
         "medianSearchMs": _median([r["searchMs"] for r in rows if "searchMs" in r]),
         "medianContextMs": _median([r["contextMs"] for r in rows if "contextMs" in r]),
         "medianClosedLoopMs": _median([r["closedLoopMs"] for r in rows if "closedLoopMs" in r]),
     }
 
 
+def by_category(rows: list[dict]) -> dict[str, dict]:
+    cats: dict[str, list[dict]] = {}
+    for r in rows:
+        cats.setdefault(r["category"], []).append(r)
+    return {cat: summarize(cats[cat]) for cat in sorted(cats)}
+
+
 def run_eval(index_dir, cases: list[dict], *, backend="embedded", zoekt_url=None,
              ranking="definition-first") -> dict:
     rows = [run_case(index_dir, c, backend=backend, zoekt_url=zoekt_url, ranking=ranking) for c in cases]
-    return {"backend": backend, "ranking": ranking, "summary": summarize(rows), "cases": rows}
+    splits = {}
+    for split in SPLITS:
+        part = [r for r in rows if r.get("split") == split]
+        if part:
+            splits[split] = {"summary": summarize(part), "byCategory": by_category(part)}
+    return {"backend": backend, "ranking": ranking, "summary": summarize(rows), "splits": splits, "cases": rows}
+
+
+def table_rows(runs: list[dict]) -> list[dict]:
+    """One flat row per (split, backend, ranking, category), plus an ``all`` row per run and split."""
+    out = []
+    for run in runs:
+        for split, part in run["splits"].items():
+            for category, s in [("all", part["summary"]), *part["byCategory"].items()]:
+                out.append({"split": split, "backend": run["backend"], "ranking": run["ranking"],
+                            "category": category, "positives": s["positives"], "hit1": s["hit1"],
+                            "hit5": s["hit5"], "mrr": s["mrr"], "hit1Rate": s["hit1Rate"],
+                            "hit5Rate": s["hit5Rate"], "noMatchCases": s["noMatchCases"],
+                            "noMatchSuccess": s["noMatchSuccess"], "errors": s["errors"]})
+    return out
 
 
 def evaluate(eval_file=None, *, backends=("embedded",), rankings=("raw", "definition-first"),
-             zoekt_url=None, keep_cases: bool = True) -> dict:
-    """Lay out the corpus, index it, and run every (backend, ranking) pair side by side.
+             zoekt_url=None, keep_cases: bool = True, splits=SPLITS, offline: bool = False) -> dict:
+    """Fetch and index the corpora, and run every (backend, ranking) pair side by side.
 
-    The Zoekt backend uses ``zoekt_url`` when given, else a local Zoekt over the
-    same index (started and stopped here). When Zoekt cannot run, its runs are
-    left out and ``zoekt`` says why.
+    ``splits`` selects the cases scored (``("dev",)`` while developing the
+    ranking). The Zoekt backend uses ``zoekt_url`` when given, else a local
+    Zoekt over the same index (started and stopped here). When Zoekt cannot
+    run, its runs are left out and ``zoekt`` says why.
     """
     import tempfile
 
-    corpus, cases = load_eval(eval_file)
+    corpora, cases = load_eval(eval_file)
+    unknown = sorted(set(splits) - set(SPLITS))
+    if unknown:
+        raise LabkitError("invalid_argument", f"unknown split '{unknown[0]}'; use dev or test")
+    cases = [c for c in cases if c["split"] in splits]
     runs, zoekt_note = [], {"available": None, "reason": None}
     with tempfile.TemporaryDirectory(prefix="labkit-eval-") as tmp:
-        prep = prepare_corpus(corpus, tmp)
+        prep = prepare_corpora(corpora, tmp, offline=offline)
         index_dir = prep["index_dir"]
         for ranking in rankings:
             if "embedded" in backends:
@@ -241,15 +290,25 @@ def evaluate(eval_file=None, *, backends=("embedded",), rankings=("raw", "defini
                     zoekt_note.update(available=True, indexSeconds=round(server.index_seconds, 3))
                     runs += [run_eval(index_dir, cases, backend="zoekt", zoekt_url=server.url, ranking=r)
                              for r in rankings]
-        build = prep["build"]["repos"][0]
+        built = {r["name"]: r for r in prep["build"]["repos"]}
     if not keep_cases:
         for r in runs:
             r.pop("cases", None)
+    listed = [{k: laid[k] for k in ("package", "version", "repo", "commit", "source", "archive", "archiveSha256")}
+              | {"files": built[laid["repo"]]["files"], "bytes": built[laid["repo"]]["bytes"]}
+              for laid in prep["corpora"]]
     return {
-        "corpus": {k: corpus[k] for k in ("package", "version", "repo", "commit")}
-        | {"files": build["files"], "bytes": build["bytes"]},
+        # One line naming every corpus, for titles; ``corpora`` has each one's details.
+        "corpus": {"package": ", ".join(c["package"] for c in listed),
+                   "version": ", ".join(c["version"] for c in listed),
+                   "repo": ", ".join(c["repo"] for c in listed),
+                   "commit": listed[0]["commit"] if len(listed) == 1 else "several",
+                   "files": sum(c["files"] for c in listed), "bytes": sum(c["bytes"] for c in listed)},
+        "corpora": listed,
         "cases": len(cases),
+        "splits": list(splits),
         "categories": sorted({c["category"] for c in cases}),
         "runs": runs,
+        "table": table_rows(runs),
         "zoekt": zoekt_note,
     }
