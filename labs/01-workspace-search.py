@@ -193,12 +193,40 @@ lab01.q2.check(answer_q2)
 # through an alias (`f = export_invoice; f(x)`), a `getattr`, or code in another repository would
 # not show up. Say what you searched, with which limit, and whether it was truncated.
 #
+# **Question 3: a rename.** The team has since added PDF rendering, totals and some docs (the cell
+# below commits them; you have not seen these files). Now someone wants to rename `format_amount`,
+# the function in `src/invoices/format.py`. Which files would break? List every file whose *code*
+# imports or calls `format_amount`, leaving out the file that defines it: a list of root-relative
+# paths, as in Question 2. This time no helper does it for you: choose the query yourself
+# (`search_workspace(root, pattern, regex=True)` takes an RE2 pattern, where `\b` marks a word
+# boundary), check `truncated`, and read the matching lines.
+
+# %%
+from labkit.course.exercise_worlds import plant_format_amount_users
+
+plant_format_amount_users(world)
+
+# %% tags=["solution"]
+uses = search_workspace(root, r"\bformat_amount\b", regex=True, limit=200)
+print(table(uses["matches"], ["path", "line", "text"]), "\ntruncated:", uses["truncated"])
+answer_q3 = sorted({m["path"] for m in uses["matches"]
+                    if m["path"].endswith(".py") and not m["text"].lstrip().startswith("def format_amount(")})
+
+# %%
+lab01.q3.check(answer_q3)
+
+# %% [markdown]
+# The file that imports `format_amount as fmt` never spells `format_amount(`: only its import line
+# shows the dependency. A search proves a rename safe only when the query matches every way the
+# name can appear.
+#
 # ## What to remember
 #
 # - One walker, one matcher semantics, one result shape: then "the engines agree" is something a
 #   test can check, not a hope.
 # - `truncated: true` means more matches exist. A fast answer is often fast *because* it stopped.
 # - Scope (`--path`, `--glob`) bounds what a search can prove as much as `truncated` does.
+# - The query bounds it too: search for the name (a whole word), not one way of writing a call.
 # - Process start is part of the cost: for source-sized files the in-process engine wins; ripgrep
 #   wins on big files. Measure the whole call, take medians, and let `auto` use the data.
 

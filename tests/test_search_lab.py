@@ -170,3 +170,40 @@ def test_crossover_is_found_or_reported_absent():
     x = search_plots.crossover(python, ripgrep)
     assert 1e6 < x < 1e8
     assert search_plots.crossover(python[:2], ripgrep[:2]) is None
+
+
+# -- q3: a rename (transfer) -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rename_world():
+    from labkit.course.exercise_worlds import plant_format_amount_users
+
+    repo = build_lab_world()
+    plant_format_amount_users(repo)
+    yield repo
+    repo.cleanup()
+
+
+def test_q3_whole_word_search_passes(rename_world):
+    found = search_workspace(rename_world.path, r"\bformat_amount\b", regex=True, limit=200)
+    users = {m["path"] for m in found["matches"] if m["path"].endswith(".py")} - {"src/invoices/format.py"}
+    assert lab01.q3.check(sorted(users)).status == CORRECT
+
+
+@pytest.mark.parametrize("answer,fragment", [
+    (["src/invoices/export.py", "src/invoices/totals.py"], "'format_amount(' finds"),
+    (["src/invoices/export.py", "src/invoices/totals.py", "src/invoices/pdf.py", "src/invoices/format.py"],
+     "defines format_amount"),
+    (["src/invoices/export.py", "src/invoices/totals.py", "src/invoices/pdf.py", "src/invoices/legacy_format.py"],
+     "whole word"),
+    (["src/invoices/export.py", "src/invoices/totals.py", "src/invoices/pdf.py", "docs/money.md"], "documentation"),
+    (["src/invoices/export.py", "build-output/pdf.py"], "gitignored"),
+    (["src/invoices/export.py", "src/invoices/pdf.py"], "missing"),
+    (["src/invoices/export.py", "src/invoices/pdf.py", "src/invoices/totals.py", "web/admin.py"], "no code that uses"),
+    (["/abs/src/invoices/pdf.py"], "relative POSIX path"),
+])
+def test_q3_typical_mistakes_never_reveal_the_answer(answer, fragment):
+    result = lab01.q3.check(answer)
+    assert result.status == INCORRECT and fragment in result.message, result.message
+    assert "pdf.py" not in result.message or "pdf.py" in " ".join(answer)

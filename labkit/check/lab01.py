@@ -2,6 +2,7 @@
 
 q1: does a truncated, path-scoped search prove "nothing else calls this function"?
 q2: list every file that calls ``export_invoice``, from a search that can settle it.
+q3 (transfer): before renaming ``format_amount``, list every file whose code depends on it.
 """
 from __future__ import annotations
 
@@ -41,9 +42,9 @@ q1 = Exercise(
     validate=_validate_q1,
     hint_text="Two things bound what a search can prove: whether it was cut short (truncated) and where it "
               "looked (path, glob).",
-    explanation="answer_q1 = 'C'  # truncated means more matches exist; --path means other folders were "
-                  "never searched. Only an untruncated search over the whole workspace can support "
-                  "'no other caller' (and even then only for textual calls).",
+    explanation=("truncated means more matches exist, and --path means other folders were never searched. "
+                 "Only an untruncated search over the whole workspace can support 'no other caller' (and even "
+                 "then only for calls written out in the text)."),
 )
 
 
@@ -107,6 +108,83 @@ q2 = Exercise(
     validate=_validate_q2,
     hint_text="Drop --path, raise the limit until truncated is false, then keep the files whose matching "
               "line is a call rather than the def.",
-    explanation="full = search_workspace(root, 'export_invoice(', limit=200)  # truncated: False\n"
-                  "answer_q2 = callers_of(full, 'export_invoice')",
+    explanation=("without --path and with a limit above the match count, the search reads every file and "
+                 "says truncated: False, so its list of calls is complete for the text of the workspace."),
+)
+
+
+# -- q3: a rename ---------------------------------------------------------------------
+
+Q3_NAME = "format_amount"
+Q3_DEFINITION = "src/invoices/format.py"
+
+
+@lru_cache(maxsize=1)
+def _q3_world() -> dict:
+    """Truth and the typical partial answers, from searches on a fresh copy of the exercise world."""
+    from labkit.course.exercise_worlds import plant_format_amount_users
+    from labkit.search import search_workspace
+    from labkit.search.lesson import build_lab_world
+
+    repo = build_lab_world()
+    try:
+        plant_format_amount_users(repo)
+        word = search_workspace(repo.path, rf"\b{Q3_NAME}\b", regex=True, limit=200)
+        paren = search_workspace(repo.path, f"{Q3_NAME}(", limit=200)
+        assert not word["truncated"] and not paren["truncated"]
+        code = {m["path"] for m in word["matches"]
+                if m["path"].endswith(".py") and not m["text"].lstrip().startswith(f"def {Q3_NAME}(")}
+        return {"truth": frozenset(code),
+                "paren": frozenset(m["path"] for m in paren["matches"]),
+                "files": frozenset(repo.ls_files())}
+    finally:
+        repo.cleanup()
+
+
+def _validate_q3(answer) -> None:
+    expect_type(answer, (list, tuple, set), "your answer")
+    for item in answer:
+        if not isinstance(item, str):
+            raise Incorrect(f"list paths as strings; {item!r} is a {type(item).__name__}")
+        if item.startswith("/") or "\\" in item:
+            raise Incorrect(f"{item!r} is not a workspace-relative POSIX path (like 'src/invoices/jobs.py')")
+    given, world = set(answer), _q3_world()
+    if given == world["truth"]:
+        return
+    if Q3_DEFINITION in given:
+        raise Incorrect(f"{Q3_DEFINITION} defines {Q3_NAME}; the rename changes it, but it does not depend on it")
+    if "src/invoices/legacy_format.py" in given:
+        raise Incorrect("src/invoices/legacy_format.py defines format_amount_legacy, another function whose name "
+                        "merely starts the same: a substring search matched it. Search for the whole word")
+    if any(p.endswith(".md") for p in given):
+        raise Incorrect("documentation mentions the name, but no code breaks there when it is renamed; list "
+                        "the code that depends on the function")
+    if any(p.startswith("build-output/") for p in given):
+        raise Incorrect("build-output/ is gitignored: search never returns it, so nothing there is evidence")
+    unknown = sorted(given - world["files"])
+    if unknown:
+        raise Incorrect(f"{unknown[0]} is not a file of this workspace")
+    missing = world["truth"] - given
+    if missing and given <= world["paren"]:
+        raise Incorrect("your list is what a search for 'format_amount(' finds. A file can import the function "
+                        "under another name and call it by that name; search for the name itself and read the "
+                        "import lines too")
+    extra = sorted(given - world["truth"])
+    if extra:
+        raise Incorrect(f"{extra[0]} has no code that uses {Q3_NAME}")
+    raise Incorrect(f"{len(missing)} file(s) whose code uses {Q3_NAME} are missing from your list; is your "
+                    "search untruncated, over the whole workspace, and for the name rather than a call?")
+
+
+q3 = Exercise(
+    name="lab01.q3",
+    prompt=("Before renaming format_amount, list every file (root-relative path) whose code imports or calls "
+            "it, leaving out the file that defines it."),
+    validate=_validate_q3,
+    hint_text=("A call can be written without the name followed by '(' (an import under another name, then "
+               "a call by that name). Search for the name as a whole word (regex=True with \\b on both sides), "
+               "check truncated, and read each matching line."),
+    explanation=("a search for the whole word finds imports as well as calls; an import under another name "
+                 "(`as fmt`) is the only trace of a dependency whose calls never spell the name. The def line, "
+                 "a look-alike name and the documentation are not code that breaks on a rename."),
 )
