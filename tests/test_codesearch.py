@@ -380,15 +380,52 @@ def test_unranked_search_stops_early_but_says_truncated(built):
     assert cut["matches"] == full["matches"][:3]
 
 
-def test_python_definitions_are_parsed_once_and_kept(built):
-    idx, _ = built
+def test_definitions_are_extracted_at_build_time_never_at_query_time(built, monkeypatch):
+    idx, repo = built
+    assert repo["filesParsed"] == 2  # src/core.py and src/use.py, parsed while indexing
     conn = sqlite3.connect(idx / index_mod.INDEX_FILE)
-    assert conn.execute("SELECT count(*) FROM files WHERE defs IS NOT NULL").fetchone()[0] == 0
-    top = search_code(idx, "Context")["matches"][0]
-    assert (top["path"], top["tier"]) == ("src/core.py", 0)
-    cached = dict(conn.execute("SELECT path, defs FROM files WHERE defs IS NOT NULL").fetchall())
+    rows = conn.execute("SELECT s.line, s.kind FROM symbols s JOIN files f ON f.blob_id = s.blob_id "
+                        "WHERE f.path = 'src/core.py' AND s.name = 'Context'").fetchall()
     conn.close()
-    assert json.loads(cached["src/core.py"])["Context"] == [4]
+    assert rows == [(4, 0)]
+
+    import ast
+
+    def no_parsing(*a, **kw):
+        raise AssertionError("a search parsed a file")
+
+    monkeypatch.setattr(ast, "parse", no_parsing)
+    top = search_code(idx, "Context")["matches"][0]
+    assert (top["path"], top["line"], top["tier"]) == ("src/core.py", 4, 0)
+
+
+def test_identical_files_are_parsed_once_and_forgotten_with_their_last_copy(make_repo, tmp_path):
+    r = make_repo("copies")
+    body = "class Thing:\n    pass\n"
+    r.write_many({"a/mod.py": body, "b/mod.py": body, "c/other.py": "Thing = 1\n"})
+    r.commit("c")
+    first = build_index(tmp_path / "idx", [r.path])["repos"][0]
+    assert first["files"] == 3 and first["filesParsed"] == 2
+    hits = search_code(tmp_path / "idx", "Thing")["matches"]
+    assert [(m["path"], m["tier"]) for m in hits] == [("a/mod.py", 0), ("b/mod.py", 0), ("c/other.py", 0)]
+    r.delete("a/mod.py", stage=True)
+    r.delete("b/mod.py", stage=True)
+    r.commit("gone")
+    assert build_index(tmp_path / "idx", [r.path])["repos"][0]["filesParsed"] == 0
+    conn = sqlite3.connect(tmp_path / "idx" / index_mod.INDEX_FILE)
+    names = {n for (n,) in conn.execute("SELECT DISTINCT name FROM symbols")}
+    blobs = conn.execute("SELECT count(*) FROM blobs").fetchone()[0]
+    conn.close()
+    assert names == {"Thing"} and blobs == 1
+
+
+def test_a_file_that_does_not_parse_is_ranked_by_patterns(make_repo, tmp_path):
+    r = make_repo("broken")
+    r.write_many({"a.py": "def run(:\n    pass\nrun()\n", "b.py": "run = 1\n"})
+    r.commit("c")
+    build_index(tmp_path / "idx", [r.path])
+    hits = search_code(tmp_path / "idx", "run")["matches"]
+    assert [(m["path"], m["line"], m["tier"]) for m in hits] == [("a.py", 1, 0), ("b.py", 1, 0), ("a.py", 3, 1)]
 
 
 def test_crlf_and_non_ascii_lines(make_repo, tmp_path):

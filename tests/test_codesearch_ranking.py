@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 from labkit.codesearch import build_index, search_code
 from labkit.codesearch.query import plan_query, queried_symbol, quote_meta, regex_prefilter
-from labkit.codesearch.ranking import TIER_DEFINITION, TIER_OTHER, TIER_WORD, python_definitions, rank_matches
+from labkit.codesearch.query import fts_phrase
+from labkit.codesearch.ranking import TIER_DEFINITION, TIER_OTHER, TIER_WORD, rank_matches
+from labkit.codesearch.symbols import DEFINITION, PARAMETER, FileSymbols, lines_for, python_symbols
 from labkit.repo_builder import IsolatedRepo
 
 LINES = ["abc def", "abcdef", "ABC_def()", "x.y(z)", "foo bar baz", "bar-baz", "zzz", "a.b.c", "defabc",
@@ -60,11 +62,11 @@ def test_literal_search_equals_substring_scan(corpus, text):
 
 
 @pytest.mark.parametrize("pattern,expected", [
-    ("foo(bar)", '"foobar"'),
-    (r"def\s+main", '"def" AND "main"'),
-    ("(abc|defg)hij", '"hij" AND ("abc" OR "defg")'),
+    ("foo(bar)", '("foo" AND "oob" AND "oba" AND "bar")'),
+    (r"def\s+main", '"def" AND ("mai" AND "ain")'),
+    ("(abc|defg)hij", '"hij" AND ("abc" OR ("def" AND "efg"))'),
     ("abc?", None),  # 'ab' is too short for a trigram; 'c' is optional
-    ("(abc)?xyzw", '"xyzw"'),
+    ("(abc)?xyzw", '("xyz" AND "yzw")'),
     ("x[[:alpha:]]yz", None),  # RE2 syntax Python reads differently: no prefilter
     (r"\pLabc", None),
     ("a.*b", None),
@@ -76,6 +78,14 @@ def test_regex_prefilter_extraction(pattern, expected):
 def test_case_insensitive_non_ascii_runs_are_not_prefiltered():
     assert regex_prefilter("ünï", case_sensitive=False) is None
     assert regex_prefilter("ünï", case_sensitive=True) == '"ünï"'
+
+
+def test_a_long_literal_asks_for_a_spread_of_its_trigrams():
+    # The index keeps no positions (detail=none): a run is the AND of its trigrams, never a phrase.
+    assert fts_phrase('a"bc') == '("a""b" AND """bc")'
+    long = fts_phrase("abcdefghijklmnopqrstuvwxyz0123456789")
+    terms = long.strip("()").split(" AND ")
+    assert len(terms) == 16 and terms[0] == '"abc"' and terms[-1] == '"789"'
 
 
 def test_quote_meta_matches_text_exactly():
@@ -94,24 +104,30 @@ def test_queried_symbol(query, literal, symbol):
     assert queried_symbol(query, literal=literal) == symbol
 
 
-def test_python_definitions_come_from_ast_not_text():
+def test_python_symbols_come_from_ast_not_text():
     src = (
         "# class Context: in a comment\n"
         "TEXT = 'def Context(): in a string'\n"
         "@decorator\n"
         "class Context(Base):\n"
         "    Context = 3\n"
-        "    def method(self):\n"
+        "    def method(self,\n"
+        "               limit=1):\n"
         "        Context = 4\n"
         "if True:\n"
         "    LIMIT: int = 5\n"
-        "async def go():\n"
+        "async def go(*args, **kw):\n"
         "    pass\n"
     )
-    defs = python_definitions(src)
-    assert defs["Context"] == [4, 5]  # the class and its class-level attribute, not the local
-    assert defs["LIMIT"] == [9] and defs["go"] == [10] and defs["method"] == [6]
-    assert python_definitions("def broken(:\n") is None
+    symbols = python_symbols(src)
+    ctx = lines_for(symbols, "Context")
+    assert ctx.definitions == {4, 5} and not ctx.parameters  # the class and its attribute, not the local
+    assert lines_for(symbols, "LIMIT").definitions == {10} and lines_for(symbols, "go").definitions == {11}
+    assert lines_for(symbols, "limit").parameters == {7}  # the parameter's own line
+    assert lines_for(symbols, "limit", case_sensitive=False).definitions == {10}
+    assert {(n, k) for n, _l, k in symbols} >= {("method", DEFINITION), ("self", PARAMETER), ("args", PARAMETER),
+                                                ("kw", PARAMETER)}
+    assert python_symbols("def broken(:\n") is None
 
 
 def _m(repo, path, line, snippet):
@@ -127,7 +143,7 @@ def test_ranking_is_a_permutation_definition_then_word_then_rest():
         _m("r", "b/main.go", 9, "x := Context()"),
         _m("q", "z.js", 1, "// Context docs"),
     ]
-    defs = {("r", "a/core.py"): {"Context": [20]}, ("r", "a/__init__.py"): {}}
+    defs = {("r", "a/core.py"): FileSymbols([20]), ("r", "a/__init__.py"): FileSymbols()}
     ranked = rank_matches(raw, "Context", lambda r, p: defs.get((r, p)))
     key = lambda m: (m["repo"], m["path"], m["line"])  # noqa: E731
     assert sorted(map(key, ranked)) == sorted(map(key, raw))  # nothing dropped or invented
@@ -139,6 +155,27 @@ def test_ranking_is_a_permutation_definition_then_word_then_rest():
         (("r", "b/main.go", 9), TIER_WORD),
         (("r", "a/core.py", 10), TIER_OTHER),
     ]
+
+
+def test_an_implementation_outranks_its_stub_and_a_parameter_leads_the_word_tier():
+    raw = [
+        _m("r", "pkg/__init__.pyi", 4, "def make(size: int) -> Thing: ..."),
+        _m("r", "pkg/api.py", 2, "from ._impl import make"),
+        _m("r", "pkg/api.py", 7, "    size=3,"),
+        _m("r", "pkg/_impl.py", 30, "def make(size):"),
+        _m("r", "pkg/_impl.py", 31, "    return size"),
+    ]
+    syms = {("r", "pkg/__init__.pyi"): {"make": FileSymbols([4]), "size": FileSymbols([], [4])},
+            ("r", "pkg/api.py"): {"make": FileSymbols(), "size": FileSymbols([], [7])},
+            ("r", "pkg/_impl.py"): {"make": FileSymbols([30]), "size": FileSymbols([], [30])}}
+    order = lambda sym: [(m["path"], m["line"], m["tier"]) for m in  # noqa: E731
+                         rank_matches(raw, sym, lambda r, p: syms[(r, p)][sym])]
+    assert order("make")[:3] == [("pkg/_impl.py", 30, TIER_DEFINITION), ("pkg/__init__.pyi", 4, TIER_DEFINITION),
+                                 ("pkg/api.py", 2, TIER_WORD)]
+    # 'size' is defined nowhere; the signatures that introduce it come before its other uses.
+    assert order("size") == [("pkg/__init__.pyi", 4, TIER_WORD), ("pkg/_impl.py", 30, TIER_WORD),
+                             ("pkg/api.py", 7, TIER_WORD), ("pkg/_impl.py", 31, TIER_WORD),
+                             ("pkg/api.py", 2, TIER_OTHER)]
 
 
 @pytest.mark.parametrize("path,line,is_def", [

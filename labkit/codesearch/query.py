@@ -2,10 +2,11 @@
 
 The trigram index can only say which files *might* match. Every candidate line
 is then verified with RE2, so the prefilter may be loose but must never be
-strict: a file that matches must always survive it. For a literal, the whole
-text (three characters or more) is one FTS5 phrase. For a regex, the literal
-runs the regex cannot match without (three characters or more) become an
-AND/OR expression; when nothing safe can be extracted, every file is verified.
+strict: a file that matches must always survive it. For a literal (three
+characters or more), the file must hold the text's trigrams. For a regex, the
+literal runs the regex cannot match without (three characters or more) become
+an AND/OR expression of their trigrams; when nothing safe can be extracted,
+every file is verified.
 """
 from __future__ import annotations
 
@@ -84,8 +85,29 @@ def quote_meta(text: str) -> str:
     return "".join("\\" + ch if ch in _META else ch for ch in text)
 
 
-def fts_phrase(text: str) -> str:
+#: Trigrams asked of the index for one literal run. Every candidate is verified
+#: anyway, so a long run samples its trigrams (spread over the run, both ends
+#: kept) rather than asking for all of them.
+MAX_TRIGRAMS = 16
+
+
+def _fts_string(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
+
+
+def fts_phrase(text: str) -> str:
+    """An FTS5 expression every text containing ``text`` (3+ characters) satisfies.
+
+    The index keeps no positions (``detail=none``, a fraction of the size), so
+    a run is asked for as the AND of its trigrams, never as a phrase: a file
+    holding them all is a candidate, and RE2 decides.
+    """
+    grams = list(dict.fromkeys(text[i:i + 3] for i in range(len(text) - 2)))
+    if len(grams) > MAX_TRIGRAMS:
+        step = (len(grams) - 1) / (MAX_TRIGRAMS - 1)
+        grams = list(dict.fromkeys(grams[round(i * step)] for i in range(MAX_TRIGRAMS)))
+    terms = [_fts_string(g) for g in grams]
+    return terms[0] if len(terms) == 1 else "(" + " AND ".join(terms) + ")"
 
 
 # -- regex -> required literal runs ------------------------------------------------------------

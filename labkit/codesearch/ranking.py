@@ -4,22 +4,26 @@ Raw order (by repository, path, line, or whatever order Zoekt scored) puts the
 first file alphabetically first, which is rarely the place an agent needs. The
 ranking sorts the *same* matches into three tiers and changes nothing else:
 
-0. the line defines the queried symbol: for Python, found with ``ast`` (``def``,
-   ``class``, and names assigned at module or class level); for other files,
-   a few conservative patterns (``func X``, ``fn X``, ``class X`` ...);
-1. the symbol appears as a whole word;
+0. the line defines the queried symbol: for Python, from the definitions the
+   index extracted with ``ast`` (``def``, ``class``, and names assigned at
+   module or class level; see ``symbols``); for other files, a few
+   conservative patterns (``func X``, ``fn X``, ``class X`` ...). A
+   declaration file (a ``.pyi`` stub, a ``.d.ts``) only declares what another
+   file implements, so its definitions come after the implementation's;
+1. the symbol appears as a whole word; a line that declares it as a function
+   parameter (where that name is introduced) comes first;
 2. everything else.
 
-Inside a tier the order is stable: repository, path, line (code-point order).
-Nothing is dropped or invented; ``rank_matches`` returns a permutation.
+Inside those groups the order is stable: repository, path, line (code-point
+order). Nothing is dropped or invented; ``rank_matches`` returns a permutation.
 """
 from __future__ import annotations
 
-import ast
 from functools import lru_cache
 from typing import Callable, Iterable
 
 from .languages import language_of
+from .symbols import FileSymbols
 
 TIER_DEFINITION, TIER_WORD, TIER_OTHER = 0, 1, 2
 
@@ -37,52 +41,8 @@ _DEFINITION_PATTERNS = (
 )
 
 
-def python_definitions(source: str) -> dict[str, list[int]] | None:
-    """Every name Python ``source`` defines, with its lines; None when it does not parse.
-
-    Definitions are ``def``, ``async def`` and ``class`` at any depth, and names
-    assigned at module or class level (constants, attributes), including
-    inside ``if``/``try``/``with`` blocks at that level.
-    """
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    found: dict[str, set[int]] = {}
-
-    def add(name: str, line: int) -> None:
-        found.setdefault(name, set()).add(line)
-
-    def visit_body(body, scope_level: bool) -> None:
-        for node in body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                add(node.name, node.lineno)
-                visit_body(node.body, isinstance(node, ast.ClassDef))
-            elif scope_level and isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for t in targets:
-                    for name in ast.walk(t):
-                        if isinstance(name, ast.Name):
-                            add(name.id, node.lineno)
-            elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
-                for part in ("body", "orelse", "finalbody"):
-                    visit_body(getattr(node, part, []) or [], scope_level)
-                for handler in getattr(node, "handlers", []) or []:
-                    visit_body(handler.body, scope_level)
-
-    visit_body(tree.body, True)
-    return {name: sorted(lines) for name, lines in found.items()}
-
-
-#: Zoekt hands back whole files on every search; parse each text once per process.
-cached_python_definitions = lru_cache(maxsize=1024)(python_definitions)
-
-
-def definition_lines(defs: dict[str, list[int]], symbol: str, *, case_sensitive: bool = True) -> set[int]:
-    if case_sensitive:
-        return set(defs.get(symbol, ()))
-    low = symbol.lower()
-    return {line for name, lines in defs.items() if name.lower() == low for line in lines}
+#: Files that declare what other files implement.
+DECLARATION_SUFFIXES = (".pyi", ".d.ts")
 
 
 @lru_cache(maxsize=256)
@@ -101,36 +61,37 @@ def stable_key(m: dict) -> tuple:
 
 
 def rank_matches(matches: Iterable[dict], symbol: str | None,
-                 definitions_of: Callable[[str, str], dict | None], *, case_sensitive: bool = True) -> list[dict]:
+                 symbols_of: Callable[[str, str], FileSymbols | None], *, case_sensitive: bool = True) -> list[dict]:
     """The same matches, definition first, then whole word, then the rest; each with its ``tier``.
 
-    ``definitions_of(repo, path)`` gives a Python file's ``python_definitions``
-    (None when unknown or unparsable: the patterns decide then).
+    ``symbols_of(repo, path)`` gives a Python file's ``FileSymbols`` for
+    ``symbol`` (None when unknown or unparsable: the patterns decide then).
     """
     matches = list(matches)
     if symbol is None:
         return [dict(m, tier=TIER_OTHER) for m in sorted(matches, key=stable_key)]
-    py_defs: dict[tuple[str, str], set[int] | None] = {}
+    known: dict[tuple[str, str], FileSymbols | None] = {}
     definition_re, word_re = _symbol_patterns(symbol, case_sensitive)
     ranked = []
     for m in matches:
-        tier = TIER_OTHER
+        tier, after = TIER_OTHER, 0
         text = m["snippet"]
         if word_re.search(text):
-            tier = TIER_WORD
+            tier, after = TIER_WORD, 1
             key = (m["repo"], m["path"])
-            is_def = None
+            found = None
             if language_of(m["path"]) == "python":
-                if key not in py_defs:
-                    defs = definitions_of(*key)
-                    py_defs[key] = (definition_lines(defs, symbol, case_sensitive=case_sensitive)
-                                    if defs is not None else None)
-                if py_defs[key] is not None:
-                    is_def = m["line"] in py_defs[key]  # type: ignore[operator]
-            if is_def is None:
+                if key not in known:
+                    known[key] = symbols_of(*key)
+                found = known[key]
+            if found is not None:
+                is_def = m["line"] in found.definitions
+                if not is_def and m["line"] in found.parameters:
+                    after = 0
+            else:
                 is_def = definition_re.search(text) is not None
             if is_def:
-                tier = TIER_DEFINITION
-        ranked.append(dict(m, tier=tier))
-    ranked.sort(key=lambda m: (m["tier"], *stable_key(m)))
-    return ranked
+                tier, after = TIER_DEFINITION, int(m["path"].endswith(DECLARATION_SUFFIXES))
+        ranked.append((tier, after, dict(m, tier=tier)))
+    ranked.sort(key=lambda t: (t[0], t[1], *stable_key(t[2])))
+    return [m for _tier, _after, m in ranked]

@@ -11,8 +11,8 @@ import time
 
 from labkit.errors import LabkitError
 
-from .index import connect, indexed_repos, stale_repos, stored_definitions, stored_text
-from .languages import EXTENSIONS, normalize_language
+from .index import connect, file_blobs, indexed_repos, stale_repos, symbol_rows
+from .languages import EXTENSIONS, language_of, normalize_language
 from .query import Plan, compile_re2, plan_query, queried_symbol
 
 LIMIT_MIN, LIMIT_MAX = 1, 100
@@ -136,9 +136,7 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
             raw, more = embedded_matches(conn, plan, repo=repo, lang=lang, path_re=path_re,
                                          stop_after=None if symbol else limit)
             capped = more and symbol is not None
-
-            def definitions_of(r, p, _conn=conn):
-                return stored_definitions(_conn, r, p)
+            symbols_of = _index_symbols(conn, symbol, plan.case_sensitive, raw) if symbol else None
         else:
             from .zoekt import zoekt_search
 
@@ -146,24 +144,14 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
                                  path=path, whole=symbol is not None, max_matches=MAX_COLLECT)
             raw, capped, contents = found.matches, found.capped, found.contents
             more = capped
-
-            def definitions_of(r, p, _contents=contents, _conn=conn):
-                from .ranking import cached_python_definitions
-
-                source = _contents.get((r, p))
-                if source is None:
-                    return None
-                if _conn is not None and stored_text(_conn, r, p) == source:
-                    return stored_definitions(_conn, r, p)  # same text: share the index's parse
-                return cached_python_definitions(source)
+            symbols_of = _zoekt_symbols(conn, symbol, plan.case_sensitive, raw, contents) if symbol else None
             extra["zoektVersions"] = found.versions
             unknown = sorted({m["repo"] for m in raw} - set(repos)) if conn is not None else []
             extra["unknownRepos"] = unknown
         if ranking == "definition-first":
             from .ranking import rank_matches
 
-            ordered = rank_matches(raw, symbol, definitions_of,
-                                   case_sensitive=plan.case_sensitive)
+            ordered = rank_matches(raw, symbol, symbols_of, case_sensitive=plan.case_sensitive)
         else:
             ordered = raw
         scope = {repo: repos[repo]} if repo is not None and repo in repos else repos
@@ -189,6 +177,54 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
     finally:
         if conn is not None:
             conn.close()
+
+
+def _index_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict]):
+    """``symbols_of`` for the ranking, from the definitions the index extracted at build time."""
+    from .symbols import DEFINITION, FileSymbols
+
+    python_hits = {(m["repo"], m["path"]) for m in matches if language_of(m["path"]) == "python"}
+    if not python_hits:
+        return lambda r, p: None
+    blobs = file_blobs(conn, python_hits)
+    rows = symbol_rows(conn, symbol, case_sensitive=case_sensitive)
+
+    def symbols_of(r, p):
+        info = blobs.get((r, p))
+        if info is None or not info[1]:
+            return None  # not indexed as parsed Python: the patterns decide
+        found = rows.get(info[0], ())
+        return FileSymbols([ln for ln, k in found if k == DEFINITION], [ln for ln, k in found if k != DEFINITION])
+
+    return symbols_of
+
+
+def _zoekt_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict], contents: dict):
+    """``symbols_of`` for Zoekt's hits: the index's symbols when it holds the same text, else a parse."""
+    from .symbols import cached_python_symbols, lines_for
+
+    indexed = _index_symbols(conn, symbol, case_sensitive, matches) if conn is not None else None
+    blobs = file_blobs(conn, {(m["repo"], m["path"]) for m in matches}) if conn is not None else {}
+
+    def symbols_of(r, p):
+        source = contents.get((r, p))
+        if source is None:
+            return None
+        info = blobs.get((r, p))
+        if info is not None and info[2] in _content_ids(source):
+            return indexed(r, p)  # the very text the index parsed
+        symbols = cached_python_symbols(source)
+        return None if symbols is None else lines_for(symbols, symbol, case_sensitive=case_sensitive)
+
+    return symbols_of
+
+
+def _content_ids(text: str) -> tuple[str, str]:
+    """The ids the index gives this text: its git blob id and its SHA-256 (folders)."""
+    import hashlib
+
+    data = text.encode("utf-8")
+    return (hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest(), hashlib.sha256(data).hexdigest())
 
 
 def _maybe_connect(index_dir):
