@@ -45,7 +45,10 @@ STYLE = {
 def apply_style() -> None:
     import matplotlib
 
+    from labkit.course.fonts import use_in_matplotlib
+
     matplotlib.rcParams.update(STYLE)
+    use_in_matplotlib()  # CJK and emoji fall back to the bundled fonts, never to empty boxes
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, **kw):
@@ -59,8 +62,13 @@ def new_figure(nrows: int = 1, ncols: int = 1, **kw):
 
 
 def takeaway(fig, text: str):
-    """Attach the one-sentence takeaway under a figure; returns the figure."""
-    fig.supxlabel(text, fontsize=9, style="italic", color="#333333")
+    """Attach the one-sentence takeaway under a figure; returns the figure.
+
+    A notebook shows it drawn under the plot; the report draws the figure
+    without it (``figure_to_png(fig, caption=False)``) and prints it once, as
+    the HTML caption.
+    """
+    fig.labkit_takeaway_artist = fig.supxlabel(text, fontsize=9, style="italic", color="#333333")
     fig.labkit_takeaway = text
     return fig
 
@@ -69,9 +77,20 @@ def color(key: str, default: str = "#444444") -> str:
     return PALETTE.get(key, default)
 
 
-def figure_to_png(fig) -> bytes:
+def figure_to_png(fig, *, caption: bool = True) -> bytes:
+    """The figure as PNG bytes; ``caption=False`` leaves the drawn takeaway out."""
     import io
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight")
-    return buf.getvalue()
+    artist = getattr(fig, "labkit_takeaway_artist", None)
+    hidden = artist is not None and not caption
+    if hidden:
+        artist.set_visible(False)
+        artist.set_in_layout(False)
+    try:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", bbox_inches="tight")
+        return buf.getvalue()
+    finally:
+        if hidden:
+            artist.set_visible(True)
+            artist.set_in_layout(True)

@@ -49,8 +49,23 @@ def bytes_vs_files(result: dict):
         ax.set_xlabel("project size (files)")
         ax.set_ylabel("estimated text read (bytes)")
         ax.legend(fontsize=8)
-    return takeaway(fig, "Reading everything is cheapest for a tiny project, but its cost grows with every file, "
-                         "while diff-driven search (C, D) stays nearly flat.")
+    return takeaway(fig, _bytes_text(result, shapes[0]))
+
+
+def _bytes_text(result: dict, shape: str) -> str:
+    """What the bytes did in the measured run, for one shape."""
+    by = {}
+    for r in result["rows"]:
+        if r["shape"] == shape:
+            by.setdefault(r["files"], {})[r["strategy"]] = r["estimatedTextBytes"]
+    small, large = min(by), max(by)
+    if "A" not in by[small] or "C" not in by[small] or small == large:
+        return f"Bytes read per strategy for {shape}, measured at {', '.join(f'{f:,}' for f in sorted(by))} files."
+    a0, c0, a1, c1 = by[small]["A"], by[small]["C"], by[large]["A"], by[large]["C"]
+    first = (f"At {small:,} files reading everything (A) was the cheapest ({a0:,} B against C's {c0:,} B)"
+             if a0 == min(by[small].values()) else f"At {small:,} files A read {a0:,} B against C's {c0:,} B")
+    return (f"{first}; at {large:,} files A read {a1 / c1:,.1f}x C's bytes ({a1:,} B against {c1:,} B, "
+            f"{shape}).")
 
 
 def recall_vs_files(result: dict):
@@ -72,8 +87,29 @@ def recall_vs_files(result: dict):
         ax.set_xlabel("project size (files)")
         ax.set_ylabel("recall of gold files (%)")
         ax.legend(fontsize=8, loc="lower left")
-    return takeaway(fig, "Searching only the changed name (B) misses downstream files at every size; "
-                         "project size does not change recall, only cost.")
+    return takeaway(fig, _recall_text(result))
+
+
+def _recall_text(result: dict) -> str:
+    recalls: dict[str, list[float]] = {}
+    for r in result["rows"]:
+        recalls.setdefault(r["strategy"], []).append(r["recall"] or 0.0)
+    full = [s for s, v in sorted(recalls.items()) if min(v) >= 1.0]
+    short = {s: v for s, v in sorted(recalls.items()) if min(v) < 1.0}
+    parts = []
+    if full:
+        parts.append(f"{', '.join(full)} found every relevant file at every size")
+    for strategy, values in short.items():
+        lo, hi = min(values), max(values)
+        span = f"{100 * lo:.0f}%" if lo == hi else f"{100 * lo:.0f}–{100 * hi:.0f}%"
+        parts.append(f"{strategy} reached {span} recall ({STRATEGY_LABELS.get(strategy, strategy).split(': ')[-1]})")
+    per_size: dict[tuple, set] = {}
+    for r in result["rows"]:
+        per_size.setdefault((r["shape"], r["strategy"]), set()).add(r["recall"])
+    moved = sorted({strategy for (_shape, strategy), values in per_size.items() if len(values) > 1})
+    if moved:
+        return "; ".join(parts) + f"; recall changed with project size for {', '.join(moved)}."
+    return "; ".join(parts) + ": project size changed the cost, not which files a strategy found."
 
 
 def stage_times(result: dict):
@@ -95,8 +131,11 @@ def stage_times(result: dict):
     ax.set_xlabel("wall time (ms)")
     ax.set_ylabel("strategy")
     ax.legend(fontsize=8, title="stage", title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
-    return takeaway(fig, "Read time is one slice of the work: search and diff cost time too, "
-                         "so it is not end-to-end time.")
+    c = next((r for r in rows if r["strategy"] == "C"), rows[0])
+    total = sum(c["stageMs"][k] for k in stages) or 1.0
+    share = 100 * c["stageMs"]["read"] / total
+    return takeaway(fig, f"At {largest:,} files the read stage was {share:.0f}% of {c['strategy']}'s time; "
+                         "search and diff took the rest, so read time alone is not end-to-end time.")
 
 
 def strategy_bars(result: dict):

@@ -46,7 +46,28 @@ def plot_deployment_timeline(result: dict, *, marker_label: str | None = None, t
     ax.set_title(title or "Which release ran where: the deployment table")
     ax.legend(handles=[Patch(color=c, label=k) for k, c in RELEASE_COLORS.items()],
               loc="upper left", bbox_to_anchor=(1.0, 1.0), title="release")
-    return takeaway(fig, "Store, repo and time pick one commit; the frontend and backend of one store can differ.")
+    return takeaway(fig, "Store, repository and time pick one commit" + _split_text(deployments) + ".")
+
+
+def _split_text(deployments: list[dict]) -> str:
+    """'; store-002's frontend ran v2 while its backend ran v1 (09-12 to 09-15)' when the table shows it."""
+    def release(target, repo, t):
+        for d in deployments:
+            if d["target"] == target and d["repo"] == repo and _when(d["from"]) <= t and (
+                    d["until"] is None or t < _when(d["until"])):
+                return d.get("release") or d.get("commit", "")[:7]
+        return None
+
+    times = sorted({_when(d["from"]) for d in deployments} | {_when(d["until"]) for d in deployments if d["until"]})
+    for target in sorted({d["target"] for d in deployments}):
+        repos = sorted({d["repo"] for d in deployments if d["target"] == target})
+        for start, end in zip(times, times[1:]):
+            seen = {repo: release(target, repo, start) for repo in repos}
+            if len(repos) == 2 and None not in seen.values() and len(set(seen.values())) > 1:
+                (r1, v1), (r2, v2) = seen.items()
+                return (f"; {target.split('/')[-1]}'s {r1} ran {v1} while its {r2} ran {v2} "
+                        f"({start:%m-%d} to {end:%m-%d})")
+    return ""
 
 
 def plot_request_outcomes(result: dict):
@@ -64,6 +85,14 @@ def plot_request_outcomes(result: dict):
     ax.set_ylabel("total returned (cents)")
     ax.set_xlabel("code that served the request")
     request = result["request"]
+    differ = len({r["code"] for r in rows}) > 1
     ax.set_title(f"Same request ({request['quoted_total_cents']} cents seen, rule {request['quote_version']}), "
-                 "different answers")
-    return takeaway(fig, "Same input, same total: the deployed v1 asks to confirm a new price, main's v2 does not.")
+                 + ("different answers" if differ else "one answer"))
+    by_code: dict[str, list[str]] = {}
+    for r in rows:
+        by_code.setdefault(r["code"], []).append(r["label"].split(" (")[0])
+    totals = {r["totalCents"] for r in rows}
+    same = f"same total ({next(iter(totals)):,} cents)" if len(totals) == 1 else "different totals"
+    answers = "; ".join(f"{', '.join(labels)}: {code}" for code, labels in by_code.items())
+    return takeaway(fig, f"Same request, {same}, {len(by_code)} different answer{'s' if len(by_code) > 1 else ''}: "
+                         f"{answers}.")

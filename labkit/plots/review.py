@@ -36,8 +36,20 @@ def gate_examples(result: dict):
     ax.set_title("The review gate on realistic agent runs")
     if used:
         ax.legend(fontsize=8, loc="upper right")
-    return takeaway(fig, "Authorization and inherent risk are separate: an allowed lockfile still needs review,\n"
-                         "and an incomplete listing blocks with no risk at all.")
+    gates = {g: sum(1 for e in examples if e["gate"] == g) for g in GATE_COLORS}
+    counts = ", ".join(f"{n} {g}" for g, n in gates.items() if n)
+    lessons = []
+    allowed_risk = [e for e in examples if e["gate"] == "review"
+                    and not any(r["code"] == "UNAUTHORIZED_PATH" for r in e["report"]["risks"])]
+    if allowed_risk:
+        lessons.append(f"{allowed_risk[0]['name']} changed only allowed paths and still needs review")
+    blind = [e for e in examples if not e["complete"] and not e["report"]["risks"]]
+    if blind:
+        lessons.append(f"{blind[0]['name']} blocks with no risk at all, because its listing is incomplete")
+    text = f"{len(examples)} agent runs: {counts}."
+    if lessons:
+        text = f"{len(examples)} agent runs ({counts}): " + ";\n".join(lessons) + "."
+    return takeaway(fig, text)
 
 
 def listing_vs_patch(result: dict):
@@ -57,5 +69,7 @@ def listing_vs_patch(result: dict):
     ax.set_xlabel("world")
     ax.set_title("What the gate reads first: the listing, not the patch")
     ax.legend(loc="upper left")
-    return takeaway(fig, "The listing grows with the number of files, the patch with every changed line:\n"
+    ratios = [r["patchBytes"] / r["listingBytes"] for r in rows if r["listingBytes"]]
+    span = f"{min(ratios):,.1f}x" if len(ratios) == 1 else f"{min(ratios):,.1f}–{max(ratios):,.1f}x"
+    return takeaway(fig, f"The patch was {span} the listing here:\n"
                          "decide scope from the listing, then read the patches you are allowed to read.")

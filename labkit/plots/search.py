@@ -73,12 +73,24 @@ def time_vs_corpus_size(result: dict, *, query: str = "rare"):
     ax.set_ylabel("median time per search (ms, log scale)")
     ax.set_title(f"Search time vs corpus size (query '{query}', in-process)")
     ax.legend(loc="upper left")
-    if cross is None:
-        text = "No crossover in the measured range: the same engine is faster at every size measured."
-    else:
-        text = ("In-process wins on source trees (no process to start, small files);\n"
-                f"ripgrep wins past ≈{_human_bytes(cross)} here, where files are big and bytes dominate.")
-    return takeaway(fig, text)
+    return takeaway(fig, _winners_text(series.get("python", []), series.get("ripgrep", []), cross))
+
+
+def _winners_text(python: list, ripgrep: list, cross: float | None) -> str:
+    """Which engine was faster on which corpus, from the measured points."""
+    rg = {corpus: ms for _x, ms, corpus in ripgrep}
+    wins = {"python": [], "ripgrep": []}
+    for _x, ms, corpus in python:
+        if corpus in rg:
+            wins["python" if ms <= rg[corpus] else "ripgrep"].append(corpus)
+    if not wins["python"] and not wins["ripgrep"]:
+        return "Only one engine was measured, so there is nothing to compare."
+    if not wins["ripgrep"] or not wins["python"]:
+        engine = "python" if wins["python"] else "ripgrep"
+        return f"The {engine} engine was faster on every corpus measured ({', '.join(wins[engine])}): no crossover here."
+    where = f" (crossover ≈ {_human_bytes(cross)})" if cross is not None else ""
+    return (f"python was faster on {', '.join(wins['python'])};\n"
+            f"ripgrep on {', '.join(wins['ripgrep'])}{where}, where files are big and bytes dominate.")
 
 
 def process_vs_in_process(result: dict, *, query: str = "rare"):
@@ -103,8 +115,20 @@ def process_vs_in_process(result: dict, *, query: str = "rare"):
     ax.set_title(f"In-process call vs whole `labkit search` process (query '{query}')")
     ax.margins(y=0.35)  # headroom for the legend
     ax.legend(fontsize=7, ncol=3, loc="upper left")
-    return takeaway(fig, "Starting a Python process costs more than most searches:\n"
-                         "measure the whole call chain the agent actually pays for.")
+    extra = []
+    for engine in engines:
+        by_in = {c: ms for _, ms, c in inproc.get(engine, [])}
+        extra += [ms - by_in[c] for _, ms, c in proc.get(engine, []) if c in by_in]
+    if not extra:
+        return takeaway(fig, "No whole-process search was timed in this run.")
+    import statistics
+
+    overhead = statistics.median(extra)
+    cheaper = sum(1 for pts in inproc.values() for _x, ms, _c in pts if ms < overhead)
+    total = sum(len(pts) for pts in inproc.values())
+    return takeaway(fig, f"Starting a whole `labkit search` process added {overhead:,.0f} ms per call (median); "
+                         f"{cheaper} of {total} in-process searches took less than that:\n"
+                         "measure the whole call chain the agent pays for.")
 
 
 def truncation_speed(result: dict):
@@ -121,4 +145,13 @@ def truncation_speed(result: dict):
     ax.set_ylabel("median time (ms, log scale)")
     ax.set_title("A truncated search is fast because it stopped early")
     ax.legend()
-    return takeaway(fig, "The fastest searches are the truncated ones: check `truncated` before trusting a quick answer.")
+    absent = {corpus: ms for _x, ms, corpus in _series(result, query="absent", call="in-process").get("python", [])}
+    cut = [(r["bytes"], r["medianMs"], r["corpus"]) for r in result["rows"]
+           if r["engine"] == "python" and r.get("call", "in-process") == "in-process" and r["query"] == "common"
+           and r.get("truncated") and r["corpus"] in absent]
+    if not cut:
+        return takeaway(fig, "No search was truncated in this run; check `truncated` before trusting a quick answer.")
+    _x, fast, corpus = max(cut)
+    full = absent[corpus]
+    return takeaway(fig, f"On {corpus}, the truncated search took {fast:,.1f} ms and the full scan {full:,.1f} ms: "
+                         "check `truncated` before trusting a quick answer.")
