@@ -26,3 +26,19 @@ def plot_commit_sizes(data: dict):
 
 def broken(quick: bool = False) -> dict:
     raise RuntimeError("this experiment always fails")
+
+
+def slow(quick: bool = False) -> dict:
+    """Takes a moment, so the report's progress writes heartbeat lines meanwhile."""
+    import time
+
+    time.sleep(0.3)
+    return commit_sizes(quick)
+
+
+def slow_paging(quick: bool = False) -> dict:
+    """A stand-in for ``mcp-paging`` that misses its target (the real one needs minutes and a server):
+    used only to test how the report shows a missed target."""
+    return {"diffBytes": 32 * 2**20, "pageBytes": 262144, "pages": 128, "rounds": 3, "fullDiffMedianMs": 100.0,
+            "mcpPagingMedianMs": 454.0, "ratio": 4.54, "target": 2.0, "serverStartupMs": 900.0,
+            "fullDiffMs": [100.0] * 3, "mcpPagingMs": [454.0] * 3}

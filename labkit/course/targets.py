@@ -98,7 +98,7 @@ class Check:
     measure: Callable[[dict], tuple[str, bool | None, str]]  # -> (measured, met or None, note)
 
 
-def _pages(numbers: list[int]) -> str:
+def page_ranges(numbers: list[int]) -> str:
     """[2, 3, 4, 7] -> '2–4, 7'."""
     out, run = [], []
     for n in sorted(numbers):
@@ -118,7 +118,8 @@ def _x(ratio: float) -> str:
 
 
 def _mib(n: int) -> str:
-    return f"{n / MIB:.1f} MiB"
+    mib = n / MIB
+    return f"{mib:.0f} MiB" if mib == int(mib) else f"{mib:.1f} MiB"
 
 
 def _utf8(d: dict):
@@ -126,7 +127,7 @@ def _utf8(d: dict):
     reproduced = n["reconstructedBytes"] != n["fullBytes"] and not n["exactMatch"]
     fixed = s["exactMatch"] and s["reconstructedBytes"] == s["fullBytes"] and d.get("safeAllValidUtf8", True)
     measured = (f"naive {n['fullBytes']:,} → {n['reconstructedBytes']:,} B, U+FFFD on pages "
-                f"{_pages(n['replacementPages'])} of {n['pageCount']}; safe {s['fullBytes']:,} → "
+                f"{page_ranges(n['replacementPages'])} of {n['pageCount']}; safe {s['fullBytes']:,} → "
                 f"{s['reconstructedBytes']:,} B, {'identical' if s['exactMatch'] else 'NOT identical'}")
     return measured, reproduced and fixed == SAFE_PAGER_EXACT, "" if reproduced else "the defect did not reproduce"
 
@@ -291,7 +292,7 @@ def _pinned(d: dict):
 CHECKS: tuple[Check, ...] = (
     Check("utf8-pagination", "utf8-pagination", "Byte pages cut UTF-8 characters (lab 03)",
           f"{SEED_UTF8['fullBytes']:,} → {SEED_UTF8['reconstructedBytes']:,} B, U+FFFD on pages "
-          f"{_pages(SEED_UTF8['replacementPages'])} of {SEED_UTF8['pageCount']}",
+          f"{page_ranges(SEED_UTF8['replacementPages'])} of {SEED_UTF8['pageCount']}",
           "defect reproduced; the safe pager rebuilds the diff byte for byte", _utf8),
     Check("snapshot-drift", "snapshot-drift", "Pages read across an edit mix two versions (lab 04)",
           f"V1, V2 and the mixture all {SEED_DRIFT['mixedBytes']:,} B in {SEED_DRIFT['pageCount']} pages; "
