@@ -637,7 +637,7 @@ def test_cli_json_report(based, cli):
     based.write("src/app.py", "print('cli')\n")
     based.write("tests/test_new.py", "x\n")
     proc = cli("review", str(based.path), "--allow", "tests/", "--json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # the gate blocks: exit 3, like a linter
     report = json.loads(proc.stdout)
     assert report == review_diff(based.path, allow=["tests/"])
     assert report["gate"] == "block"
@@ -671,7 +671,7 @@ def test_cli_baseline_flags_and_human_output(based, cli, tmp_path):
     assert report["gate"] == "pass" and report["baseline"]["preexisting"] == ["notes.txt"]
     human = cli("review", str(based.path), "--allow", "tests/", "--max-files", "1")
     text = human.stdout.decode()
-    assert human.returncode == 0 and "gate: BLOCK" in text and "INCOMPLETE" in text
+    assert human.returncode == 3 and "gate: BLOCK" in text and "INCOMPLETE" in text
 
 
 # -- properties of the authorization rule (pure, no git) ------------------------------------------

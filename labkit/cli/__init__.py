@@ -13,6 +13,15 @@ import sys
 
 from ._common import UsageError, emit_error, emit_result, install_parser_error_hook
 
+# Exit status, as the README's "Exit codes" section lists them per command. A
+# handler returns ``(result, status)`` to exit with anything but EXIT_OK after
+# printing its result (review's gate, report's failed steps).
+EXIT_OK = 0
+EXIT_ERROR = 1  # a contract error: the JSON error object (or the stderr line) says which
+EXIT_USAGE = 2  # a usage error: unknown flag, missing argument
+EXIT_GATE_BLOCKED = 3  # review: the report was printed and its gate is "block"
+EXIT_INTERRUPTED = 130
+
 # Module name for each top-level command, in the order ``--help`` lists them.
 COMMANDS = [
     "status", "search", "diff", "review", "index", "code_search", "context", "source",
@@ -47,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except UsageError as exc:
         sys.stderr.write(f"labkit: {exc}\n")
-        return 2
+        return EXIT_USAGE
     as_json = bool(getattr(args, "json", False))
     from labkit.errors import LabkitError
 
@@ -55,13 +64,13 @@ def main(argv: list[str] | None = None) -> int:
         result = args.handler(args)
     except LabkitError as exc:
         emit_error(exc, as_json)
-        return 1
+        return EXIT_ERROR
     except KeyboardInterrupt:
         sys.stderr.write("labkit: interrupted\n")
-        return 130
+        return EXIT_INTERRUPTED
     if result is None:
-        return 0
-    exit_code = 0
+        return EXIT_OK
+    exit_code = EXIT_OK
     if isinstance(result, tuple):
         result, exit_code = result
     emit_result(result, as_json, getattr(args, "render", None))

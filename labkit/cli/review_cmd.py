@@ -19,7 +19,8 @@ def add_parser(sub) -> None:
     p.set_defaults(handler=run, render=render)
 
 
-def run(args) -> dict:
+def run(args):
+    """The review report; the exit status is 3 when its gate is "block", so a script or CI can gate on it."""
     from labkit import review
     from labkit.errors import LabkitError
 
@@ -33,8 +34,15 @@ def run(args) -> dict:
         return {"baselineSaved": True, "schemaVersion": baseline["schemaVersion"], "base": baseline["base"],
                 "entries": len(baseline["entries"]), "complete": baseline["complete"]}
     max_files = bounded_int(args.max_files, 1, 100_000, "--max-files")
-    return review.review_diff(args.root, allow=args.allow, base=args.base, baseline=args.baseline,
-                              max_files=max_files if max_files is not None else review.DEFAULT_MAX_FILES)
+    report = review.review_diff(args.root, allow=args.allow, base=args.base, baseline=args.baseline,
+                                max_files=max_files if max_files is not None else review.DEFAULT_MAX_FILES)
+    return report, exit_status(report)
+
+
+def exit_status(report: dict) -> int:
+    from . import EXIT_GATE_BLOCKED, EXIT_OK
+
+    return EXIT_GATE_BLOCKED if report.get("gate") == "block" else EXIT_OK
 
 
 def render(result: dict) -> str:

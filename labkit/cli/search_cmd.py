@@ -23,11 +23,26 @@ def run(args) -> dict:
                             regex=args.regex, engine=args.engine)
 
 
+#: Every reason a file under the root was not searched, as ``stats`` counts it, in the words the summary uses.
+SKIP_REASONS = (
+    ("ignoredByGitignore", "ignored by .gitignore"),
+    ("hiddenSensitive", "sensitive (hidden)"),
+    ("skippedSymlinks", "symlinks (not followed)"),
+    ("skippedBinary", "binary"),
+    ("skippedOversize", "over 2 MiB"),
+    ("skippedUnreadable", "unreadable"),
+)
+
+
 def render(result: dict) -> str:
     lines = [f"{m['path']}:{m['line']}: {m['text']}" for m in result["matches"]]
     more = " (truncated: more matches exist; narrow the query or raise --limit)" if result["truncated"] else ""
     s = result.get("stats", {})
     lines.append(f"-- {result['matchCount']} match(es) by the {result['engine']} engine{more}; "
-                 f"{s.get('filesScanned', 0)} file(s) scanned, {s.get('skippedBinary', 0)} binary, "
-                 f"{s.get('skippedOversize', 0)} oversize, {s.get('skippedUnreadable', 0)} unreadable skipped")
+                 f"{s.get('filesScanned', 0)} file(s) searched")
+    skipped = ", ".join(f"{s.get(key, 0)} {words}" for key, words in SKIP_REASONS)
+    lines.append(f"-- not searched: {skipped}; noise folders (.git, node_modules, ...) are never walked")
+    if result.get("complete") is False:
+        reasons = result.get("incompleteReasons") or result.get("reasons") or []
+        lines.append("-- INCOMPLETE: " + (", ".join(map(str, reasons)) or "see the JSON output"))
     return "\n".join(lines)
