@@ -38,3 +38,33 @@ def test_figure_is_accessible(name, target):
             assert label, f"{target}: an axis has no label"
         assert UNIT.search(ax.get_ylabel()) or UNIT.search(ax.get_xlabel()), (
             f"{target}: neither axis label states a unit: {ax.get_xlabel()!r}, {ax.get_ylabel()!r}")
+
+
+@pytest.mark.filterwarnings("error:Glyph")  # a glyph missing from every font fails the figure
+@pytest.mark.parametrize("name,target", CASES, ids=[t for _n, t in CASES])
+def test_figure_draws_every_glyph(name, target):
+    from labkit.plots import figure_to_png
+
+    fig = load_target(target)(_data(name))
+    assert figure_to_png(fig, caption=False).startswith(b"\x89PNG")
+
+
+def test_captions_say_only_what_ran():
+    data = _data("code-search-eval")
+    only = dict(data, rows=[r for r in data["rows"] if r["backend"] == "embedded"])
+    latency = load_target("labkit.plots.codesearch:latency")(only).labkit_takeaway
+    assert latency.startswith("Only the embedded backend ran") and "zoekt" not in latency.lower()
+    assert "both" not in latency.lower()
+    hits = load_target("labkit.plots.codesearch:hit_at_k")(only).labkit_takeaway
+    assert "zoekt" not in hits.lower()
+
+
+def test_figures_take_targets_from_the_one_place():
+    from labkit.course.targets import MCP_PAGING_MAX_RATIO
+
+    stale = dict(_data("mcp-paging"), target=4.0)  # a result saved before the target changed
+    fig = load_target("labkit.plots.mcp:paging_cost")(stale)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert f"target: {MCP_PAGING_MAX_RATIO:g}x the full diff" in labels
+    verdict = "within" if stale["ratio"] <= MCP_PAGING_MAX_RATIO else "above"
+    assert f"{verdict} the {MCP_PAGING_MAX_RATIO:g}x target" in fig.labkit_takeaway
