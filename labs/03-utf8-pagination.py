@@ -182,33 +182,59 @@ pagination_cost(cost)
 # costs about one full diff *per page*, and the gap grows with the size of the diff.
 
 # %% [markdown]
-# ## 6. Exercises
+# ## 6. Exercises: a diff you have not seen
 #
-# **Q1.** With the naive pager and **2,048 B** pages, which page numbers of this diff contain U+FFFD?
-# Answer a list of page numbers (counting from 1), e.g. `[2, 5]`. The explorer, or `paging_summary(full, 2048)`, helps.
+# The next cell builds another repository, `menu`: a restaurant menu in Greek (2 bytes per letter)
+# with emoji (4 bytes each), rewritten with new prices. Most of its lines are short, but one line,
+# the day's specials, was written without line breaks. Its diff is not shown here: use labkit on it.
 
 # %%
 from labkit.check import lab03
+from labkit.course.exercise_worlds import build_menu_world
+
+menu = IsolatedRepo(prefix="lab03-menu-")
+build_menu_world(menu)
+
+# %% [markdown]
+# **Q1.** An agent reads the menu diff with the naive pager and **1,500 B** pages. Which page numbers
+# contain U+FFFD? Answer a list of page numbers, counting from 1 (e.g. `[2, 5]`; the shape, not the
+# answer). Before you measure, predict: will the short lines be damaged?
 
 # %% tags=["solution"]
-answer_q1 = paging_summary(full, 2048)["naive"]["replacementPages"]
+menu_naive = read_all_pages(menu.path, pager="naive", max_bytes=1500)
+answer_q1 = [i for i, p in enumerate(menu_naive, 1) if chr(0xFFFD) in p["diff"]]
 
 # %%
 lab03.q1.check(answer_q1)
 
 # %% [markdown]
-# **Q2.** Give an offset inside this diff that `labkit diff` refuses with `invalid_offset`: an integer
-# byte offset into the diff `full`.
+# **Q2.** Another agent does not use `nextOffset`: after a timeout it resumes reading the menu diff at
+# offsets it computes itself, `1000`, `2000`, `3000`, ... up to the end of the diff. Which of those
+# offsets does `labkit diff` refuse with `invalid_offset`? Answer a set of integers. You can ask
+# labkit (catch `LabkitError` and read `exc.code`), or inspect the bytes of the diff yourself.
 
 # %% tags=["solution"]
-answer_q2 = safe_pages[1]["offset"] + len("+export const text = '") + 1
+menu_full = build_diff(menu.path).data
+menu_snapshot = read_all_pages(menu.path, max_bytes=1024)[0]["snapshotId"]
+answer_q2 = set()
+for offset in range(1000, len(menu_full), 1000):
+    try:
+        git_diff(menu.path, max_bytes=1024, offset=offset, snapshot=menu_snapshot)
+    except LabkitError as exc:
+        if exc.code == "invalid_offset":
+            answer_q2.add(offset)
 
 # %%
 lab03.q2.check(answer_q2)
 
+# %% [markdown]
+# An offset is only safe if it came from the pager (`nextOffset`). Arithmetic on byte counts lands
+# inside a character sooner or later, and labkit says so instead of serving a damaged page.
+
 # %%
 repo.cleanup()
 latin.cleanup()
+menu.cleanup()
 
 # %% [markdown]
 # ## What to remember
@@ -217,4 +243,7 @@ latin.cleanup()
 #   (6,467 B became 6,489 B) while every offset still adds up.
 # - Cut pages after a newline or a whole character, report exact byte counts, refuse offsets inside a
 #   character, and serve non-UTF-8 diffs as base64.
+# - Short lines hide the defect: the naive pager only damages cuts inside long lines, so a test on
+#   ordinary code can pass while a minified file or a long text line breaks.
+# - Resume only at the `nextOffset` a page gave you; an offset from your own arithmetic can be refused.
 # - Regenerating the diff per page costs O(N²/P); a snapshot makes the whole read O(N).

@@ -1,9 +1,9 @@
-"""Checkers of labs 02-05: the reference passes, realistic agent mistakes get their own message, ... is unattempted."""
+"""Checkers of labs 02, 04 and 05 (lab 03 has its own file): the reference passes, realistic agent mistakes get their own message, ... is unattempted."""
 from __future__ import annotations
 
 import pytest
 
-from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab02, lab03, lab04, lab05
+from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab02, lab04, lab05
 
 
 @pytest.fixture(autouse=True)
@@ -29,20 +29,6 @@ def _measured_sizes() -> dict:
         return {m: git_diff(repo.path, mode=m)["totalBytes"] for m in ("unstaged", "staged")}
 
 
-def _inside_char_offset() -> int:
-    from labkit.widgets.diff import seed_utf8_diff
-
-    data = seed_utf8_diff()
-    return data.index("汉".encode()) + 1
-
-
-def _naive_pages_2048() -> list[int]:
-    from labkit.experiments.utf8_pagination import paging_summary
-    from labkit.widgets.diff import seed_utf8_diff
-
-    return paging_summary(seed_utf8_diff(), 2048)["naive"]["replacementPages"]
-
-
 def _trusted_sets() -> set:
     from labkit.evidence import page_set_report
 
@@ -54,8 +40,6 @@ REFERENCE = {
                                     "notes/todo.md": "untracked", ".env": "hidden"}),
     "lab02.q2": (lab02.q2, _measured_head_size),
     "lab02.q3": (lab02.q3, lambda: {"hidden": 2, "visible": ["a-after.ts"]}),
-    "lab03.q1": (lab03.q1, _naive_pages_2048),
-    "lab03.q2": (lab03.q2, _inside_char_offset),
     "lab04.q1": (lab04.q1, lambda: {"offsets": False, "totalBytes": False, "head": False, "sourceRevision": True}),
     "lab04.q2": (lab04.q2, lambda: "b"),
     "lab05.q1": (lab05.q1, _trusted_sets),
@@ -71,9 +55,6 @@ MISTAKES = [
     (lab02.q2, lambda: sum(_measured_sizes().values()), "you added the unstaged and staged sizes"),
     (lab02.q3, lambda: {"hidden": 1, "visible": ["a-after.ts", "c-after.ts"]}, "drops the whole entry"),
     (lab02.q3, lambda: {"hidden": 1, "visible": ["a-after.ts"]}, "both directions"),
-    (lab03.q1, lambda: [2, 3, 4, 5, 6, 7, 8], "damaged at 1,024 B pages"),
-    (lab03.q2, lambda: 0, "character boundary"),
-    (lab03.q2, lambda: 6467, "outside"),
     (lab04.q1, lambda: {"offsets": False, "totalBytes": True, "head": False, "sourceRevision": True}, "lengths"),
     (lab04.q1, lambda: {"offsets": False, "totalBytes": False, "head": True, "sourceRevision": True}, "worktree"),
     (lab04.q2, lambda: "a", "binds nothing"),
@@ -113,15 +94,11 @@ def test_messages_never_reveal_the_expected_answer():
     assert str(sizes) not in msg
     assert "east" not in lab05.q1.check({"north"}).message
     assert "'b'" not in lab04.q2.check("a").message and "(b)" not in lab04.q2.check("e").message
-    for answer in ([1], [4], [2, 3]):
-        message = lab03.q1.check(answer).message
-        assert str(_naive_pages_2048()) not in message
 
 
 def test_wrong_types_are_explained_not_crashed():
     assert lab02.q1.check("staged").status == INCORRECT
     assert lab02.q3.check({"hidden": "2", "visible": []}).status == INCORRECT
-    assert lab03.q1.check(["2"]).status == INCORRECT
     assert lab04.q1.check({"offsets": "no", "totalBytes": False, "head": False,
                            "sourceRevision": True}).status == INCORRECT
     assert lab05.q1.check({"west"}).status == INCORRECT

@@ -1,6 +1,8 @@
-"""Checkers for lab 03: UTF-8-safe pagination.
+"""Checkers for lab 03: UTF-8-safe pagination, used on a diff the story did not show.
 
-Reference values come from the real pagers run on the real seed diff.
+Both exercises page the menu diff (``labkit.course.exercise_worlds.build_menu_world``:
+Greek text and emoji, short lines and one long line per side). Reference
+values come from the real pagers run on a rebuilt copy of that world.
 """
 from __future__ import annotations
 
@@ -8,65 +10,117 @@ from functools import lru_cache
 
 from labkit.check import Exercise, Incorrect, expect_type
 
-Q1_PAGE_BYTES = 2048
+Q1_PAGE_BYTES = 1500
+Q2_STEP = 1000  # the agent's resume offsets: 1000, 2000, ...
 
 
 @lru_cache(maxsize=1)
-def _diff() -> bytes:
-    from labkit.widgets.diff import seed_utf8_diff
-
-    return seed_utf8_diff()
-
-
-def _replacement_pages(page_bytes: int) -> list[int]:
+def _menu() -> dict:
+    from labkit.course.exercise_worlds import build_menu_world
+    from labkit.diff import build_diff, git_diff, read_all_pages
+    from labkit.errors import LabkitError
     from labkit.experiments.utf8_pagination import paging_summary
+    from labkit.repo_builder import IsolatedRepo
 
-    return paging_summary(_diff(), page_bytes)["naive"]["replacementPages"]
+    with IsolatedRepo() as repo:
+        build_menu_world(repo)
+        full = build_diff(repo.path).data
+        pages = read_all_pages(repo.path, max_bytes=1024)
+        sid = pages[0]["snapshotId"]
+        refused, served = set(), set()
+        for offset in range(Q2_STEP, len(full), Q2_STEP):
+            try:
+                git_diff(repo.path, max_bytes=1024, offset=offset, snapshot=sid)
+            except LabkitError as exc:
+                if exc.code != "invalid_offset":
+                    raise
+                refused.add(offset)
+            else:
+                served.add(offset)
+    damaged = {size: paging_summary(full, size)["naive"] for size in (1024, Q1_PAGE_BYTES, 2048)}
+    return {"size": len(full), "damaged": {k: v["replacementPages"] for k, v in damaged.items()},
+            "pageCount": damaged[Q1_PAGE_BYTES]["pageCount"], "refused": refused, "served": served}
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_q1(answer) -> None:
-    expect_type(answer, (list, tuple), "your answer")
-    if not all(isinstance(p, int) for p in answer):
+    expect_type(answer, (list, tuple, set), "your answer")
+    if not all(_is_int(p) for p in answer):
         raise Incorrect("your list should hold page numbers (integers, counting from 1)")
-    pages = sorted(answer)
-    if pages == _replacement_pages(1024) and pages != _replacement_pages(Q1_PAGE_BYTES):
-        raise Incorrect("your pages are the ones damaged at 1,024 B pages. The question is about 2,048 B "
-                        "pages: the cuts move, so different pages break")
+    menu = _menu()
+    pages = sorted(set(answer))
+    want = menu["damaged"][Q1_PAGE_BYTES]
+    if pages == want:
+        return
+    if not pages:
+        raise Incorrect("you found no damaged page. That is what the safe pager gives, or what you would guess "
+                        "from the short menu lines; read the pages with pager='naive' and count U+FFFD per page")
     if pages and min(pages) < 1:
         raise Incorrect("page numbers count from 1")
-    if pages != _replacement_pages(Q1_PAGE_BYTES):
-        raise Incorrect("your list is not the set of naive pages that hold U+FFFD at 2,048 B pages; "
-                        "count the replacement characters per page")
+    for size in (1024, 2048):
+        if pages == menu["damaged"][size]:
+            raise Incorrect(f"those are the pages damaged at {size:,} B pages. The question is about "
+                            f"{Q1_PAGE_BYTES:,} B pages: the cuts move, so other pages break")
+    if pages and max(pages) > menu["pageCount"]:
+        raise Incorrect(f"at {Q1_PAGE_BYTES:,} B pages the menu diff has {menu['pageCount']} pages; page "
+                        f"{max(pages)} does not exist")
+    if len(pages) == menu["pageCount"]:
+        raise Incorrect("not every page is damaged: a naive page whose window holds a newline ends right after "
+                        "it, on a character boundary. Only cuts inside a long line can split a character")
+    raise Incorrect(f"your list is not the set of naive {Q1_PAGE_BYTES:,} B pages that hold U+FFFD; read every "
+                    "page and count the replacement characters in each")
 
 
 def _check_q2(answer) -> None:
-    from labkit.pager import is_continuation
-
-    expect_type(answer, int, "your offset")
-    data = _diff()
-    if answer < 0 or answer >= len(data):
-        raise Incorrect(f"offset {answer} is outside the {len(data):,} B diff. That is refused too, but the "
-                        "question asks for an offset inside the diff that lands inside a character")
-    if not is_continuation(data[answer]):
-        first = data[answer]
-        kind = "an ASCII byte" if first < 0x80 else "the first byte of a multi-byte character"
-        raise Incorrect(f"offset {answer} points at {kind}, which is a character boundary: the safe pager serves "
-                        "a page from there")
+    if _is_int(answer):
+        raise Incorrect("the question asks for every refused offset: give a set (or list) of integers, even if "
+                        "it has one element")
+    expect_type(answer, (list, tuple, set), "your answer")
+    if not all(_is_int(o) for o in answer):
+        bad = next(o for o in answer if not _is_int(o))
+        raise Incorrect(f"{bad!r} is not a byte offset: give integers such as 3000")
+    menu = _menu()
+    given = set(answer)
+    offered = menu["refused"] | menu["served"]
+    outside = sorted(given - offered)
+    if outside:
+        raise Incorrect(f"{outside[0]} is not one of the agent's offsets (multiples of {Q2_STEP:,} inside the "
+                        f"{menu['size']:,} B diff)")
+    wrong = sorted(given & menu["served"])
+    if wrong:
+        raise Incorrect(f"labkit serves a page from offset {wrong[0]}: the byte there starts a character (ASCII "
+                        "or the lead byte of a multi-byte one). Only an offset at a continuation byte "
+                        "(0x80-0xBF) is refused")
+    missing = menu["refused"] - given
+    if missing:
+        raise Incorrect(f"{len(missing)} refused offset(s) are missing from your answer; try every offset, or "
+                        "test the byte at each one")
 
 
 q1 = Exercise(
     name="lab03.q1",
-    prompt="With the naive pager and 2,048 B pages, which page numbers of the seed diff contain U+FFFD?",
+    prompt=(f"With the naive pager and {Q1_PAGE_BYTES:,} B pages, which page numbers of the menu diff contain "
+            "U+FFFD?"),
     validate=_check_q1,
-    hint_text="paging_summary(diff_bytes, 2048)['naive'] lists each page's replacement characters; or use the explorer.",
-    explanation="answer_q1 = paging_summary(diff_bytes, 2048)['naive']['replacementPages']",
+    hint_text=("Get the diff's bytes with build_diff(menu.path).data, or read its pages with "
+               "read_all_pages(menu.path, pager='naive', max_bytes=...), and count chr(0xFFFD) in each page's "
+               "text. Which lines are long enough for a cut to land inside them?"),
+    explanation=("a naive page ends after the last newline in its window, so pages cut among the short menu "
+                 "lines are clean; only windows that hold no newline (inside the two long 'Σήμερα' lines) are "
+                 "cut at a fixed byte count, and each such cut can split a 2- or 4-byte character."),
 )
 
 q2 = Exercise(
     name="lab03.q2",
-    prompt="Give an offset inside the seed diff that labkit diff refuses with invalid_offset.",
+    prompt=(f"An agent resumes the menu diff at offsets {Q2_STEP}, {2 * Q2_STEP}, {3 * Q2_STEP}, ... (its own "
+            "arithmetic). Which of those offsets does labkit diff refuse with invalid_offset? Give a set."),
     validate=_check_q2,
-    hint_text=("An offset is refused when the byte there is a UTF-8 continuation byte (0x80-0xBF). The long line "
-               "starts after '+export const text = ''; each 汉 is 3 bytes, each 🚀 4."),
-    explanation="answer_q2 = first_page_end + len(\"+export const text = '\") + 1  # the 2nd byte of the first 汉",
+    hint_text=("Either ask labkit (git_diff(menu.path, max_bytes=1024, offset=o, snapshot=...) inside try/except "
+               "LabkitError) or look at the byte at each offset: labkit.pager.is_continuation(byte)."),
+    explanation=("an offset is refused exactly when the byte there is a UTF-8 continuation byte: resuming "
+                 "there would start a page in the middle of a character. An offset computed by arithmetic "
+                 "lands there by chance; the nextOffset of the previous page never does."),
 )

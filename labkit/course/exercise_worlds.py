@@ -22,3 +22,47 @@ def plant_format_amount_users(repo) -> None:
     """Lab 01: files that use, mention or merely resemble ``format_amount``, committed."""
     repo.write_many(FORMAT_AMOUNT_USERS)
     repo.commit("pdf rendering, totals, money docs")
+
+
+def build_commit_preview_world(repo) -> None:
+    """Lab 02: a teammate's repository just before a commit, with every kind of change.
+
+    ``src/app.py`` is staged and edited again; ``README.md`` is deleted and
+    ``src/old_name.py`` renamed, both staged; ``src/util.py`` is edited but
+    not staged; ``notes.txt`` is untracked; ``.env`` is edited and staged.
+    """
+    repo.write_many({"src/app.py": "rate = 1\n", "src/util.py": "def util():\n    return 1\n",
+                     "src/old_name.py": "def total(items):\n    return sum(items)\n" * 4,
+                     "README.md": "# shop\n", ".env": "API_KEY=lab02-fake-1\n"})
+    repo.commit("base")
+    repo.write("src/app.py", "rate = 2\n")
+    repo.stage("src/app.py")
+    repo.write("src/app.py", "rate = 3\n")
+    repo.delete("README.md", stage=True)
+    repo.rename("src/old_name.py", "src/new_name.py")
+    repo.write("src/util.py", "def util():\n    return 2\n")
+    repo.write("notes.txt", "ask about rates\n")
+    repo.write(".env", "API_KEY=lab02-fake-2\n")
+    repo.stage(".env")
+
+
+#: Lab 03: a Greek menu with emoji (2-byte letters, 4-byte pictographs), one change.
+MENU_ITEMS = ["Σουβλάκι με πίτα 🌯", "Χωριάτικη σαλάτα 🥗", "Μουσακάς 🍆", "Σπανακόπιτα 🥧", "Γαύρος τηγανητός 🐟",
+              "Λουκουμάδες με μέλι 🍯", "Φρέντο εσπρέσο ☕"]
+
+
+def build_menu_world(repo) -> None:
+    """Lab 03: a menu file in Greek with emoji, rewritten with new prices (one unstaged change)."""
+    def menu(step: int) -> str:
+        lines = ["# Μενού / Menu", ""]
+        for i in range(42):
+            item = MENU_ITEMS[i % len(MENU_ITEMS)]
+            lines.append(f"- {item} — {(i * 37 + step) % 17 + 3},{(i * 13 + step * 5) % 100:02d} €")
+            if i == 20:  # one long line: the day's specials, written without line breaks
+                lines.append("Σήμερα: " + " · ".join(f"{MENU_ITEMS[(j + step) % len(MENU_ITEMS)]} {j + 1}"
+                                                     for j in range(70)))
+        return "\n".join(lines) + "\n"
+
+    repo.write("menu.md", menu(0))
+    repo.commit("menu")
+    repo.write("menu.md", menu(1))
