@@ -211,8 +211,34 @@ answer_q3 = {"hidden": staged["hidden"]["changes"], "visible": [f["path"] for f 
 # %%
 lab02.q3.check(answer_q3)
 
+# %% [markdown]
+# **Q4: what will the commit contain?** A teammate is about to run `git commit` (without `-a`) and asks
+# you what it will record. Their repository, `q4_repo`, is built in the next cell; you have not seen
+# its changes, and this time nobody lists them for you. Use labkit on it (`git_status`, `git_diff`
+# with the mode you choose) and answer `{"paths": [...], "hidden": N}`: the paths whose changes the
+# commit will contain (each under the path it will have after the commit), and how many changes to
+# sensitive files go in with them.
+
 # %%
-for repo in (world, clash, twist, renames, odd):
+from labkit.course.exercise_worlds import build_commit_preview_world
+
+q4_repo = IsolatedRepo(prefix="lab02-commit-")
+build_commit_preview_world(q4_repo)
+
+# %% tags=["solution"]
+index_vs_head = git_diff(q4_repo.path, mode="staged")   # a plain commit records the index
+answer_q4 = {"paths": [f["path"] for f in index_vs_head["files"]], "hidden": index_vs_head["hidden"]["changes"]}
+
+# %%
+lab02.q4.check(answer_q4)
+
+# %% [markdown]
+# The commit records the index, so the `staged` mode *is* the commit: a file staged and then edited
+# again goes in with its staged version only, and a staged change to a sensitive file goes in even
+# though labkit never shows it. That count is what tells a reviewer to look before committing.
+
+# %%
+for repo in (world, clash, twist, renames, odd, q4_repo):
     repo.cleanup()
 
 # %% [markdown]
@@ -224,3 +250,4 @@ for repo in (world, clash, twist, renames, odd):
 # - Filter *before* reading: list with `--name-status -z`, drop sensitive paths on both sides of a
 #   rename, then fetch patches by literal pathspec.
 # - `hidden.changes` tells an agent that a sensitive change exists without telling it what.
+# - A plain `git commit` records the index: the `staged` mode shows what it will contain.

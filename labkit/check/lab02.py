@@ -116,8 +116,8 @@ q1 = Exercise(
             "'staged', 'unstaged', 'untracked' or 'hidden'."),
     validate=_check_q1,
     hint_text="Call labkit.status.git_status on the world: each list is one category, and hidden is a count.",
-    explanation=("answer_q1 = {'src/feature.ts': 'staged', 'src/report.ts': 'unstaged', "
-                   "'notes/todo.md': 'untracked', '.env': 'hidden'}"),
+    explanation=("git_status puts each visible change in exactly one list; a file git has never tracked is "
+                 "untracked (no diff mode shows it), and a sensitive path is only counted under hidden."),
 )
 
 q2 = Exercise(
@@ -126,7 +126,8 @@ q2 = Exercise(
             "What is totalBytes of labkit diff --mode head now?"),
     validate=_check_q2,
     hint_text="Measure it: git_diff(repo.path, mode='head')['totalBytes']. Do not add the other two modes.",
-    explanation="answer_q2 = git_diff(repo.path, mode='head')['totalBytes']  # measured, not summed",
+    explanation=("head mode compares the working tree with HEAD in one patch per file, so a file that is both "
+                 "staged and edited again appears once; measure the mode instead of adding the other two."),
 )
 
 q3 = Exercise(
@@ -135,5 +136,71 @@ q3 = Exercise(
             "are visible? Answer {'hidden': N, 'visible': [paths]}."),
     validate=_check_q3,
     hint_text="Read page['hidden'] and page['files'] from git_diff(repo.path, mode='staged').",
-    explanation="answer_q3 = {'hidden': page['hidden']['changes'], 'visible': [f['path'] for f in page['files']]}",
+    explanation=("a rename is dropped when either of its two paths is sensitive, so two of the three renames "
+                 "are only counted; the visible entry is listed under its new path."),
+)
+
+
+# -- q4: what will the next commit contain? (transfer) ----------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _q4_reference() -> dict:
+    from labkit.course.exercise_worlds import build_commit_preview_world
+    from labkit.diff import git_diff
+    from labkit.repo_builder import IsolatedRepo
+    from labkit.status import git_status
+
+    with IsolatedRepo() as repo:
+        build_commit_preview_world(repo)
+        modes = {m: git_diff(repo.path, mode=m) for m in ("staged", "unstaged", "head")}
+        status = git_status(repo.path)
+    return {"paths": {m: sorted(f["path"] for f in d["files"]) for m, d in modes.items()},
+            "old": sorted(f["origPath"] for f in modes["staged"]["files"] if f.get("origPath")),
+            "untracked": sorted(e["path"] for e in status["untracked"]),
+            "hidden": modes["staged"]["hidden"]["changes"]}
+
+
+def _check_q4(answer) -> None:
+    expect_type(answer, dict, "your answer")
+    if set(answer) != {"paths", "hidden"}:
+        raise Incorrect("your answer needs exactly two keys: 'paths' (a list of paths) and 'hidden' (a number)")
+    expect_type(answer["paths"], (list, tuple, set), "'paths'")
+    if isinstance(answer["hidden"], bool) or not isinstance(answer["hidden"], int):
+        raise Incorrect(f"'hidden' should be an int (a count of changes), but you gave a "
+                        f"{type(answer['hidden']).__name__}")
+    ref = _q4_reference()
+    paths = sorted(answer["paths"])
+    if paths != ref["paths"]["staged"]:
+        if any(p in ref["untracked"] for p in paths):
+            raise Incorrect("you list an untracked file. `git commit` without `-a` takes only what is staged, and "
+                            "git has never been told about an untracked file")
+        if paths == ref["paths"]["head"]:
+            raise Incorrect("your paths are what head mode shows: staged changes and unstaged ones together. "
+                            "A plain `git commit` leaves the unstaged edits in the working tree")
+        if paths == ref["paths"]["unstaged"]:
+            raise Incorrect("your paths are the unstaged changes: exactly what the commit will NOT contain")
+        if any(p in ref["old"] for p in paths):
+            raise Incorrect("you list the old side of a rename; list each change under the path it will have "
+                            "after the commit")
+        raise Incorrect("your paths are not the list of files whose changes are staged; some are missing or "
+                        "extra. Which diff mode compares the index with HEAD?")
+    if answer["hidden"] != ref["hidden"]:
+        if answer["hidden"] == 0:
+            raise Incorrect("your paths are right, but you say nothing hidden goes in. A staged change to a "
+                            "sensitive file is never listed, yet the commit contains it: read the hidden count "
+                            "of the same diff")
+        raise Incorrect(f"{answer['hidden']} is not the number of staged changes labkit hides here")
+
+
+q4 = Exercise(
+    name="lab02.q4",
+    prompt=("In a teammate's repository (q4_repo), which files' changes will a plain `git commit` contain, and "
+            "how many hidden changes go in with them? Answer {'paths': [...], 'hidden': N}."),
+    validate=_check_q4,
+    hint_text=("A plain `git commit` records the index: that is one of the three diff modes. Read its files "
+               "(each under its new path) and its hidden count."),
+    explanation=("`git commit` records the index, so the staged diff is exactly the commit: the deletion, the "
+                 "rename under its new path, the first edit of the twice-edited file, and one sensitive change "
+                 "that labkit counts but never shows. Unstaged and untracked files stay behind."),
 )
