@@ -164,10 +164,13 @@ def fetch_release(package: str, version: str, *, offline: bool = False) -> Relea
     installed = _installed(package)
     if installed is not None and installed[0] == version:
         return Release(package, version, installed[1], "installed")
-    where = "the cache (offline)" if offline else "the cache, the package registry"
-    have = f"; {package} {installed[0]} is installed, not {version}" if installed else ""
+    where = "the cache (offline)" if offline else "the cache or the package registry"
+    if installed is not None:
+        raise LabkitError("eval_corpus_mismatch",
+                          f"the eval needs {package} {version}, but {package} {installed[0]} is installed and "
+                          f"{package}=={version} is not in {where}")
     raise LabkitError("eval_corpus_unavailable",
-                      f"{package}=={version} is in none of {where} or this environment{have}")
+                      f"{package}=={version} is not in {where}, and {package} is not installed here")
 
 
 def layout_release(release: Release, dest) -> dict:

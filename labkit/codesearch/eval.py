@@ -101,15 +101,26 @@ def load_eval(path=None) -> tuple[list[dict], list[dict]]:
 
 # -- the corpora ---------------------------------------------------------------------------------
 
-def prepare_corpora(corpora: list[dict], workdir, *, offline: bool = False) -> dict:
-    """Fetch and lay out every corpus, check each is the text the gold was computed on, index all."""
+def prepare_corpora(corpora: list[dict], workdir, *, offline: bool = False, skip_unavailable: bool = False) -> dict:
+    """Fetch and lay out every corpus, check each is the text the gold was computed on, index all.
+
+    With ``skip_unavailable``, a corpus that cannot be had (or is another
+    version) is left out and listed in ``skipped`` with the reason, instead of
+    failing the whole eval: the lab runs offline on whatever is installed.
+    """
     from .corpus import fetch_release, layout_release
     from .index import build_index
 
     workdir = Path(workdir)
-    laid_out = []
+    laid_out, skipped = [], []
     for corpus in corpora:
-        release = fetch_release(corpus["package"], corpus["version"], offline=offline)
+        try:
+            release = fetch_release(corpus["package"], corpus["version"], offline=offline)
+        except LabkitError as exc:
+            if not skip_unavailable or exc.code not in ("eval_corpus_unavailable", "eval_corpus_mismatch"):
+                raise
+            skipped.append({"repo": corpus["repo"], "code": exc.code, "reason": exc.message})
+            continue
         laid = layout_release(release, workdir / "repos" / corpus["repo"])
         if laid["commit"] != corpus["commit"]:
             raise LabkitError(
@@ -123,8 +134,11 @@ def prepare_corpora(corpora: list[dict], workdir, *, offline: bool = False) -> d
                 f"the archive of {corpus['package']} {laid['version']} is not the one the eval pinned for "
                 f"{corpus['package']} {corpus['version']}")
         laid_out.append(laid)
+    if not laid_out:
+        raise LabkitError("eval_corpus_unavailable", "none of the eval's corpora is available: "
+                          + "; ".join(s["reason"] for s in skipped))
     built = build_index(workdir / "index", [laid["path"] for laid in laid_out])
-    return {"index_dir": str(workdir / "index"), "corpora": laid_out, "build": built}
+    return {"index_dir": str(workdir / "index"), "corpora": laid_out, "build": built, "skipped": skipped}
 
 
 # -- scoring -------------------------------------------------------------------------------------
@@ -169,7 +183,7 @@ def run_case(index_dir, case: dict, *, backend="embedded", zoekt_url=None, ranki
     row["goldRank"] = ranks[0] if ranks else None
     row["hit1"] = bool(ranks) and ranks[0] == 1
     row["hit5"] = bool(ranks) and ranks[0] <= 5
-    row["reciprocalRank"] = round(1 / ranks[0], 4) if ranks else 0.0
+    row["reciprocalRank"] = 1 / ranks[0] if ranks else 0.0
     row["closedLoop"] = False
     if matches:
         top = matches[0]
@@ -254,13 +268,17 @@ def table_rows(runs: list[dict]) -> list[dict]:
 
 
 def evaluate(eval_file=None, *, backends=("embedded",), rankings=("raw", "definition-first"),
-             zoekt_url=None, keep_cases: bool = True, splits=SPLITS, offline: bool = False) -> dict:
+             zoekt_url=None, keep_cases: bool = True, splits=SPLITS, offline: bool = False,
+             skip_unavailable: bool = False, zoekt_rankings=None) -> dict:
     """Fetch and index the corpora, and run every (backend, ranking) pair side by side.
 
     ``splits`` selects the cases scored (``("dev",)`` while developing the
-    ranking). The Zoekt backend uses ``zoekt_url`` when given, else a local
-    Zoekt over the same index (started and stopped here). When Zoekt cannot
-    run, its runs are left out and ``zoekt`` says why.
+    ranking). ``offline`` uses only the corpus cache and installed packages;
+    ``skip_unavailable`` leaves out (and lists) corpora that cannot be had.
+    The Zoekt backend runs ``zoekt_rankings`` (default: ``rankings``) through
+    ``zoekt_url`` when given, else through a local Zoekt over the same index
+    (started and stopped here). When Zoekt cannot run, its runs are left out
+    and ``zoekt`` says why.
     """
     import tempfile
 
@@ -269,9 +287,12 @@ def evaluate(eval_file=None, *, backends=("embedded",), rankings=("raw", "defini
     if unknown:
         raise LabkitError("invalid_argument", f"unknown split '{unknown[0]}'; use dev or test")
     cases = [c for c in cases if c["split"] in splits]
+    zoekt_rankings = rankings if zoekt_rankings is None else zoekt_rankings
     runs, zoekt_note = [], {"available": None, "reason": None}
     with tempfile.TemporaryDirectory(prefix="labkit-eval-") as tmp:
-        prep = prepare_corpora(corpora, tmp, offline=offline)
+        prep = prepare_corpora(corpora, tmp, offline=offline, skip_unavailable=skip_unavailable)
+        left_out = {s["repo"] for s in prep["skipped"]}
+        cases = [c for c in cases if c["corpus"] not in left_out]
         index_dir = prep["index_dir"]
         for ranking in rankings:
             if "embedded" in backends:
@@ -282,14 +303,14 @@ def evaluate(eval_file=None, *, backends=("embedded",), rankings=("raw", "defini
             if zoekt_url:
                 zoekt_note["available"] = True
                 runs += [run_eval(index_dir, cases, backend="zoekt", zoekt_url=zoekt_url, ranking=r)
-                         for r in rankings]
+                         for r in zoekt_rankings]
             elif missing_binaries():
                 zoekt_note.update(available=False, reason=f"not installed: {', '.join(missing_binaries())}")
             else:
                 with LocalZoekt(index_dir, workdir=Path(tmp) / "zoekt") as server:
                     zoekt_note.update(available=True, indexSeconds=round(server.index_seconds, 3))
                     runs += [run_eval(index_dir, cases, backend="zoekt", zoekt_url=server.url, ranking=r)
-                             for r in rankings]
+                             for r in zoekt_rankings]
         built = {r["name"]: r for r in prep["build"]["repos"]}
     if not keep_cases:
         for r in runs:
@@ -305,6 +326,7 @@ def evaluate(eval_file=None, *, backends=("embedded",), rankings=("raw", "defini
                    "commit": listed[0]["commit"] if len(listed) == 1 else "several",
                    "files": sum(c["files"] for c in listed), "bytes": sum(c["bytes"] for c in listed)},
         "corpora": listed,
+        "skippedCorpora": prep["skipped"],
         "cases": len(cases),
         "splits": list(splits),
         "categories": sorted({c["category"] for c in cases}),
