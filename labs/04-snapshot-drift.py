@@ -206,6 +206,46 @@ answer_q2 = "b"
 # %%
 lab04.q2.check(answer_q2)
 
+# %% [markdown]
+# **Q3: what can invalidate a read?** Drift is not only "someone edited the file". An agent is reading
+# the **unstaged** diff of another repository page by page, bound to page 1's `sourceRevision`. While it
+# reads, one of the events below happens. After which of them is page 2 refused with `snapshot_drift`?
+# Answer a set of keys, e.g. `{"touch"}` (the shape, not the answer).
+#
+# Predict first, then replay each event with labkit: `build_reading_world(repo)` builds the repository
+# in a fresh `IsolatedRepo`, `apply_reading_event(repo, key)` makes one event happen, and you ask for
+# page 2 with `revision=...` as in section 3.
+
+# %%
+from labkit.course.exercise_worlds import apply_reading_event, build_reading_world
+
+for key, text in lab04.Q3_EVENTS.items():
+    print(f"{key:13} {text}")
+
+# %% tags=["solution"]
+def drifts(event):
+    """Read page 1, let the event happen, then ask for page 2 bound to page 1's revision."""
+    with IsolatedRepo() as other:
+        build_reading_world(other)
+        first = git_diff(other.path, max_bytes=1024)
+        apply_reading_event(other, event)
+        try:
+            git_diff(other.path, max_bytes=1024, offset=first["nextOffset"], revision=first["sourceRevision"])
+        except LabkitError as exc:
+            return exc.code == "snapshot_drift"
+        return False
+
+
+answer_q3 = {event for event in lab04.Q3_EVENTS if drifts(event)}
+
+# %%
+lab04.q3.check(answer_q3)
+
+# %% [markdown]
+# `sourceRevision` binds the *bytes of the diff you asked for*, nothing else: an event that leaves them
+# unchanged is harmless to this read, and one that changes them (even without touching a file's content,
+# like `git add`) is caught.
+
 # %%
 import shutil
 shutil.rmtree(folder, ignore_errors=True)
@@ -216,6 +256,8 @@ repo.cleanup()
 #
 # - Pages cut from a regenerated diff can mix versions while every offset, length and HEAD agrees.
 # - Bind every page to the content: `sourceRevision` detects drift, a snapshot prevents it.
+# - Drift means "the bytes of this diff changed": staging a file changes the unstaged diff; saving the
+#   same bytes or committing another file does not.
 # - A tool that cannot guarantee one version should fail closed (`snapshot_drift`, `snapshot_required`),
 #   not hand over pages that merely look consistent.
 # - Snapshots are evidence: private, atomic, hash-checked on every read, and short-lived.

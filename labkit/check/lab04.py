@@ -2,7 +2,9 @@
 
 q1 asks which fields of a page set catch the V1/V2 mixture; the reference
 comes from the real experiment's detection table. q2 asks which ways of
-reading page 2 returns the rest of the version page 1 came from.
+reading page 2 returns the rest of the version page 1 came from. q3 (transfer)
+asks which events in another repository invalidate a revision-bound read; its
+truth is measured by replaying each event with labkit.
 """
 from __future__ import annotations
 
@@ -83,7 +85,8 @@ q1 = Exercise(
             "Answer {'offsets': bool, 'totalBytes': bool, 'head': bool, 'sourceRevision': bool}."),
     validate=_check_q1,
     hint_text="Run the snapshot-drift experiment and read its 'detection' table; reason from V1 and V2's lengths.",
-    explanation=("answer_q1 = {'offsets': False, 'totalBytes': False, 'head': False, 'sourceRevision': True}"),
+    explanation=("V1 and V2 have the same length and HEAD never moved, so offsets, totalBytes and HEAD all "
+                 "agree across the mixture; only a hash of the whole diff's bytes (sourceRevision) differs."),
 )
 
 q2 = Exercise(
@@ -93,5 +96,92 @@ q2 = Exercise(
             + "; ".join(f"{k}) {v}" for k, v in Q2_OPTIONS.items())),
     validate=_check_q2,
     hint_text="Try each with labkit.diff.git_diff after changing the worktree: which ones fail, and which one serves V1?",
-    explanation="answer_q2 = 'b'",
+    explanation=("a snapshot is a stored copy of the whole diff taken with page 1, so every later page is cut "
+                 "from those bytes whatever the worktree does; a revision only detects the change, and the "
+                 "other ways mix versions or fail."),
+)
+
+
+# -- q3: which events invalidate a read? (transfer) ------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def q3_drifting_events() -> frozenset:
+    """The events after which page 2, bound to page 1's sourceRevision, is refused: measured, not stored."""
+    from labkit.course.exercise_worlds import READING_EVENTS, apply_reading_event, build_reading_world
+    from labkit.diff import git_diff
+    from labkit.errors import LabkitError
+    from labkit.repo_builder import IsolatedRepo
+
+    drifting = set()
+    for event in READING_EVENTS:
+        with IsolatedRepo() as repo:
+            build_reading_world(repo)
+            first = git_diff(repo.path, max_bytes=1024)
+            apply_reading_event(repo, event)
+            try:
+                git_diff(repo.path, max_bytes=1024, offset=first["nextOffset"], revision=first["sourceRevision"])
+            except LabkitError as exc:
+                if exc.code == "snapshot_drift":
+                    drifting.add(event)
+    return frozenset(drifting)
+
+
+_Q3_NO_DRIFT = {
+    "touch": "saving the same bytes changes a timestamp, not the diff: its bytes, and so its hash, are the same",
+    "untracked": "an untracked file is in no diff mode, so the unstaged diff's bytes do not change",
+    "commit_other": ("HEAD moved, but the unstaged diff compares the worktree with the index, and drift.txt's "
+                     "patch is byte for byte the same: sourceRevision binds the diff's bytes, not HEAD"),
+    "secret": ("a sensitive file's patch is never part of the bytes labkit serves (it is only counted as "
+               "hidden), so the served diff did not change"),
+}
+
+
+def _check_q3(answer) -> None:
+    from labkit.course.exercise_worlds import READING_EVENTS
+
+    expect_type(answer, (set, frozenset, list, tuple), "your answer")
+    chosen = {str(a).strip() for a in answer}
+    unknown = sorted(chosen - set(READING_EVENTS))
+    if unknown:
+        raise Incorrect(f"{unknown} are not events; pick keys of lab04.Q3_EVENTS: {sorted(READING_EVENTS)}")
+    truth = q3_drifting_events()
+    wrong = sorted(chosen - truth)
+    if wrong:
+        why = _Q3_NO_DRIFT.get(wrong[0], "replay it: page 2 is still served")
+        raise Incorrect(f"you chose {wrong[0]!r}, but {why}")
+    if not chosen:
+        raise Incorrect("you say nothing can invalidate the read. Replay the events with labkit: read page 1, "
+                        "apply one event, ask for page 2 with revision=page 1's sourceRevision")
+    missing = truth - chosen
+    if missing:
+        if "stage" in missing:
+            raise Incorrect("you are missing an event that changes the unstaged diff without editing any file's "
+                            "content. The unstaged mode compares the worktree with the index: what changes the "
+                            "index?")
+        raise Incorrect(f"you are missing {len(missing)} event(s) that make page 2 fail with snapshot_drift; "
+                        "replay each one")
+
+
+def _q3_events() -> dict:
+    from labkit.course.exercise_worlds import READING_EVENTS
+
+    return dict(READING_EVENTS)
+
+
+Q3_EVENTS = _q3_events()
+
+q3 = Exercise(
+    name="lab04.q3",
+    prompt=("An agent reads the unstaged diff of another repository page by page, bound to page 1's "
+            "sourceRevision. Which of lab04.Q3_EVENTS, happening after page 1, make page 2 fail with "
+            "snapshot_drift? Give a set of keys."),
+    validate=_check_q3,
+    hint_text=("For each event: build a fresh repository with build_reading_world, read page 1, "
+               "apply_reading_event, then ask for page 2 with revision=page1['sourceRevision'] inside "
+               "try/except LabkitError."),
+    explanation=("sourceRevision is a hash of the bytes of the diff the agent asked for: an event drifts exactly "
+                 "when it changes those bytes. Staging moves the change out of the unstaged diff, and a new "
+                 "unstaged edit adds a patch; a touch, an untracked file, a commit of another file and a hidden "
+                 "file's edit leave the served bytes as they were."),
 )

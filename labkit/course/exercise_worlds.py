@@ -66,3 +66,43 @@ def build_menu_world(repo) -> None:
     repo.write("menu.md", menu(0))
     repo.commit("menu")
     repo.write("menu.md", menu(1))
+
+
+#: Lab 04: events that may happen while an agent reads the unstaged diff page by page.
+READING_EVENTS = {
+    "touch": "drift.txt is saved again with the very same bytes (only its modification time changes)",
+    "stage": "someone runs `git add drift.txt`",
+    "untracked": "a new file scratch.txt is created and never added",
+    "commit_other": "notes.md is edited and committed (HEAD moves; drift.txt is untouched)",
+    "edit_other": "notes.md is edited and left unstaged",
+    "secret": "the tracked .env file is edited and left unstaged",
+}
+
+
+def build_reading_world(repo) -> None:
+    """Lab 04: the drift world plus a tracked notes.md and a tracked .env, all committed but drift.txt's V1."""
+    from labkit.experiments import git_worlds
+
+    repo.write_many({"notes.md": "# notes\n", ".env": "TOKEN=lab04-fake-1\n"})
+    git_worlds.drift_world(repo)
+
+
+def apply_reading_event(repo, event: str) -> None:
+    """Lab 04: make one of :data:`READING_EVENTS` happen in ``repo``."""
+    from labkit.experiments import git_worlds
+
+    if event == "touch":
+        repo.write(git_worlds.DRIFT_PATH, repo.read(git_worlds.DRIFT_PATH))
+    elif event == "stage":
+        repo.stage(git_worlds.DRIFT_PATH)
+    elif event == "untracked":
+        repo.write("scratch.txt", "temporary\n")
+    elif event == "commit_other":
+        repo.write("notes.md", "# notes\n\n- ship it\n")
+        repo.commit("notes", only=("notes.md",))
+    elif event == "edit_other":
+        repo.write("notes.md", "# notes\n\n- ship it\n")
+    elif event == "secret":
+        repo.write(".env", "TOKEN=lab04-fake-2\n")
+    else:
+        raise ValueError(f"unknown event {event!r}; one of {sorted(READING_EVENTS)}")
