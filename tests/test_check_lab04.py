@@ -30,7 +30,7 @@ def test_q3_reference_passes():
     ({"stage"}, "missing 1"),
     (set(), "nothing can invalidate"),
     ({"rename"}, "not events"),
-    ("stage", "not events"),
+    ("stage", "even for a single event"),
     (3, "should be a"),
 ])
 def test_q3_typical_mistakes(answer, fragment):

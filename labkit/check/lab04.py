@@ -140,6 +140,8 @@ _Q3_NO_DRIFT = {
 def _check_q3(answer) -> None:
     from labkit.course.exercise_worlds import READING_EVENTS
 
+    if isinstance(answer, str):
+        raise Incorrect("give a set of keys, even for a single event: {'touch'}, not 'touch'")
     expect_type(answer, (set, frozenset, list, tuple), "your answer")
     chosen = {str(a).strip() for a in answer}
     unknown = sorted(chosen - set(READING_EVENTS))
