@@ -146,8 +146,36 @@ answer_q2 = "length"
 # %%
 lab05.q2.check(answer_q2)
 
+# %% [markdown]
+# **Q3: evidence of *now*.** A review bot gathered four agents' reads of the unstaged diff of another
+# repository, `q3_repo`, built in the next cell. The repository changed once while they worked, and
+# nobody recorded who read when. Which agents' reads are evidence of the diff **as it is now**? Answer
+# a set of names, e.g. `{"ada"}` (the shape, not the answer). `agent_runs[name]` is that agent's list
+# of pages; `q3_repo` is the repository as it is now, so you can ask labkit about it.
+
+# %%
+from labkit.course.exercise_worlds import build_agent_runs
+
+q3_repo = IsolatedRepo(prefix="lab05-q3-")
+agent_runs = build_agent_runs(q3_repo)
+for name, pages in agent_runs.items():
+    print(f"{name:4} {len(pages)} pages, {sum(p['returnedBytes'] for p in pages):,} B")
+
+# %% tags=["solution"]
+now = git_diff(q3_repo.path, max_bytes=1024)["sourceRevision"]
+answer_q3 = {name for name, pages in agent_runs.items()
+             if page_set_report(pages)["trusted"] and pages[0]["sourceRevision"] == now}
+
+# %%
+lab05.q3.check(answer_q3)
+
+# %% [markdown]
+# A page set can pass every check and still describe a version that no longer exists. The contract
+# makes the difference visible: compare the set's `sourceRevision` with the diff's revision now.
+
 # %%
 repo.cleanup()
+q3_repo.cleanup()
 
 # %% [markdown]
 # ## What to remember
@@ -157,3 +185,5 @@ repo.cleanup()
 #   page hashes, and one `sourceRevision` per object.
 # - Trust a page set only when it starts at 0, advances exactly, ends with `hasMore: false`, and shares
 #   one `sourceRevision` that its bytes hash to.
+# - Consistent is not current: evidence of the code as it is now also needs that `sourceRevision` to be
+#   the diff's revision now.

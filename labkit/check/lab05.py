@@ -3,7 +3,9 @@
 q1 hands the learner three page sets of one diff (built on real repositories
 by :func:`page_sets`): one whole, one drifted, one truncated, under neutral
 names. q2 shows one page that passed through a proxy which normalised CRLF
-line endings, and asks which invariant it breaks.
+line endings, and asks which invariant it breaks. q3 (transfer): four agents'
+reads of a repository that changed once; which are evidence of the diff as it
+is now (trusted AND of the current revision)?
 """
 from __future__ import annotations
 
@@ -105,7 +107,9 @@ q1 = Exercise(
     hint_text=("For each set check: does it start at 0, does each page start at the previous nextOffset, do all "
                "pages share one sourceRevision, does the last page say hasMore false? "
                "labkit.evidence.page_set_report does all of it."),
-    explanation="answer_q1 = {name for name, pages in sets.items() if page_set_report(pages)['trusted']}",
+    explanation=("only a set that starts at 0, advances exactly, ends with hasMore false and carries one "
+                 "sourceRevision that its bytes hash to is the whole diff; identical offsets and byte counts do "
+                 "not tell a drifted set from a whole one."),
 )
 
 q2 = Exercise(
@@ -114,5 +118,62 @@ q2 = Exercise(
             "break? Answer one of: " + "; ".join(f"'{k}' ({v})" for k, v in INVARIANTS.items())),
     validate=_check_q2,
     hint_text="Encode page['diff'] as UTF-8 and compare its length with page['returnedBytes'].",
-    explanation="answer_q2 = 'length'",
+    explanation=("the proxy removed one byte per line (each CR), so the text no longer re-encodes to the "
+                 "returnedBytes the page reports; the offsets it carries are still the pager's."),
+)
+
+
+# -- q3: evidence of the diff as it is now (transfer) --------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _q3_truth() -> dict:
+    from labkit.course.exercise_worlds import build_agent_runs
+    from labkit.diff import git_diff
+    from labkit.evidence import page_set_report
+    from labkit.repo_builder import IsolatedRepo
+
+    with IsolatedRepo(prefix="labkit-lab05-q3-") as repo:
+        runs = build_agent_runs(repo)
+        now = git_diff(repo.path, max_bytes=1024)["sourceRevision"]
+    return {name: {"trusted": page_set_report(pages)["trusted"], "current": pages[0]["sourceRevision"] == now}
+            for name, pages in runs.items()}
+
+
+def _check_q3(answer) -> None:
+    from labkit.course.exercise_worlds import AGENT_RUNS
+
+    if isinstance(answer, str):
+        raise Incorrect("give a set of agent names, even for one: {'ada'}, not 'ada'")
+    expect_type(answer, (set, frozenset, list, tuple), "your answer")
+    chosen = {str(a).strip().lower() for a in answer}
+    unknown = sorted(chosen - set(AGENT_RUNS))
+    if unknown:
+        raise Incorrect(f"{unknown} are not agents; the runs are {', '.join(AGENT_RUNS)}")
+    truth = _q3_truth()
+    for name in sorted(chosen):
+        t = truth[name]
+        if not t["trusted"]:
+            raise Incorrect(f"you accept {name}'s read, but page_set_report does not trust it: read its problems")
+        if not t["current"]:
+            raise Incorrect(f"{name}'s pages are whole and consistent, but they are a diff of an older version: "
+                            "their sourceRevision is not the one the repository's diff has now. Consistent is "
+                            "not current; ask labkit for the diff's revision now and compare")
+    want = {n for n, t in truth.items() if t["trusted"] and t["current"]}
+    if not chosen:
+        raise Incorrect("you accept no read at all; one of them is whole, consistent and of the current version")
+    if chosen != want:
+        raise Incorrect(f"{len(want - chosen)} trusted, current read(s) are missing from your answer")
+
+
+q3 = Exercise(
+    name="lab05.q3",
+    prompt=("Four agents read q3_repo's unstaged diff (agent_runs); the repository changed once meanwhile. "
+            "Whose read is evidence of the diff as it is NOW? Give a set of names."),
+    validate=_check_q3,
+    hint_text=("Two questions per run: does page_set_report trust it, and is its sourceRevision the one "
+               "git_diff(q3_repo.path, max_bytes=1024) reports now?"),
+    explanation=("a read can be whole and consistent and still describe a version that no longer exists; "
+                 "evidence of the present needs the page set's checks AND a sourceRevision equal to the "
+                 "diff's revision now."),
 )

@@ -106,3 +106,24 @@ def apply_reading_event(repo, event: str) -> None:
         repo.write(".env", "TOKEN=lab04-fake-2\n")
     else:
         raise ValueError(f"unknown event {event!r}; one of {sorted(READING_EVENTS)}")
+
+
+#: Lab 05: four agents read one repository's unstaged diff; meanwhile it changed once.
+AGENT_RUNS = ("ada", "bo", "cy", "dee")
+
+
+def build_agent_runs(repo) -> dict:
+    """Lab 05: the drift world, read by four agents around one edit; ``repo`` is left at the new version.
+
+    Returns ``{agent: [pages]}``. The learner judges which reads are evidence of
+    the diff as it is *now*; the story never says which agent read when.
+    """
+    from labkit.diff import read_all_pages
+    from labkit.experiments import git_worlds
+
+    git_worlds.drift_world(repo)
+    before = read_all_pages(repo.path, max_bytes=1024)
+    repo.write(git_worlds.DRIFT_PATH, git_worlds.DRIFT_V2)
+    after = read_all_pages(repo.path, max_bytes=1024)
+    again = read_all_pages(repo.path, max_bytes=1024)
+    return {"ada": before, "bo": again, "cy": after[:-1], "dee": [before[0], *after[1:]]}
