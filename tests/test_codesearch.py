@@ -177,6 +177,46 @@ def test_stale_index_is_reported_until_rebuilt(app, built):
     assert search_code(idx, "Context")["stale"] == []
 
 
+def test_a_dirty_work_tree_is_reported_apart_from_stale(app, built, cli):
+    idx, repo = built
+    assert search_code(idx, "Context")["dirty"] == {}
+    app.write("src/use.py", "uncommitted = 'WORKTREE_ONLY'\n")  # unstaged edit
+    app.write("src/core.py", "class Context:\n    staged = True\n")
+    app.stage("src/core.py")  # a staged edit counts too
+    app.write("new.py", "WORKTREE_ONLY = 1\n")  # untracked
+    app.write(".env", f"API_KEY={SECRET}_2\n")  # sensitive: counted, never named
+    app.write("node_modules/lib/extra.js", "x\n")  # noise: never indexed, not listed
+    res = search_code(idx, "WORKTREE_ONLY")
+    assert res["matches"] == [] and res["stale"] == []
+    assert res["dirty"] == {"app": {"files": ["new.py", "src/core.py", "src/use.py"], "hidden": 1,
+                                    "truncated": False}}
+    ctx = get_file_context(idx, "app", "src/use.py", 1)
+    assert ctx["pathDirty"] is True and ctx["dirty"] == res["dirty"] and ctx["revision"] == repo["revision"]
+    assert get_file_context(idx, "app", "web/app.js", 1)["pathDirty"] is False
+    human = cli("code-search", str(idx), "WORKTREE_ONLY").stdout.decode()
+    assert "(no matches in the indexed commit of 'app'; uncommitted changes are not searched)" in human
+    assert "differs from the indexed commit" in human and "new.py" in human and ".env" not in human
+    raw = cli("code-search", str(idx), "WORKTREE_ONLY", "--json").stdout
+    assert b".env" not in raw and SECRET.encode() not in raw
+    # Committed: HEAD moved (stale) and the work tree still differs from the indexed commit (dirty).
+    app.commit("edits")
+    res = search_code(idx, "WORKTREE_ONLY")
+    assert res["stale"] == ["app"] and res["dirty"]["app"]["files"] == ["new.py", "src/core.py", "src/use.py"]
+    build_index(idx, [app.path])
+    res = search_code(idx, "WORKTREE_ONLY")
+    assert res["stale"] == [] and res["dirty"] == {} and len(res["matches"]) == 2
+
+
+def test_dirty_lists_are_capped(make_repo, tmp_path):
+    r = make_repo("many")
+    r.write("a.py", "x = 1\n")
+    r.commit("c")
+    build_index(tmp_path / "idx", [r.path])
+    r.write_many({f"new/f{i:03d}.py": "y = 2\n" for i in range(index_mod.DIRTY_LIST_MAX + 5)})
+    entry = search_code(tmp_path / "idx", "x")["dirty"]["many"]
+    assert len(entry["files"]) == index_mod.DIRTY_LIST_MAX and entry["truncated"] is True
+
+
 def test_untrusted_repo_config_never_runs(make_repo, tmp_path):
     r = make_repo("evil")
     r.write("a.py", "x = 1\n")

@@ -28,13 +28,30 @@ def run(args) -> dict:
                        zoekt_url=args.zoekt_url, ranking="raw" if args.raw_order else "definition-first")
 
 
+def _changed(entry: dict) -> str:
+    names = entry["files"][:3]
+    count = len(entry["files"]) + entry.get("hidden", 0)
+    more = count - len(names)
+    listed = ", ".join(names) + (f" and {more} more" if more > 0 else "")
+    return f"{count} file{'s' if count != 1 else ''} ({listed})" if names else f"{count} file(s)"
+
+
 def render(result: dict) -> str:
     lines = [f"{m['repo']}/{m['path']}:{m['line']}: {m['snippet']}" for m in result["matches"]]
+    dirty = result.get("dirty") or {}
     if not lines:
-        lines.append("(no matches)")
+        if dirty:
+            where = ", ".join(f"'{n}'" for n in sorted(dirty))
+            lines.append(f"(no matches in the indexed commit of {where}; uncommitted changes are not searched)")
+        else:
+            lines.append("(no matches)")
     if result["truncated"]:
         total = f"{result['totalMatches']} matches in all" if result.get("totalMatchesExact") else "more matches exist"
         lines.append(f"... truncated: {total}; raise --limit or narrow the query")
     for name in result["stale"]:
         lines.append(f"warning: '{name}' moved since it was indexed; rebuild the index")
+    for name, entry in sorted(dirty.items()):
+        rev = (result.get("revisions") or {}).get(name, "")[:12]
+        lines.append(f"note: the work tree of '{name}' differs from the indexed commit {rev} in {_changed(entry)}; "
+                     "the index serves that commit: commit and rebuild the index to search your edits")
     return "\n".join(lines)

@@ -2,7 +2,9 @@
 
 The text comes from the index, not the working tree, so a search hit and the
 context shown for it always describe the same revision, even after the
-repository moved on (the result then says ``stale``).
+repository moved on (the result then says ``stale``) or while its work tree
+holds uncommitted changes (``dirty`` lists them; ``pathDirty`` says whether
+this file is one of them).
 """
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ def check_context_path(path: str) -> str:
 
 
 def get_file_context(index_dir, repo: str, path: str, line: int, *, before: int = 20, after: int = 20) -> dict:
-    from .index import connect, indexed_repos, stale_repos
+    from .index import connect, dirty_repos, indexed_repos, stale_repos
 
     for name, value in (("before", before), ("after", after)):
         if not isinstance(value, int) or isinstance(value, bool) or not (0 <= value <= WINDOW_MAX):
@@ -74,4 +76,7 @@ def get_file_context(index_dir, repo: str, path: str, line: int, *, before: int 
         "contentSha256": hashlib.sha256(content.encode("utf-8")).hexdigest(),
         "revision": repos[repo]["revision"],
         "stale": bool(stale_repos({repo: repos[repo]})),
+        "dirty": (dirty := dirty_repos({repo: repos[repo]})),
+        # True when this very file differs in the work tree from the text shown here.
+        "pathDirty": rel in dirty.get(repo, {}).get("files", ()),
     }

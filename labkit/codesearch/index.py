@@ -461,3 +461,65 @@ def stale_repos(repos: dict[str, dict]) -> list[str]:
         if head != info["revision"]:
             stale.append(name)
     return stale
+
+
+#: Changed paths listed per repository; past this, ``truncated`` says more changed.
+DIRTY_LIST_MAX = 50
+
+
+def dirty_repos(repos: dict[str, dict]) -> dict[str, dict]:
+    """Git repositories whose work tree differs from the revision the index holds.
+
+    ``{name: {"files": [...], "hidden": n, "truncated": bool}}`` for each such
+    repository (the others are left out): files changed, added or deleted
+    since the indexed commit, staged or not, and untracked files git does not
+    ignore. This is not ``stale`` (HEAD moved): a repository can be dirty at
+    the very commit the index holds, and then a search misses its uncommitted
+    lines. Sensitive paths are never named, only counted in ``hidden`` (with
+    names that are not UTF-8); noise paths are never indexed and not listed.
+    A plain folder is indexed as it stands and has no work tree to compare.
+    """
+    from labkit.gitrunner import GitError
+    from labkit.rules import PathRules
+
+    out = {}
+    for name, info in repos.items():
+        if info["kind"] != "git" or not Path(info["root"]).is_dir():
+            continue
+        try:
+            changed = _changed_since(Path(info["root"]), info["revision"])
+            rules = PathRules.for_root(info["root"])
+        except (GitError, OSError):
+            continue
+        files, hidden = [], 0
+        for raw in changed:
+            try:
+                rel = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                hidden += 1
+                continue
+            if rules.is_noise(rel):
+                continue
+            if rules.is_sensitive(rel):
+                hidden += 1
+                continue
+            files.append(rel)
+        if files or hidden:
+            files.sort()
+            out[name] = {"files": files[:DIRTY_LIST_MAX], "hidden": hidden, "truncated": len(files) > DIRTY_LIST_MAX}
+    return out
+
+
+def _changed_since(root: Path, revision: str) -> list[bytes]:
+    """Raw relative paths where the work tree differs from ``revision`` (untracked included)."""
+    from labkit.gitrunner import git_bytes, head_commit, zsplit
+
+    if head_commit(root) == revision:
+        # One call in the usual case: status compares the work tree and the index with HEAD.
+        records = zsplit(git_bytes(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all",
+                                          "--no-renames", "--ignore-submodules=all"]))
+        return sorted({r[3:] for r in records if len(r) > 3})
+    tracked = zsplit(git_bytes(root, ["diff", "--name-only", "-z", "--no-renames", "--ignore-submodules=all",
+                                      revision, "--"]))
+    untracked = zsplit(git_bytes(root, ["ls-files", "-z", "--others", "--exclude-standard"]))
+    return sorted(set(tracked) | set(untracked))

@@ -11,7 +11,7 @@ import time
 
 from labkit.errors import LabkitError
 
-from .index import connect, file_blobs, indexed_repos, stale_repos, symbol_rows
+from .index import connect, dirty_repos, file_blobs, indexed_repos, stale_repos, symbol_rows
 from .languages import EXTENSIONS, language_of, normalize_language
 from .query import Plan, compile_re2, plan_query, queried_symbol
 
@@ -164,6 +164,8 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
             "totalMatchesExact": not more,
             "revisions": {name: info["revision"] for name, info in scope.items()},
             "stale": stale_repos(scope),
+            # Work trees that differ from the indexed revision: their uncommitted lines are not searched.
+            "dirty": dirty_repos(scope),
             "literal": bool(literal),
             "caseSensitive": plan.case_sensitive,
             "ranking": ranking,
