@@ -22,11 +22,13 @@ import hashlib
 import os
 from dataclasses import dataclass
 
+from . import names
 from .errors import LabkitError
-from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE, head_commit, run_git, toplevel, zsplit
+from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE, zsplit
 from .pager import Page, is_valid_utf8, page_from_window, paginate_naive
-from .paths import resolve_inside
+from .paths import check_relative_syntax
 from .rules import PathRules
+from .workspace import GitDir, Workspace, opened
 
 MODES = ("unstaged", "staged", "head")
 PAGERS = ("safe", "naive")
@@ -36,11 +38,6 @@ MAX_PAGE_BYTES = 256 * 1024
 DEFAULT_PAGE_BYTES = 64 * 1024
 DIFF_TIMEOUT_S = 120.0
 _PATHSPEC_BATCH_CHARS = 64 * 1024
-
-#: Config that would change the shape of patch headers is pinned to git's defaults.
-_DIFF_CONFIG = (("diff.noprefix", "false"), ("diff.mnemonicPrefix", "false"), ("diff.relative", "false"),
-                ("diff.submodule", "short"))
-
 
 @dataclass(frozen=True)
 class Change:
@@ -54,9 +51,12 @@ class Change:
         return (self.orig_path, self.path) if self.orig_path is not None else (self.path,)
 
     def to_json(self) -> dict:
-        item = {"path": self.path, "status": self.status}
+        item = names.fields("path", self.path)
+        item["status"] = self.status
         if self.orig_path is not None:
-            item["origPath"] = self.orig_path
+            item.update({k: v for k, v in names.fields("origPath", self.orig_path).items() if k != "pathEscaped"})
+            if names.encode(self.orig_path)[1]:
+                item["pathEscaped"] = True
         return item
 
 
@@ -71,27 +71,23 @@ class DiffSource:
     utf8: bool
 
 
-def _decode(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogateescape")
-
-
 def parse_name_status(data: bytes) -> list[Change]:
     """Parse ``git diff --name-status -z`` output (renames and copies carry two paths)."""
     records = zsplit(data)
     changes: list[Change] = []
     i = 0
     while i < len(records):
-        status = _decode(records[i])
+        status = names.to_internal(records[i])
         letter = status[:1]
         if letter in ("R", "C"):
             if i + 2 >= len(records):
                 raise LabkitError("git_failed", "git diff listing ended in the middle of a rename")
-            changes.append(Change(letter, _decode(records[i + 2]), _decode(records[i + 1])))
+            changes.append(Change(letter, names.to_internal(records[i + 2]), names.to_internal(records[i + 1])))
             i += 3
         else:
             if i + 1 >= len(records):
                 raise LabkitError("git_failed", "git diff listing ended in the middle of an entry")
-            changes.append(Change(letter, _decode(records[i + 1])))
+            changes.append(Change(letter, names.to_internal(records[i + 1])))
             i += 2
     return changes
 
@@ -101,52 +97,47 @@ def _check_mode(mode: str) -> None:
         raise LabkitError("invalid_argument", f"mode must be one of {', '.join(MODES)}")
 
 
-def mode_args(root, mode: str) -> list[str]:
+def mode_args(git: GitDir, mode: str) -> list[str]:
     """The revision arguments of ``git diff`` for a mode; no commit means the empty tree."""
     _check_mode(mode)
     if mode == "unstaged":
         return []
-    base = head_commit(root) or EMPTY_TREE
+    base = git.head_commit() or EMPTY_TREE
     return ["--cached", base] if mode == "staged" else [base]
 
 
-def _git_diff(root, args: list[str], **kw) -> bytes:
+def _git_diff(git: GitDir, args: list[str], **kw) -> bytes:
     common = ["diff", *DIFF_SAFETY_FLAGS, "--find-renames", "--relative", f"-O{os.devnull}"]
-    return run_git(root, [*common, *args], config_overrides=_DIFF_CONFIG, **kw).stdout
+    return git.run([*common, *args], **kw).stdout
 
 
 def _pathspec(path: str) -> str:
     return ":(literal)" + path
 
 
-def _check_root(root) -> None:
-    if not os.path.isdir(root):
-        raise LabkitError("not_a_repository", "the given root does not exist or is not a folder")
-    toplevel(root)  # a repository, and not one whose config moved its work tree elsewhere (core.worktree)
-
-
-def _scope(root, path: str | None, rules: PathRules) -> str | None:
+def _scope(path: str | None, rules: PathRules) -> str | None:
     """The validated, root-relative path filter (None for the whole root)."""
     if path is None or path in ("", "."):
         return None
-    rel = resolve_inside(root, path).relative
+    rel = check_relative_syntax(path)
     if not rel:
         return None
     if rules.is_sensitive(rel) or rules.is_sensitive(rel, is_dir=True):
-        raise LabkitError("sensitive_path", f"'{rel}' is a sensitive path; it is never diffed")
+        raise LabkitError("sensitive_path", f"'{names.printable(rel)}' is a sensitive path; it is never diffed")
     return rel
 
 
-def list_visible_changes(root, mode: str = "unstaged", path: str | None = None) -> tuple[list[Change], int]:
+def list_visible_changes(ws: Workspace, mode: str = "unstaged", path: str | None = None, *,
+                         revs: list[str] | None = None) -> tuple[list[Change], int]:
     """The listing for a mode, with sensitive entries dropped; returns (visible, hidden count)."""
-    _check_root(root)
-    rules = PathRules.for_root(root)
-    scope = _scope(root, path, rules)
-    args = ["--name-status", "-z", *mode_args(root, mode), "--"]
+    git = ws.git
+    scope = _scope(path, ws.rules)
+    revs = mode_args(git, mode) if revs is None else revs
+    args = ["--name-status", "-z", *revs, "--"]
     if scope is not None:
         args.append(_pathspec(scope))
-    changes = _one_entry_per_unmerged_path(parse_name_status(_git_diff(root, args, max_bytes=MAX_DIFF_BYTES)))
-    visible = [c for c in changes if not any(rules.is_sensitive(p) for p in c.paths())]
+    changes = _one_entry_per_unmerged_path(parse_name_status(_git_diff(git, args, max_bytes=MAX_DIFF_BYTES)))
+    visible = [c for c in changes if not any(ws.rules.is_sensitive(p) for p in c.paths())]
     return visible, len(changes) - len(visible)
 
 
@@ -172,16 +163,18 @@ def _batches(changes: list[Change]):
         yield batch
 
 
-def build_diff(root, mode: str = "unstaged", path: str | None = None) -> DiffSource:
+def build_diff(workspace, mode: str = "unstaged", path: str | None = None) -> DiffSource:
     """Compute ``D`` for a mode: listing first, sensitive entries dropped, patches by literal pathspec."""
-    visible, hidden = list_visible_changes(root, mode, path)
-    revs = mode_args(root, mode)
-    parts: list[bytes] = []
-    used = 0
-    for specs in _batches(visible):
-        chunk = _git_diff(root, [*revs, "--", *specs], max_bytes=MAX_DIFF_BYTES - used, timeout=DIFF_TIMEOUT_S)
-        used += len(chunk)
-        parts.append(chunk)
+    with opened(workspace, require_git=True) as ws:
+        git = ws.git
+        revs = mode_args(git, mode)
+        visible, hidden = list_visible_changes(ws, mode, path, revs=revs)
+        parts: list[bytes] = []
+        used = 0
+        for specs in _batches(visible):
+            chunk = _git_diff(git, [*revs, "--", *specs], max_bytes=MAX_DIFF_BYTES - used, timeout=DIFF_TIMEOUT_S)
+            used += len(chunk)
+            parts.append(chunk)
     data = parts[0] if len(parts) == 1 else b"".join(parts)
     return DiffSource(data=data, files=tuple(visible), hidden_changes=hidden,
                       source_revision=source_revision_of(data), utf8=is_valid_utf8(data))
@@ -191,13 +184,9 @@ def source_revision_of(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def _repo_key(root) -> str:
-    real = os.path.realpath(root).encode("utf-8", "surrogateescape")
-    return hashlib.sha256(real).hexdigest()[:32]
-
-
-def _snapshot_key(root, mode: str, scope: str | None) -> str:
-    return f"{_repo_key(root)}|{mode}|{scope or ''}"
+def _snapshot_key(ws: Workspace, mode: str, scope: str | None) -> str:
+    repo = hashlib.sha256(names.to_bytes(ws.root)).hexdigest()[:32]
+    return f"{repo}|{mode}|{names.printable(scope or '')}"
 
 
 def check_page_bytes(max_bytes: int) -> int:
@@ -227,7 +216,7 @@ def page_result(*, mode: str, page: Page, source_revision: str | None, snapshot_
         "snapshotId": snapshot_id,
         "pageSha256": hashlib.sha256(page.data).hexdigest() if bound else None,
         "hidden": {"changes": hidden_changes},
-        "path": path,
+        "path": None if path is None else names.printable(path),
         "pager": pager,
         "tool": "git_diff",
     }
@@ -236,11 +225,14 @@ def page_result(*, mode: str, page: Page, source_revision: str | None, snapshot_
     return result
 
 
-def git_diff(root, *, mode: str = "unstaged", path: str | None = None, offset: int = 0,
+def git_diff(workspace, *, mode: str = "unstaged", path: str | None = None, offset: int = 0,
              max_bytes: int = DEFAULT_PAGE_BYTES, snapshot: str | None = None, revision: str | None = None,
              pager: str = "safe", store=None) -> dict:
-    """One page of the safe diff for ``root`` (see CONTRACT.md, ``labkit diff``)."""
-    from .snapshots import SnapshotStore, check_id
+    """One page of the safe diff of a workspace (see CONTRACT.md, ``labkit diff``).
+
+    A page read from a snapshot starts no git process.
+    """
+    from .snapshots import check_id
 
     _check_mode(mode)
     if pager not in PAGERS:
@@ -252,23 +244,27 @@ def git_diff(root, *, mode: str = "unstaged", path: str | None = None, offset: i
         check_id(snapshot)
     if revision is not None and not isinstance(revision, str):
         raise LabkitError("invalid_argument", "revision must be a string (an earlier page's sourceRevision)")
-    if not os.path.isdir(root):
-        raise LabkitError("not_a_repository", "the given root does not exist or is not a folder")
-    if snapshot is None:
-        _check_root(root)  # a snapshot's key already names the repository it came from
-    rules = PathRules.for_root(root)
-    scope = _scope(root, path, rules)
+    with opened(workspace, require_git=snapshot is None) as ws:
+        return _page(ws, mode=mode, path=path, offset=offset, max_bytes=max_bytes, snapshot=snapshot,
+                     revision=revision, pager=pager, store=store)
+
+
+def _page(ws: Workspace, *, mode: str, path: str | None, offset: int, max_bytes: int, snapshot: str | None,
+          revision: str | None, pager: str, store) -> dict:
+    from .snapshots import SnapshotStore
+
+    scope = _scope(path, ws.rules)
 
     if pager == "naive":
         # The historical tool: regenerate the whole diff for every page and bind nothing.
-        source = build_diff(root, mode, scope)
+        source = build_diff(ws, mode, scope)
         page = paginate_naive(source.data, offset, max_bytes)
         return page_result(mode=mode, page=page, source_revision=None, snapshot_id=None,
                            hidden_changes=source.hidden_changes, files=source.files, pager=pager,
                            path=scope, bound=False)
 
     store = store if store is not None else SnapshotStore()
-    key = _snapshot_key(root, mode, scope)
+    key = _snapshot_key(ws, mode, scope)
     if snapshot is not None:
         snap = store.get(snapshot)
         if snap.meta.get("key") != key:
@@ -286,14 +282,14 @@ def git_diff(root, *, mode: str = "unstaged", path: str | None = None, offset: i
     if offset != 0 and revision is None:
         raise LabkitError("snapshot_required", "a page after the first needs --snapshot (or --revision) "
                                                "so every page comes from the same diff")
-    source = build_diff(root, mode, scope)
+    source = build_diff(ws, mode, scope)
     if revision is not None and revision != source.source_revision:
         raise LabkitError("snapshot_drift", _drift_message(revision))
     view = memoryview(source.data)
     window = bytes(view[offset:offset + max_bytes]) if offset >= 0 else b""
     page = page_from_window(window, offset, len(source.data), utf8=source.utf8)
     snap = store.put(source.data, key=key, source_revision=source.source_revision,
-                     meta={"key": key, "mode": mode, "path": scope, "utf8": source.utf8,
+                     meta={"key": key, "mode": mode, "path": None if scope is None else names.printable(scope), "utf8": source.utf8,
                            "hiddenChanges": source.hidden_changes,
                            "files": [f.to_json() for f in source.files]})
     return page_result(mode=mode, page=page, source_revision=source.source_revision, snapshot_id=snap.id,
@@ -317,11 +313,12 @@ def _drift_message(revision: str) -> str:
     return "the diff changed since that revision was taken; start again from offset 0"
 
 
-def read_all_pages(root, *, max_bytes: int = DEFAULT_PAGE_BYTES, store=None, **kw) -> list[dict]:
+def read_all_pages(workspace, *, max_bytes: int = DEFAULT_PAGE_BYTES, store=None, **kw) -> list[dict]:
     """Every page of one diff, following ``nextOffset``; with the safe pager the first
     page takes a snapshot and the rest page from it."""
-    pages = [git_diff(root, max_bytes=max_bytes, store=store, **kw)]
-    while pages[-1]["hasMore"]:
-        pages.append(git_diff(root, max_bytes=max_bytes, store=store, offset=pages[-1]["nextOffset"],
-                              snapshot=pages[-1]["snapshotId"], **kw))
+    with opened(workspace, require_git=True) as ws:
+        pages = [git_diff(ws, max_bytes=max_bytes, store=store, **kw)]
+        while pages[-1]["hasMore"]:
+            pages.append(git_diff(ws, max_bytes=max_bytes, store=store, offset=pages[-1]["nextOffset"],
+                                  snapshot=pages[-1]["snapshotId"], **kw))
     return pages

@@ -1,29 +1,35 @@
-"""The hardened git runner: every git call in labkit goes through ``run_git``.
+"""The one place git is started: hardened spawning, pinned settings, bounded output.
 
-A repository under inspection is untrusted. Its config can name programs that
-git would happily run for us: an fsmonitor, hooks, a pager, an external diff,
-textconv and filter drivers, a gpg program. This module strips all of those in
-one place, so no other module has to remember to.
+A repository under inspection is untrusted. Its config, an included file, a
+submodule's config, ``info/attributes`` and ``.gitattributes`` can all name
+programs that git would run for us. labkit does not try to list and switch off
+those programs (a denylist always misses a name): git runs against a
+*private* config that labkit writes, with only the settings it chooses, so no
+driver, hook, pager or fsmonitor the repository defines exists at all. That
+is :class:`labkit.workspace.Workspace`'s job; this module holds what every git
+child shares:
 
 - argv is a fixed list, never a shell string;
 - the environment drops every inherited ``GIT_*`` variable, ignores system and
   global config, takes no optional locks, never prompts, and has no pager or
-  editor;
-- every call carries ``-c`` overrides that switch off fsmonitor, hooks,
-  signature display and every signing program (gpg, ssh, x509), plus an
-  override per filter and diff driver the repository's own config names
-  (including drivers that arrive through ``include.path``);
+  editor (:func:`hardened_env`);
+- :data:`PINNED_CONFIG` fixes every setting that changes the evidence or its
+  cost (quoting, prefixes, rename detection, submodule handling, line-ending
+  conversion, fsmonitor, hooks, signing programs ...), so output is the same
+  whatever the repository says;
 - diff-family commands always get ``--no-ext-diff --no-textconv --no-color``
-  (see :data:`AUTO_FLAGS`), so no caller can forget them;
-- git never descends into a nested repository (a submodule) whose config
-  labkit has not vetted: submodule recursion and "dirty submodule" probes are
-  switched off by default;
-- output is bounded in bytes and time; exceeding either raises
-  :class:`GitError` instead of returning a silent prefix, and the whole
-  process group is killed, so a payload that git spawned cannot linger;
-- error messages carry no absolute path and no raw stderr;
-- :func:`toplevel` refuses a work tree that the repository's config moved
-  outside the folder labkit was given (``core.worktree``).
+  and never descend into a submodule (:data:`AUTO_FLAGS`);
+- every child gets a deadline and a memory cap (``RLIMIT_DATA``, set on the
+  child with ``prlimit``: ``RLIMIT_AS`` would break git's pack mmaps, and a
+  ``preexec_fn`` is unsafe with threads); output is bounded in bytes. Going
+  over any bound raises :class:`GitError` (``git_timeout``,
+  ``git_memory_limit``, ``output_too_large``) instead of returning a silent
+  prefix, and the whole process group is killed;
+- error messages carry no absolute path and no raw stderr.
+
+:func:`run_git` runs git in a repository *labkit built itself* (the isolated
+repository builders and the experiments), which must be able to write.
+Repositories under inspection are read through ``Workspace.git`` only.
 """
 from __future__ import annotations
 
@@ -36,12 +42,15 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .errors import LabkitError
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+#: Memory cap of one git child (its heap and private mappings; pack files are
+#: mapped from disk and do not count).
+DEFAULT_MEMORY_BYTES = 2 * 1024 * 1024 * 1024
 _STDERR_KEEP = 64 * 1024
 _LINGER_S = 2.0
 
@@ -49,9 +58,9 @@ _LINGER_S = 2.0
 DIFF_SAFETY_FLAGS = ("--no-ext-diff", "--no-textconv", "--no-color")
 
 #: Flags inserted right after these sub-commands: their output is a diff (or
-#: can be), and the repository must not choose how it is produced; nor may
-#: git look inside a submodule's work tree, which would run git *there*, under
-#: that repository's own config.
+#: can be), and the repository must not choose how it is produced; nor may git
+#: look inside a submodule's work tree, which would run git *there*, under that
+#: repository's own config.
 _NO_NESTED = ("--ignore-submodules=dirty",)
 AUTO_FLAGS = {
     "diff": DIFF_SAFETY_FLAGS + _NO_NESTED,
@@ -82,21 +91,96 @@ class GitResult:
     returncode: int
 
 
-_SAFE_DIR: Path | None = None
-_SAFE_DIR_LOCK = threading.Lock()
+_PRIVATE: Path | None = None
+_PRIVATE_LOCK = threading.Lock()
 
 
-def _safe_dir() -> Path:
-    """A private folder holding an empty hooks dir and an empty config file."""
-    global _SAFE_DIR
-    with _SAFE_DIR_LOCK:
-        if _SAFE_DIR is None or not _SAFE_DIR.exists():
+def private_dir() -> Path:
+    """A private folder (mode 0700) holding an empty hooks folder and empty files."""
+    global _PRIVATE
+    with _PRIVATE_LOCK:
+        if _PRIVATE is None or not _PRIVATE.exists():
             base = Path(tempfile.mkdtemp(prefix="labkit-git-"))
             (base / "hooks").mkdir()
-            (base / "empty.gitconfig").write_bytes(b"")
-            (base / "empty.attributes").write_bytes(b"")
-            _SAFE_DIR = base
-        return _SAFE_DIR
+            (base / "empty").write_bytes(b"")
+            _PRIVATE = base
+        return _PRIVATE
+
+
+def _no_program() -> str:
+    # A path that never exists: git reports "cannot run" and carries on.
+    # (``false`` would not read what git pipes to it, and git could die of SIGPIPE.)
+    return str(private_dir() / "no-program")
+
+
+def pinned_config() -> list[tuple[str, str]]:
+    """Every setting labkit fixes for every git child, whatever the repository says.
+
+    In a :class:`~labkit.workspace.Workspace` these are the private config
+    itself; for repositories labkit built they are passed with ``-c``.
+    """
+    safe = private_dir()
+    return [
+        ("core.fsmonitor", "false"),
+        ("core.hooksPath", str(safe / "hooks")),
+        ("core.pager", "cat"),
+        ("core.editor", "true"),
+        ("core.sshCommand", "false"),
+        ("core.askPass", ""),
+        ("core.attributesFile", str(safe / "empty")),
+        # The user's global ignore file would make results differ per machine.
+        ("core.excludesFile", str(safe / "empty")),
+        ("core.quotePath", "false"),
+        ("core.autocrlf", "false"),
+        ("core.safecrlf", "false"),
+        ("core.eol", "lf"),
+        ("core.fileMode", "true"),
+        ("core.symlinks", "true"),
+        ("core.ignoreCase", "false"),
+        ("core.precomposeUnicode", "false"),
+        ("core.bigFileThreshold", "512m"),
+        ("core.untrackedCache", "false"),
+        ("core.splitIndex", "false"),
+        ("core.checkStat", "default"),
+        ("core.trustctime", "true"),
+        ("core.preloadIndex", "true"),
+        ("credential.helper", ""),
+        ("log.showSignature", "false"),
+        ("gpg.program", _no_program()),
+        ("gpg.ssh.program", _no_program()),
+        ("gpg.x509.program", _no_program()),
+        ("gpg.ssh.defaultKeyCommand", _no_program()),
+        ("commit.gpgSign", "false"),
+        ("tag.gpgSign", "false"),
+        # Patches look the same whatever the repository prefers.
+        ("diff.external", ""),
+        ("diff.noprefix", "false"),
+        ("diff.mnemonicPrefix", "false"),
+        ("diff.relative", "false"),
+        ("diff.renames", "true"),
+        ("diff.renameLimit", "1000"),
+        ("diff.algorithm", "myers"),
+        ("diff.indentHeuristic", "true"),
+        ("diff.context", "3"),
+        ("diff.interHunkContext", "0"),
+        ("diff.suppressBlankEmpty", "false"),
+        ("diff.colorMoved", "no"),
+        ("color.ui", "false"),
+        ("status.renames", "true"),
+        ("status.renameLimit", "1000"),
+        ("status.aheadBehind", "true"),
+        ("status.showUntrackedFiles", "normal"),
+        # A submodule is another repository with its own (unvetted) config:
+        # git never runs inside it on our behalf.
+        ("submodule.recurse", "false"),
+        ("diff.submodule", "short"),
+        ("diff.ignoreSubmodules", "dirty"),
+        ("status.submoduleSummary", "false"),
+        ("protocol.allow", "never"),
+        ("protocol.file.allow", "never"),
+        ("gc.auto", "0"),
+        ("maintenance.auto", "false"),
+    ]
 
 
 def git_executable() -> str:
@@ -109,14 +193,14 @@ def git_executable() -> str:
 
 def hardened_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment every git child runs with."""
-    safe = _safe_dir()
+    safe = private_dir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     for key in ("PAGER", "EDITOR", "VISUAL", "LESS", "LV"):
         env.pop(key, None)
     env.update(
         {
             "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": str(safe / "empty.gitconfig"),
+            "GIT_CONFIG_GLOBAL": str(safe / "empty"),
             "GIT_ATTR_NOSYSTEM": "1",
             "GIT_OPTIONAL_LOCKS": "0",
             "GIT_TERMINAL_PROMPT": "0",
@@ -126,6 +210,7 @@ def hardened_env(extra: dict[str, str] | None = None) -> dict[str, str]:
             "GIT_ASKPASS": "",
             "SSH_ASKPASS": "",
             "GIT_NO_REPLACE_OBJECTS": "1",
+            "GIT_CEILING_DIRECTORIES": str(safe.parent),
             "LC_ALL": "C",
             "LANGUAGE": "C",
         }
@@ -135,45 +220,17 @@ def hardened_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def base_config_args() -> list[str]:
-    """``-c`` overrides carried by every call."""
-    safe = _safe_dir()
-    pairs = [
-        ("core.fsmonitor", "false"),
-        ("core.hooksPath", str(safe / "hooks")),
-        ("log.showSignature", "false"),
-        ("core.quotepath", "false"),
-        ("core.pager", "cat"),
-        ("core.editor", "true"),
-        ("core.attributesFile", str(safe / "empty.attributes")),
-        # The user's global ignore file would make results differ per machine.
-        ("core.excludesFile", str(safe / "empty.attributes")),
-        ("core.sshCommand", "false"),
-        ("core.askPass", ""),
-        ("credential.helper", ""),
-        # Signing programs point at a file that never exists (in our private
-        # folder): git reports "cannot run" and carries on. `false` would not
-        # read the signature git pipes to it, and git could die of SIGPIPE.
-        ("gpg.program", str(safe / "no-signing-program")),
-        ("gpg.ssh.program", str(safe / "no-signing-program")),
-        ("gpg.x509.program", str(safe / "no-signing-program")),
-        ("gpg.ssh.defaultKeyCommand", str(safe / "no-signing-program")),
-        ("commit.gpgSign", "false"),
-        ("tag.gpgSign", "false"),
-        # A submodule is another repository with its own (unvetted) config:
-        # never let git run inside it on our behalf.
-        ("submodule.recurse", "false"),
-        ("diff.submodule", "short"),
-        ("diff.ignoreSubmodules", "dirty"),
-        ("status.submoduleSummary", "false"),
-        ("diff.external", ""),
-        ("protocol.allow", "never"),
-        ("protocol.file.allow", "never"),
-    ]
-    args: list[str] = []
-    for key, value in pairs:
-        args += ["-c", f"{key}={value}"]
-    return args
+def config_env(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n`` for ``pairs``: git takes each key verbatim.
+
+    (``-c key=value`` is split at the first ``=``, so a key holding ``=``, such
+    as the section name of a driver called ``a=b``, would set another key.)
+    """
+    env = {"GIT_CONFIG_COUNT": str(len(pairs))}
+    for i, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
+    return env
 
 
 def zsplit(data: bytes) -> list[bytes]:
@@ -184,36 +241,6 @@ def zsplit(data: bytes) -> list[bytes]:
     if parts and parts[-1] == b"":
         parts.pop()
     return parts
-
-
-def _driver_names(config_listing: bytes) -> tuple[set[str], set[str]]:
-    """Names of filter and diff drivers in ``git config -z --list`` output."""
-    filters: set[str] = set()
-    diffs: set[str] = set()
-    for record in zsplit(config_listing):
-        key = record.split(b"\n", 1)[0].decode("utf-8", "replace")
-        section, _, rest = key.partition(".")
-        if "." not in rest:
-            continue
-        name = rest.rsplit(".", 1)[0]
-        section = section.lower()
-        if section == "filter":
-            filters.add(name)
-        elif section == "diff":
-            diffs.add(name)
-    return filters, diffs
-
-
-def neutralising_args(filters: Iterable[str], diffs: Iterable[str]) -> list[str]:
-    args: list[str] = []
-    for name in sorted(filters):
-        for var, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
-            args += ["-c", f"filter.{name}.{var}={value}"]
-    for name in sorted(diffs):
-        for var in ("command", "textconv"):
-            args += ["-c", f"diff.{name}.{var}="]
-        args += ["-c", f"diff.{name}.cachetextconv=false"]
-    return args
 
 
 def _subcommand_index(args: Sequence[str]) -> int | None:
@@ -227,119 +254,10 @@ def _subcommand_index(args: Sequence[str]) -> int | None:
     return None
 
 
-def _describe(args: Sequence[str]) -> str:
+def describe(args: Sequence[str]) -> str:
     """``git <sub-command>`` for messages: never a value, which could hold a path."""
     i = _subcommand_index(args)
     return "git" if i is None else f"git {args[i]}"
-
-
-def _kill_group(proc) -> None:
-    """Kill git and everything it spawned (it leads its own session)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):  # pragma: no cover - already gone
-        try:
-            proc.kill()
-        except OSError:
-            pass
-
-
-def _collect(stream, sink: bytearray, limit: int, overflow: threading.Event | None, proc) -> None:
-    """Read ``stream`` into ``sink`` up to ``limit`` bytes.
-
-    With an ``overflow`` event, going over the limit kills the process group
-    (stdout: a partial result is useless). Without one, the excess is read
-    and dropped (stderr: we keep only its head, but git must not block).
-    """
-    while True:
-        chunk = stream.read(65536)
-        if not chunk:
-            break
-        room = limit - len(sink)
-        if len(chunk) > room:
-            sink.extend(chunk[: max(0, room)])
-            if overflow is not None:
-                overflow.set()
-                _kill_group(proc)
-                break
-            continue
-        sink.extend(chunk)
-    stream.close()
-
-
-def _feed(stream, data: bytes) -> None:
-    try:
-        stream.write(data)
-    except (BrokenPipeError, OSError):
-        pass
-    finally:
-        try:
-            stream.close()
-        except OSError:
-            pass
-
-
-def _spawn(
-    argv: list[str], cwd: str, env: dict[str, str], input_bytes: bytes | None,
-    timeout: float, max_bytes: int, what: str,
-) -> tuple[bytes, bytes, int]:
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE if input_bytes is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            shell=False,
-            start_new_session=True,
-        )
-    except FileNotFoundError as exc:
-        raise GitError("git_failed", "git executable not found; install git and try again") from exc
-    except NotADirectoryError as exc:
-        raise GitError("not_a_repository", "the given root is not a folder") from exc
-    out, err = bytearray(), bytearray()
-    overflow = threading.Event()
-    t_out = threading.Thread(target=_collect, args=(proc.stdout, out, max_bytes, overflow, proc), daemon=True)
-    t_err = threading.Thread(target=_collect, args=(proc.stderr, err, _STDERR_KEEP, None, proc), daemon=True)
-    t_out.start()
-    t_err.start()
-    if input_bytes is not None:
-        # A writer thread, so a git that stops reading cannot outlast the timeout.
-        threading.Thread(target=_feed, args=(proc.stdin, input_bytes), daemon=True).start()
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        proc.wait()
-        t_out.join()
-        t_err.join()
-        raise GitError("git_timeout", f"{what} did not finish within {timeout:g} s")
-    # git has exited. A descendant still holding our pipes (something git
-    # spawned and left behind) must not keep us waiting: end its group.
-    deadline = time.monotonic() + _LINGER_S
-    for t in (t_out, t_err):
-        t.join(timeout=max(0.0, deadline - time.monotonic()))
-    if t_out.is_alive() or t_err.is_alive():
-        _kill_group(proc)
-        t_out.join()
-        t_err.join()
-    if overflow.is_set():
-        raise GitError("output_too_large", f"{what} produced more than {max_bytes} bytes; refusing a partial result")
-    return bytes(out), bytes(err), proc.returncode
-
-
-def _classify_failure(stderr: bytes, returncode: int, what: str) -> GitError:
-    text = stderr.decode("utf-8", "replace").lower()
-    if "not a git repository" in text:
-        return GitError("not_a_repository", "the given root is not a git repository")
-    if "must be run in a work tree" in text:
-        return GitError("not_a_repository", "the given root has no work tree (a bare repository or a .git folder)")
-    if "dubious ownership" in text:
-        return GitError("not_a_repository", "git refuses this repository: it is owned by another user")
-    if "unknown revision" in text or "bad revision" in text or "invalid object name" in text or "not a valid object name" in text or "ambiguous argument" in text:
-        return GitError("git_failed", f"{what} failed: unknown revision or path", details={"reason": "unknown_revision"})
-    return GitError("git_failed", f"{what} failed with exit status {returncode}")
 
 
 def with_auto_flags(args: Sequence[str]) -> list[str]:
@@ -354,35 +272,168 @@ def with_auto_flags(args: Sequence[str]) -> list[str]:
     return args[: i + 1] + flags + args[i + 1:]
 
 
-def hardened_command(
-    repo: str | os.PathLike,
-    args: Sequence[str],
-    *,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    extra_env: dict[str, str] | None = None,
-    neutralise_drivers: bool = True,
-    config_overrides: Sequence[tuple[str, str]] = (),
-) -> tuple[list[str], dict[str, str]]:
-    """The exact argv and environment :func:`run_git` would use.
+# -- spawning ---------------------------------------------------------------------------------
 
-    Exposed so tests can run the hardened command in conditions a pipe cannot
-    create (a terminal, to prove no pager starts).
+def _kill_group(proc) -> None:
+    """Kill git and everything it spawned (it leads its own session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):  # pragma: no cover - already gone
+        try:
+            proc.kill()
+        except OSError:
+            pass
+
+
+def _cap_memory(pid: int, limit: int | None) -> None:
+    if not limit:
+        return
+    try:
+        import resource
+
+        resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
+    except (ImportError, AttributeError, OSError, ValueError):  # pragma: no cover - not Linux, or already gone
+        pass
+
+
+_CHUNK = 1 << 16
+
+
+def _pump(proc, input_bytes: bytes | None, max_bytes: int, deadline: float, what: str) -> tuple[bytes, bytes]:
+    """Feed stdin and drain stdout/stderr in this thread (one ``select`` loop, like ``communicate``).
+
+    Going over ``max_bytes`` on stdout kills the process group (a partial
+    result is useless); stderr keeps only its head. A descendant that still
+    holds the pipes after git exited is ended too.
     """
-    repo_path = Path(repo)
-    if not repo_path.is_dir():
-        raise GitError("not_a_repository", "the given root does not exist or is not a folder")
-    exe = git_executable()
-    env = hardened_env(extra_env)
-    prefix = [exe, "--no-pager", *base_config_args()]
-    if neutralise_drivers:
-        listing, _err, rc = _spawn(
-            [*prefix, "config", "-z", "--list"], str(repo_path), env, None, timeout, 1 << 20, "git config",
+    import selectors
+
+    out, err = bytearray(), bytearray()
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ, out)
+    sel.register(proc.stderr, selectors.EVENT_READ, err)
+    view = memoryview(input_bytes) if input_bytes is not None else None
+    sent = 0
+    if view is not None:
+        if len(view):
+            os.set_blocking(proc.stdin.fileno(), False)
+            sel.register(proc.stdin, selectors.EVENT_WRITE, None)
+        else:
+            proc.stdin.close()
+    linger_until = None
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                _kill_group(proc)
+                proc.wait()
+                raise GitError("git_timeout", f"{what} did not finish within its deadline")
+            if linger_until is not None and now >= linger_until:
+                _kill_group(proc)  # git is done; something it spawned still holds our pipes
+                break
+            events = sel.select(min(deadline - now, 0.5))
+            if not events and linger_until is None and proc.poll() is not None:
+                linger_until = time.monotonic() + _LINGER_S
+            for key, _ in events:
+                if key.fileobj is proc.stdin:
+                    try:
+                        sent += os.write(proc.stdin.fileno(), view[sent:sent + _CHUNK])
+                    except (BrokenPipeError, OSError):
+                        sent = len(view)
+                    if sent >= len(view):
+                        sel.unregister(proc.stdin)
+                        proc.stdin.close()
+                    continue
+                chunk = os.read(key.fileobj.fileno(), _CHUNK)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                sink = key.data
+                if sink is out:
+                    if len(out) + len(chunk) > max_bytes:
+                        _kill_group(proc)
+                        proc.wait()
+                        raise GitError("output_too_large",
+                                       f"{what} produced more than {max_bytes} bytes; refusing a partial result")
+                    out += chunk
+                elif len(err) < _STDERR_KEEP:
+                    err += chunk[:_STDERR_KEEP - len(err)]
+    finally:
+        sel.close()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None and not stream.closed:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+    return bytes(out), bytes(err)
+
+
+def spawn_git(argv: list[str], cwd: str, env: dict[str, str], *, input_bytes: bytes | None = None,
+              timeout: float = DEFAULT_TIMEOUT_S, max_bytes: int = DEFAULT_MAX_BYTES,
+              memory_bytes: int | None = DEFAULT_MEMORY_BYTES, what: str = "git",
+              pass_fds: Sequence[int] = ()) -> tuple[bytes, bytes, int]:
+    """Start one git child with every bound applied; return (stdout, stderr head, return code)."""
+    deadline = time.monotonic() + timeout
+    try:
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=env,
+            stdin=subprocess.PIPE if input_bytes is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, shell=False, start_new_session=True,
+            pass_fds=tuple(pass_fds),
         )
-        if rc == 0:
-            prefix += neutralising_args(*_driver_names(listing))
-    for key, value in config_overrides:
-        prefix += ["-c", f"{key}={value}"]
-    return [*prefix, *with_auto_flags(args)], env
+    except FileNotFoundError as exc:
+        if not os.path.isdir(cwd):
+            raise GitError("not_a_repository", "the given root does not exist or is not a folder") from exc
+        raise GitError("git_failed", "git executable not found; install git and try again",
+                       details={"reason": "git_not_found"}) from exc
+    except NotADirectoryError as exc:
+        raise GitError("not_a_repository", "the given root is not a folder") from exc
+    _cap_memory(proc.pid, memory_bytes)
+    try:
+        out, err = _pump(proc, input_bytes, max_bytes, deadline, what)
+    except GitError as exc:
+        if exc.code == "git_timeout":
+            raise GitError("git_timeout", f"{what} did not finish within {timeout:g} s") from None
+        raise
+    try:
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()) + _LINGER_S)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        proc.wait()
+        raise GitError("git_timeout", f"{what} did not finish within {timeout:g} s") from None
+    return out, err, proc.returncode
+
+
+_MEMORY_WORDS = ("out of memory", "malloc failed", "cannot allocate memory", "unable to allocate")
+
+
+def classify_failure(stderr: bytes, returncode: int, what: str, *, memory_bytes: int | None = None) -> GitError:
+    text = stderr.decode("utf-8", "replace").lower()
+    if any(word in text for word in _MEMORY_WORDS) or (memory_bytes and returncode in (-signal.SIGSEGV,
+                                                                                         -signal.SIGABRT)):
+        limit = f" of {memory_bytes // (1024 * 1024)} MiB" if memory_bytes else ""
+        return GitError("git_memory_limit", f"{what} went over labkit's memory cap{limit}; refusing a partial result")
+    if "not a git repository" in text:
+        return GitError("not_a_repository", "the given root is not a git repository")
+    if "must be run in a work tree" in text:
+        return GitError("not_a_repository", "the given root has no work tree (a bare repository or a .git folder)")
+    if "dubious ownership" in text:
+        return GitError("not_a_repository", "git refuses this repository: it is owned by another user")
+    if ("unknown revision" in text or "bad revision" in text or "invalid object name" in text
+            or "not a valid object name" in text or "ambiguous argument" in text):
+        return GitError("git_failed", f"{what} failed: unknown revision or path", details={"reason": "unknown_revision"})
+    return GitError("git_failed", f"{what} failed with exit status {returncode}")
+
+
+# -- repositories labkit built itself ---------------------------------------------------------
+
+def trusted_command(args: Sequence[str], *, extra_env: dict[str, str] | None = None,
+                    config_overrides: Sequence[tuple[str, str]] = ()) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment :func:`run_git` uses (exposed for the terminal test)."""
+    env = hardened_env(extra_env)
+    env.update(config_env([*pinned_config(), *config_overrides]))
+    return [git_executable(), "--no-pager", *with_auto_flags(args)], env
 
 
 def run_git(
@@ -391,25 +442,27 @@ def run_git(
     *,
     timeout: float = DEFAULT_TIMEOUT_S,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    memory_bytes: int | None = DEFAULT_MEMORY_BYTES,
     input_bytes: bytes | None = None,
     ok_returncodes: Iterable[int] = (0,),
     extra_env: dict[str, str] | None = None,
-    neutralise_drivers: bool = True,
     config_overrides: Sequence[tuple[str, str]] = (),
 ) -> GitResult:
-    """Run ``git <args>`` in ``repo`` with every hardening applied.
+    """Run ``git <args>`` in a repository labkit built itself (builders, experiments).
 
-    ``extra_env`` is applied after the ``GIT_*`` scrub; the repository
-    builders use it for a fixed identity and dates. A return code outside
-    ``ok_returncodes`` raises :class:`GitError`; its message names the git
-    sub-command only, never the repository's path or git's stderr.
+    The pinned settings apply, but the repository's own config is read (a
+    builder must commit and configure). Never use it on a repository under
+    inspection: open a :class:`~labkit.workspace.Workspace` instead.
     """
-    argv, env = hardened_command(repo, args, timeout=timeout, extra_env=extra_env,
-                                 neutralise_drivers=neutralise_drivers, config_overrides=config_overrides)
-    what = _describe(args)
-    stdout, stderr, rc = _spawn(argv, str(Path(repo)), env, input_bytes, timeout, max_bytes, what)
+    repo_path = os.fspath(repo)
+    if not os.path.isdir(repo_path):
+        raise GitError("not_a_repository", "the given root does not exist or is not a folder")
+    argv, env = trusted_command(args, extra_env=extra_env, config_overrides=config_overrides)
+    what = describe(args)
+    stdout, stderr, rc = spawn_git(argv, repo_path, env, input_bytes=input_bytes, timeout=timeout,
+                                   max_bytes=max_bytes, memory_bytes=memory_bytes, what=what)
     if rc not in tuple(ok_returncodes):
-        raise _classify_failure(stderr, rc, what)
+        raise classify_failure(stderr, rc, what, memory_bytes=memory_bytes)
     return GitResult(stdout=stdout, returncode=rc)
 
 
@@ -417,37 +470,16 @@ def git_bytes(repo, args: Sequence[str], **kw) -> bytes:
     return run_git(repo, args, **kw).stdout
 
 
-def git_text(repo, args: Sequence[str], **kw) -> str:
-    return run_git(repo, args, **kw).stdout.decode("utf-8", "surrogateescape")
-
-
-def toplevel(root: str | os.PathLike) -> Path:
-    """The work tree root of the repository containing ``root``.
-
-    A repository's config can move its work tree anywhere (``core.worktree``),
-    and git would then list and diff files far from ``root``. Unless ``root``
-    lies inside the work tree git reports, this raises ``not_a_repository``.
-    """
-    out = git_bytes(root, ["rev-parse", "--show-toplevel"], neutralise_drivers=False)
-    top = Path(out.decode("utf-8", "surrogateescape").rstrip("\n"))
-    if not top.parts:
-        raise GitError("not_a_repository", "the given root has no work tree (a bare repository or a .git folder)")
-    here, there = Path(os.path.realpath(root)), Path(os.path.realpath(top))
-    if here != there and there not in here.parents:
-        raise GitError("not_a_repository", "the repository's config places its work tree outside the given root "
-                                           "(core.worktree); labkit will not read it")
-    return top
-
-
-def resolve_commit(repo, rev: str) -> str | None:
+def resolve_commit_with(run: Callable[..., GitResult], rev: str) -> str | None:
     """The full commit id ``rev`` names, or None when it names no commit.
 
-    Raises ``not_a_repository`` when ``repo`` is not one: "no such commit"
-    and "nowhere to look" are different answers.
+    ``run(args, **kw)`` is a runner bound to one repository. Raises
+    ``not_a_repository`` when there is no repository: "no such commit" and
+    "nowhere to look" are different answers.
     """
     try:
-        res = run_git(repo, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
-                      ok_returncodes=(0, 1), neutralise_drivers=False)
+        res = run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+                  ok_returncodes=(0, 1))
     except GitError as exc:
         if exc.code != "git_failed":
             raise
@@ -457,6 +489,11 @@ def resolve_commit(repo, rev: str) -> str | None:
     return res.stdout.decode().strip() or None
 
 
+def resolve_commit(repo, rev: str) -> str | None:
+    """:func:`resolve_commit_with` on a repository labkit built."""
+    return resolve_commit_with(lambda args, **kw: run_git(repo, args, **kw), rev)
+
+
 def head_commit(repo) -> str | None:
-    """HEAD's commit id, or None in a repository with no commit yet."""
+    """HEAD's commit id in a repository labkit built, or None with no commit yet."""
     return resolve_commit(repo, "HEAD")

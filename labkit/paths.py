@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .errors import LabkitError
+from .names import decode_argument
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -26,15 +27,18 @@ class ResolvedPath:
 def check_relative_syntax(user_path: str, *, what: str = "path") -> str:
     """Validate the *syntax* of a relative path and return it normalised.
 
-    Raises ``invalid_path`` for NUL, absolute or drive paths and backslashes,
+    The escapes of :mod:`labkit.names` (``\\\\`` and ``\\xNN``) are undone, so
+    a name a listing printed escaped is accepted back. Raises ``invalid_path``
+    for NUL, absolute or drive paths and any other backslash,
     and ``path_outside_workspace`` for ``..`` that climbs above the root.
     """
     if not isinstance(user_path, str):
         raise LabkitError("invalid_path", f"{what} must be a string")
     if "\0" in user_path:
         raise LabkitError("invalid_path", f"{what} contains a NUL byte")
-    if "\\" in user_path:
-        raise LabkitError("invalid_path", f"{what} uses a backslash; use forward slashes")
+    user_path = decode_argument(user_path, what=what)  # a listing's escaped name names that file
+    if "\0" in user_path:
+        raise LabkitError("invalid_path", f"{what} contains a NUL byte")
     if user_path.startswith("/") or _DRIVE.match(user_path):
         raise LabkitError("invalid_path", f"{what} must be relative to the root, not absolute")
     parts: list[str] = []

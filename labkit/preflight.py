@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from .gitrunner import hardened_env, run_git
+from .workspace import Workspace
 from .repo_builder import EPOCH, IsolatedRepo
 
 #: The tiny history every isolation run builds.
@@ -215,7 +216,8 @@ def payload_demo(kind: str = "core.fsmonitor", command: str = "status") -> dict:
                 if who == "plain":
                     _plain_git(repo.path, [command])
                 else:
-                    run_git(repo.path, [command], ok_returncodes=(0, 1))
+                    with Workspace.open(repo.path, require_git=True) as ws:
+                        ws.git.run([command], ok_returncodes=(0, 1))
                 fired[who] = marker.exists()
     return {"kind": kind, "command": command, "plainFired": fired["plain"], "labkitFired": fired["labkit"]}
 
@@ -228,25 +230,28 @@ def payload_table(command: str = "status") -> list[dict]:
 # -- what hardening costs ----------------------------------------------------------------------
 
 def runner_overhead(repeats: int = 9) -> dict:
-    """Median wall time of ``git status`` plain vs through :func:`run_git`, measured side by side.
+    """Median wall time of ``git status`` plain vs one call through an opened Workspace, side by side.
 
-    Runs alternate (plain, labkit, plain, labkit, ...) in one repository so
-    machine noise hits both. The runner pays for one extra process (it lists
-    the repository's config to neutralise its drivers).
+    Runs alternate (plain, labkit, plain, labkit, ...) in one repository, both
+    started from this Python process, so machine noise hits both. The plain
+    command carries the same flags labkit's runner adds; the Workspace was
+    opened once before timing (as the CLI and the MCP server do).
     """
     samples: dict[str, list[float]] = {"plain": [], "labkit": []}
     with IsolatedRepo() as repo:
         repo.write_many({f"src/f{n}.py": f"x = {n}\n" for n in range(50)})
         repo.commit("files")
         git = shutil.which("git") or "git"
-        argv = [git, "status", "--porcelain=v2", "-z"]
-        for _ in range(max(1, repeats)):
-            t0 = time.perf_counter()
-            subprocess.run(argv, cwd=repo.path, capture_output=True, env=hardened_env(), check=True)
-            samples["plain"].append((time.perf_counter() - t0) * 1000)
-            t0 = time.perf_counter()
-            run_git(repo.path, ["status", "--porcelain=v2", "-z"])
-            samples["labkit"].append((time.perf_counter() - t0) * 1000)
+        argv = [git, "status", "--porcelain=v2", "-z", "--ignore-submodules=dirty"]
+        env = hardened_env()
+        with Workspace.open(repo.path, require_git=True) as ws:
+            for _ in range(max(1, repeats)):
+                t0 = time.perf_counter()
+                subprocess.run(argv, cwd=repo.path, capture_output=True, env=env, check=True)
+                samples["plain"].append((time.perf_counter() - t0) * 1000)
+                t0 = time.perf_counter()
+                ws.git.run(["status", "--porcelain=v2", "-z"])
+                samples["labkit"].append((time.perf_counter() - t0) * 1000)
     med = {k: statistics.median(v) for k, v in samples.items()}
     return {"repeats": max(1, repeats), "files": 50, "medianMs": med, "samplesMs": samples,
             "ratio": med["labkit"] / med["plain"] if med["plain"] else None}

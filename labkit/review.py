@@ -29,10 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
-from .fsutil import write_private_atomic
+from . import names
 from .errors import LabkitError
-from .gitrunner import DIFF_SAFETY_FLAGS, GitError, git_bytes, resolve_commit, run_git, toplevel, zsplit
+from .fsutil import write_private_atomic
+from .gitrunner import DIFF_SAFETY_FLAGS, GitError, zsplit
 from .rules import PathRules
+from .workspace import GitDir, Workspace, opened
 
 SCHEMA_VERSION = "labkit.review/1"
 BASELINE_SCHEMA_VERSION = "labkit.review-baseline/1"
@@ -188,7 +190,7 @@ def _file_risks(fact: FileFact, allow: tuple[str, ...], rules: PathRules, *, bla
     risks: list[dict] = []
     if blame:
         for side in unauthorized_sides(fact, allow):
-            risks.append(_risk(UNAUTHORIZED_PATH, side))
+            risks.append(_risk(UNAUTHORIZED_PATH, names.printable(side)))
     codes: set[str] = set()
     for p in fact.paths():
         codes.update(path_categories(p))
@@ -204,7 +206,7 @@ def _file_risks(fact: FileFact, allow: tuple[str, ...], rules: PathRules, *, bla
         codes.add(EXECUTABLE_MODE_CHANGED)
     if fact.old_mode == _EXECUTABLE and fact.new_mode not in (_EXECUTABLE, _NO_MODE):
         codes.add(EXECUTABLE_MODE_CHANGED)
-    risks.extend(_risk(code, fact.path) for code in codes)
+    risks.extend(_risk(code, names.printable(fact.path)) for code in codes)
     return risks
 
 
@@ -237,28 +239,31 @@ def report_sha256(report: dict) -> str:
 
 # -- talking to git ---------------------------------------------------------------------------
 
-def _git(root: Path, args: list[str], **kw) -> bytes:
-    """Every git call of the gate: fixed argv, hardened runner, no shell."""
+def _git(git: GitDir, args: list[str], **kw) -> bytes:
+    """Every git call of the gate: from the top of the work tree, through the workspace's git."""
     kw.setdefault("timeout", GIT_TIMEOUT_S)
-    return git_bytes(root, args, **kw)
+    return git.bytes(args, at_top=True, **kw)
 
 
 def _listing_args(base: str) -> list[str]:
-    """One listing with raw modes/blob ids and numstat counts. No --binary."""
+    """One listing with raw modes/blob ids and numstat counts. No --binary.
+
+    Submodules: a moved commit is listed; git never runs inside a submodule
+    (its config is another repository's), see :func:`_dirty_submodules`.
+    """
     return ["diff", "--raw", "--numstat", "-z", "--no-abbrev", "--find-renames",
-            "--ignore-submodules=none", *DIFF_SAFETY_FLAGS, base, "--"]
+            "--ignore-submodules=dirty", *DIFF_SAFETY_FLAGS, base, "--"]
 
 
 def _decode(raw: bytes) -> tuple[str, bool]:
-    try:
-        return raw.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return raw.decode("utf-8", "backslashreplace"), True
+    """A listed name as labkit holds it, and whether its printed form is escaped."""
+    name = names.to_internal(raw)
+    return name, names.encode(name)[1]
 
 
 def _as_arg(raw: bytes) -> str:
     # Popen re-encodes surrogate escapes to the original bytes.
-    return raw.decode("utf-8", "surrogateescape")
+    return names.to_internal(raw)
 
 
 class _ListingError(Exception):
@@ -348,7 +353,7 @@ def _tracked_facts(data: bytes) -> list[FileFact]:
 _UNTRACKED_ARGS = ["ls-files", "--others", "--exclude-standard", "-z", "--"]
 
 
-def _worktree_path(top: Path, raw: bytes) -> bytes:
+def _worktree_path(top: str, raw: bytes) -> bytes:
     """The absolute path of a git-listed name, refused if an ancestor is a symlink.
 
     git never lists names through a symlinked folder, so one appearing now
@@ -399,10 +404,10 @@ def _count_lines(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-def _untracked_facts(top: Path, names: list[bytes], rules: PathRules, budget: int) -> tuple[list[FileFact], bool]:
+def _untracked_facts(top: str, listed: list[bytes], rules: PathRules, budget: int) -> tuple[list[FileFact], bool]:
     """Facts for untracked files; the flag is False when the byte budget ran out."""
     facts, used, within = [], 0, True
-    for raw in names:
+    for raw in listed:
         is_repo = raw.endswith(b"/")
         raw = raw.rstrip(b"/")
         path, escaped = _decode(raw)
@@ -432,7 +437,7 @@ def _untracked_facts(top: Path, names: list[bytes], rules: PathRules, budget: in
     return facts, within
 
 
-def _fill_content_ids(top: Path, facts: list[FileFact], rules: PathRules, *, withhold_sensitive: bool = True) -> None:
+def _fill_content_ids(git: GitDir, facts: list[FileFact], rules: PathRules, *, withhold_sensitive: bool = True) -> None:
     """Blob ids for new content git did not give us (worktree edits, untracked files)."""
     regular: list[FileFact] = []
     for fact in facts:
@@ -448,13 +453,13 @@ def _fill_content_ids(top: Path, facts: list[FileFact], rules: PathRules, *, wit
         if not fact.measured and fact.source == "untracked":
             continue
         if fact.new_mode == _GITLINK:
-            fact.content_id = _submodule_head(top, fact)
+            fact.content_id = _submodule_head(git.top, fact)
         elif fact.new_mode == _SYMLINK:
             try:
-                target = os.readlink(_worktree_path(top, fact.raw_path))
+                target = os.readlink(_worktree_path(git.top, fact.raw_path))
             except OSError:
                 continue
-            out = _git(top, ["hash-object", "--no-filters", "--stdin"], input_bytes=os.fsencode(target))
+            out = _git(git, ["hash-object", "--no-filters", "--stdin"], input_bytes=os.fsencode(target))
             fact.content_id = out.decode("ascii").strip() or None
         else:
             regular.append(fact)
@@ -465,7 +470,7 @@ def _fill_content_ids(top: Path, facts: list[FileFact], rules: PathRules, *, wit
             batch.append(fact)
             size += len(fact.raw_path) + 1
         if batch and (fact is None or size >= _HASH_BATCH_BYTES):
-            out = _git(top, ["hash-object", "--no-filters", "--", *(_as_arg(f.raw_path) for f in batch)])
+            out = _git(git, ["hash-object", "--no-filters", "--", *(_as_arg(f.raw_path) for f in batch)])
             ids = out.decode("ascii").split()
             if len(ids) != len(batch):
                 raise LabkitError("git_failed", "git hash-object returned fewer ids than files")
@@ -474,50 +479,71 @@ def _fill_content_ids(top: Path, facts: list[FileFact], rules: PathRules, *, wit
             batch, size = [], 0
 
 
-def _submodule_head(top: Path, fact: FileFact) -> str | None:
+def _submodule_head(top: str, fact: FileFact) -> str | None:
+    """The commit a checked-out submodule (or nested repository) is at, read as its own workspace."""
     try:
         where = _worktree_path(top, fact.raw_path)
     except OSError:
         return None
     if not os.path.lexists(os.path.join(where, b".git")):
-        return None  # not checked out: rev-parse would answer for the superproject
+        return None  # not checked out: git would answer for the superproject
     try:
-        out = run_git(os.fsdecode(where), ["rev-parse", "--verify", "--quiet", "HEAD"], ok_returncodes=(0, 1, 128),
-                      timeout=GIT_TIMEOUT_S)
-    except GitError:
+        with Workspace.open(os.fsdecode(where), require_git=True) as sub:
+            return sub.git.head_commit()
+    except LabkitError:
         return None
-    return out.stdout.decode("ascii", "replace").strip() or None if out.returncode == 0 else None
+
+
+def _dirty_submodules(git: GitDir, facts: list[FileFact]) -> list[FileFact]:
+    """Checked-out submodules whose work tree has changes, as facts the listing lacks.
+
+    git is never asked to look inside a submodule (it would run there under
+    the submodule's own config); each one is opened as a workspace of its own
+    and asked for its status, with labkit's private config.
+    """
+    listed = {f.raw_path for f in facts}
+    out = []
+    for record in zsplit(_git(git, ["ls-files", "-z", "--stage"], max_bytes=DEFAULT_MAX_LISTING_BYTES)):
+        meta, _, raw = record.partition(b"\t")
+        if not meta.startswith(b"160000 ") or raw in listed:
+            continue
+        try:
+            where = _worktree_path(git.top, raw)
+            if not os.path.lexists(os.path.join(where, b".git")):
+                continue
+            with Workspace.open(os.fsdecode(where), require_git=True) as sub:
+                changed = sub.git.bytes(["status", "--porcelain=v2", "-z", "--untracked-files=all"],
+                                        timeout=GIT_TIMEOUT_S, max_bytes=DEFAULT_MAX_LISTING_BYTES)
+                head = sub.git.head_commit()
+        except (OSError, LabkitError):
+            continue
+        if not changed:
+            continue
+        path, escaped = _decode(raw)
+        out.append(FileFact(path=path, orig_path=None, status="M", additions=None, deletions=None, binary=False,
+                            content_id=head, source="tracked", old_mode="160000", new_mode="160000",
+                            raw_path=raw, escaped=escaped, measured=False))
+    return out
 
 
 # -- repository and base --------------------------------------------------------------------
 
-def _repository_top(root) -> Path:
-    if not os.path.isdir(root):
-        raise LabkitError("not_a_repository", "the given root does not exist or is not a folder")
-    try:
-        return toplevel(root)
-    except GitError as exc:
-        if exc.code in ("git_timeout",):
-            raise
-        raise LabkitError("not_a_repository", "the given root is not inside a git work tree") from None
-
-
-def empty_tree_id(top: Path) -> str:
+def empty_tree_id(git: GitDir) -> str:
     """The empty tree's id in this repository's object format (nothing is written)."""
-    return _git(top, ["hash-object", "-t", "tree", "--stdin"], input_bytes=b"").decode("ascii").strip()
+    return _git(git, ["hash-object", "-t", "tree", "--stdin"], input_bytes=b"").decode("ascii").strip()
 
 
-def resolve_base(top: Path, base: str | None) -> str:
+def resolve_base(git: GitDir, base: str | None) -> str:
     """A commit id, or the empty tree's id when the repository has no commit yet."""
-    empty = empty_tree_id(top)
+    empty = empty_tree_id(git)
     if base is None:
-        head = resolve_commit(top, "HEAD")
+        head = git.head_commit()
         return head if head is not None else empty
     if not isinstance(base, str) or not base or len(base) > 256 or "\0" in base or base.startswith("-"):
         raise LabkitError("invalid_argument", "--base must name a commit")
     if base == empty:
         return empty
-    commit = resolve_commit(top, base)
+    commit = git.resolve_commit(base)
     if commit is None:
         raise LabkitError("invalid_argument", "--base names no commit in this repository")
     return commit
@@ -527,13 +553,16 @@ def resolve_base(top: Path, base: str | None) -> str:
 
 def _file_json(fact: FileFact) -> dict:
     item = {
-        "path": fact.path, "origPath": fact.orig_path, "status": fact.status,
+        "path": names.printable(fact.path),
+        "origPath": None if fact.orig_path is None else names.printable(fact.orig_path), "status": fact.status,
         "additions": fact.additions, "deletions": fact.deletions, "binary": fact.binary,
         "contentId": fact.content_id, "source": fact.source,
         "oldMode": fact.old_mode, "newMode": fact.new_mode,
     }
     if fact.escaped:
         item["pathEscaped"] = True
+        if any(names.encode(p)[2] for p in fact.paths()):
+            item["pathNotUtf8"] = True
     if fact.withheld:
         item["contentWithheld"] = True
     if not fact.measured:
@@ -541,55 +570,60 @@ def _file_json(fact: FileFact) -> dict:
     return item
 
 
-def collect_facts(root, *, base: str | None = None, max_files: int = DEFAULT_MAX_FILES,
+def collect_facts(workspace, *, base: str | None = None, max_files: int = DEFAULT_MAX_FILES,
                   max_listing_bytes: int = DEFAULT_MAX_LISTING_BYTES,
                   max_untracked_bytes: int = DEFAULT_MAX_UNTRACKED_BYTES, withhold_sensitive: bool = True) -> dict:
     """Git's facts about the worktree against ``base``, with budgets applied.
 
-    Returns ``{"top", "base", "facts", "complete", "incompleteReasons", "rules"}``
-    (``top`` is a Path for internal use; it never goes into a report).
+    Returns ``{"base", "facts", "complete", "incompleteReasons", "rules"}``.
     """
     for name, value in (("max_files", max_files), ("max_listing_bytes", max_listing_bytes),
                         ("max_untracked_bytes", max_untracked_bytes)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise LabkitError("invalid_argument", f"{name} must be a positive integer")
-    top = _repository_top(root)
-    resolved = resolve_base(top, base)
-    rules = PathRules.for_root(top)
+    with opened(workspace, require_git=True) as ws:
+        return _collect(ws.git, ws.rules, base=base, max_files=max_files, max_listing_bytes=max_listing_bytes,
+                        max_untracked_bytes=max_untracked_bytes, withhold_sensitive=withhold_sensitive)
+
+
+def _collect(git: GitDir, rules: PathRules, *, base, max_files, max_listing_bytes, max_untracked_bytes,
+             withhold_sensitive) -> dict:
+    resolved = resolve_base(git, base)
     reasons: list[str] = []
     listings = {}
     for key, args, what in (("tracked", _listing_args(resolved), "tracked-change"),
                             ("untracked", _UNTRACKED_ARGS, "untracked-file")):
         try:
-            listings[key] = _git(top, args, max_bytes=max_listing_bytes)
+            listings[key] = _git(git, args, max_bytes=max_listing_bytes)
         except GitError as exc:
             if exc.code != "output_too_large":
                 raise
             listings[key] = None
             reasons.append(f"the {what} listing is larger than {max_listing_bytes} bytes")
     facts = _tracked_facts(listings["tracked"]) if listings["tracked"] is not None else []
-    names = zsplit(listings["untracked"]) if listings["untracked"] is not None else []
+    names_ = zsplit(listings["untracked"]) if listings["untracked"] is not None else []
     tracked_paths = {f.raw_path for f in facts}
-    names = [n for n in names if n.rstrip(b"/") not in tracked_paths]
-    untracked, within = _untracked_facts(top, names, rules, max_untracked_bytes)
+    names_ = [n for n in names_ if n.rstrip(b"/") not in tracked_paths]
+    untracked, within = _untracked_facts(git.top, names_, rules, max_untracked_bytes)
     if not within:
         reasons.append(f"untracked files hold more than {max_untracked_bytes} bytes or changed while read")
     facts.extend(untracked)
+    facts.extend(_dirty_submodules(git, facts))
     if len(facts) > max_files:
         reasons.append(f"{len(facts)} changed files exceed the budget of {max_files}")
         facts = sorted(facts, key=lambda f: f.path)[:max_files]
-    _fill_content_ids(top, facts, rules, withhold_sensitive=withhold_sensitive)
+    _fill_content_ids(git, facts, rules, withhold_sensitive=withhold_sensitive)
     if None not in listings.values():
         # Look again: a tool still writing while we hashed would make the facts a mix of two moments.
-        again = (_git(top, _listing_args(resolved), max_bytes=max_listing_bytes),
-                 _git(top, _UNTRACKED_ARGS, max_bytes=max_listing_bytes))
+        again = (_git(git, _listing_args(resolved), max_bytes=max_listing_bytes),
+                 _git(git, _UNTRACKED_ARGS, max_bytes=max_listing_bytes))
         if again != (listings["tracked"], listings["untracked"]):
             reasons.append("the worktree changed while it was being reviewed; review again")
-    return {"top": top, "base": resolved, "facts": facts, "complete": not reasons,
+    return {"base": resolved, "facts": facts, "complete": not reasons,
             "incompleteReasons": reasons, "rules": rules}
 
 
-def review_diff(root, *, allow: Iterable[str] = (), base: str | None = None, baseline=None,
+def review_diff(workspace, *, allow: Iterable[str] = (), base: str | None = None, baseline=None,
                 max_files: int = DEFAULT_MAX_FILES, max_listing_bytes: int = DEFAULT_MAX_LISTING_BYTES,
                 max_untracked_bytes: int = DEFAULT_MAX_UNTRACKED_BYTES) -> dict:
     """The contract review report for the repository at ``root``.
@@ -606,7 +640,7 @@ def review_diff(root, *, allow: Iterable[str] = (), base: str | None = None, bas
         _check_baseline_shape(baseline)
     # With a baseline, sensitive files need a private content id to compare;
     # it is withheld from the report below.
-    got = collect_facts(root, base=base, max_files=max_files, max_listing_bytes=max_listing_bytes,
+    got = collect_facts(workspace, base=base, max_files=max_files, max_listing_bytes=max_listing_bytes,
                         max_untracked_bytes=max_untracked_bytes, withhold_sensitive=baseline is None)
     rules: PathRules = got["rules"]
     facts: list[FileFact] = got["facts"]
@@ -620,10 +654,11 @@ def review_diff(root, *, allow: Iterable[str] = (), base: str | None = None, bas
         item = _file_json(fact)
         blame = True
         if baseline is not None:
-            prior = before.get(fact.path)
+            shown = names.printable(fact.path)
+            prior = before.get(shown)
             same = prior is not None and _fingerprint(prior) == _fingerprint(_baseline_entry(fact))
-            origin[fact.path] = "preexisting" if same else "introduced"
-            item["origin"] = origin[fact.path]
+            origin[shown] = "preexisting" if same else "introduced"
+            item["origin"] = origin[shown]
             blame = not same
             if any(rules.is_sensitive(p) for p in fact.paths()) and fact.content_id is not None:
                 item["contentId"], item["contentWithheld"] = None, True
@@ -636,7 +671,7 @@ def review_diff(root, *, allow: Iterable[str] = (), base: str | None = None, bas
         "files": _sort_files(files),
     }
     if baseline is not None:
-        current = {f.path for f in facts}
+        current = {names.printable(f.path) for f in facts}
         reverted = sorted(p for p in before if p not in current)
         for path in reverted:
             if not _path_allowed(path, allow_t):
@@ -674,10 +709,10 @@ def verify_report_hash(report: dict) -> bool:
     return report.get("reportSha256") == report_sha256(report)
 
 
-def approval_holds(approved_sha256: str, root, *, allow: Iterable[str] = (), base: str | None = None,
+def approval_holds(approved_sha256: str, workspace, *, allow: Iterable[str] = (), base: str | None = None,
                    baseline=None) -> dict:
     """Re-review now and say whether an approval bound to ``approved_sha256`` still applies."""
-    report = review_diff(root, allow=allow, base=base, baseline=baseline)
+    report = review_diff(workspace, allow=allow, base=base, baseline=baseline)
     return {"valid": report["reportSha256"] == approved_sha256 and report["complete"],
             "reportSha256": report["reportSha256"], "gate": report["gate"]}
 
@@ -685,7 +720,8 @@ def approval_holds(approved_sha256: str, root, *, allow: Iterable[str] = (), bas
 # -- baselines --------------------------------------------------------------------------------
 
 def _baseline_entry(fact: FileFact) -> dict:
-    return {"path": fact.path, "origPath": fact.orig_path, "status": fact.status,
+    return {"path": names.printable(fact.path),
+            "origPath": None if fact.orig_path is None else names.printable(fact.orig_path), "status": fact.status,
             "contentId": fact.content_id, "newMode": fact.new_mode, "source": fact.source}
 
 
@@ -693,14 +729,14 @@ def _fingerprint(entry: dict) -> tuple:
     return (entry.get("origPath"), entry.get("status"), entry.get("contentId"), entry.get("newMode"))
 
 
-def take_baseline(root, *, base: str | None = None) -> dict:
+def take_baseline(workspace, *, base: str | None = None) -> dict:
     """Snapshot the worktree's changes before an agent runs.
 
     Unlike a report, a baseline holds content ids of sensitive files too (it
     must notice when one changes later), so keep it private: ``save_baseline``
     writes it readable by its owner only.
     """
-    got = collect_facts(root, base=base, withhold_sensitive=False)
+    got = collect_facts(workspace, base=base, withhold_sensitive=False)
     facts: list[FileFact] = got["facts"]
     return {"schemaVersion": BASELINE_SCHEMA_VERSION, "base": got["base"], "complete": got["complete"],
             "entries": sorted((_baseline_entry(f) for f in facts), key=lambda e: e["path"])}

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 SENSITIVE_NAMES = frozenset(
     {
@@ -77,14 +76,23 @@ class PathRules:
 
     @classmethod
     def for_root(cls, root: str | os.PathLike | None) -> "PathRules":
+        """The rules of a folder, its ``.labignore`` read without following a symlink.
+
+        Tools get their rules from :class:`~labkit.workspace.Workspace`; this is
+        for course code that has a folder and no workspace.
+        """
         lines: tuple[str, ...] = ()
         if root is not None:
-            path = Path(root) / LABIGNORE
+            from .fsread import DIR_FLAGS, read_labignore
+
             try:
-                if path.is_file() and not path.is_symlink():
-                    lines = tuple(path.read_text("utf-8", "replace").splitlines())
+                fd = os.open(os.fspath(root), DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
             except OSError:
-                lines = ()
+                return cls()
+            try:
+                lines = read_labignore(fd)
+            finally:
+                os.close(fd)
         return cls(labignore_lines=lines)
 
     def __post_init__(self) -> None:

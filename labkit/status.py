@@ -1,34 +1,11 @@
 """``git status`` as contract JSON, parsed from porcelain v2 ``-z``."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-from .errors import LabkitError
-from .gitrunner import git_bytes, toplevel
+from . import names
 from .rules import PathRules
+from .workspace import opened
 
 _STATUS_LETTERS = set("AMDRCT")
-
-
-def _decode(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def _printable(text: str | None) -> tuple[str | None, bool]:
-    """``text`` as valid UTF-8 for JSON, and whether it had to change.
-
-    git names files in bytes; a name that is not UTF-8 is shown with its odd
-    bytes spelled ``\\xff``, so the output stays valid UTF-8 (the contract)
-    and the entry says so, instead of printing raw bytes.
-    """
-    if text is None:
-        return None, False
-    try:
-        text.encode("utf-8")
-        return text, False
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"), True
 
 
 def _entry(path: str, letter: str, orig: str | None) -> dict:
@@ -58,7 +35,7 @@ def parse_porcelain_v2(data: bytes) -> dict:
             continue
         kind = rec[:1]
         if kind == b"#":
-            text = _decode(rec)
+            text = names.to_internal(rec)
             _, key, *rest = text.split(" ")
             value = " ".join(rest)
             if key == "branch.oid":
@@ -72,15 +49,15 @@ def parse_porcelain_v2(data: bytes) -> dict:
                 branch["ahead"], branch["behind"] = int(a), abs(int(b))
         elif kind == b"1":
             fields = rec.split(b" ", 8)
-            xy, path = _decode(fields[1]), _decode(fields[8])
+            xy, path = names.to_internal(fields[1]), names.to_internal(fields[8])
             if xy[0] in _STATUS_LETTERS:
                 staged.append(_entry(path, xy[0], None))
             if xy[1] in _STATUS_LETTERS:
                 unstaged.append(_entry(path, xy[1], None))
         elif kind == b"2":
             fields = rec.split(b" ", 9)
-            xy, path = _decode(fields[1]), _decode(fields[9])
-            orig = _decode(records[i])
+            xy, path = names.to_internal(fields[1]), names.to_internal(fields[9])
+            orig = names.to_internal(records[i])
             i += 1
             # Both halves of a rename record answer for its source path: an
             # unstaged edit on top of ".env -> notes.txt" is still that rename.
@@ -90,9 +67,9 @@ def parse_porcelain_v2(data: bytes) -> dict:
                 unstaged.append(_entry(path, xy[1], orig))
         elif kind == b"u":
             fields = rec.split(b" ", 10)
-            conflicted.append({"path": _decode(fields[10])})
+            conflicted.append({"path": names.to_internal(fields[10])})
         elif kind == b"?":
-            untracked.append({"path": _decode(rec[2:])})
+            untracked.append({"path": names.to_internal(rec[2:])})
     return {"branch": branch, "staged": staged, "unstaged": unstaged,
             "untracked": untracked, "conflicted": conflicted}
 
@@ -104,42 +81,45 @@ def _under(prefix: str, path: str) -> str | None:
     return path[len(prefix):] if path.startswith(prefix) else None
 
 
-def git_status(root: str | os.PathLike) -> dict:
-    """The contract's status object for the repository at ``root``.
+def git_status(workspace) -> dict:
+    """The contract's status object for the repository at the workspace root.
 
-    When ``root`` is a folder inside a repository, the status covers that
-    folder only and every path is relative to it; a rename whose other side
-    lies outside ``root`` is counted in ``hidden`` like a sensitive one, since
-    its name is not the workspace's to show.
+    ``workspace`` is a :class:`~labkit.workspace.Workspace` (or a folder,
+    opened here). When its root is a folder inside a repository, the status
+    covers that folder only and every path is relative to it; a rename whose
+    other side lies outside the root is counted in ``hidden`` like a
+    sensitive one, since its name is not the workspace's to show.
     """
-    if not os.path.isdir(root):
-        raise LabkitError("not_a_repository", "the given root does not exist or is not a folder")
-    top = toplevel(root)  # refuses a work tree the repository's config moved elsewhere
-    rel = Path(os.path.realpath(root)).relative_to(os.path.realpath(top)).as_posix()
-    prefix = "" if rel == "." else rel + "/"
-    data = git_bytes(root, ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all",
-                            "--", "."], timeout=60)
-    raw = parse_porcelain_v2(data)
-    rules = PathRules.for_root(root)
+    with opened(workspace, require_git=True) as ws:
+        git = ws.git
+        data = git.bytes(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", "."],
+                         timeout=60)
+        return status_result(parse_porcelain_v2(data), git.prefix, ws.rules)
+
+
+def status_result(raw: dict, root_prefix: str, rules: PathRules) -> dict:
+    """Contract JSON from a parsed listing: rules applied, paths relative to the root and printable."""
+    prefix = root_prefix + "/" if root_prefix else ""
     hidden = {"changes": 0, "conflicts": 0}
 
     def visible(entry: dict) -> dict | None:
         """The entry with root-relative paths, or None when it must stay hidden."""
-        out = dict(entry)
+        rels = {}
         for key in ("path", "origPath", "_other"):
             if key in entry:
                 rel = _under(prefix, entry[key])
                 if rel is None or rules.is_sensitive(rel):
                     return None
-                out[key], changed = _printable(rel)
-                if changed:
-                    out["pathNotUtf8"] = True
-        out.pop("_other", None)
+                rels[key] = rel
+        out = {k: v for k, v in entry.items() if k not in rels}
+        for key in ("path", "origPath"):
+            if key in rels:
+                out.update(names.fields(key, rels[key]))
         return out
 
     branch = dict(raw["branch"])
     for key in ("head", "upstream"):
-        branch[key] = _printable(branch[key])[0]
+        branch[key] = None if branch[key] is None else names.printable(branch[key])
     out = {"branch": branch}
     for key in ("staged", "unstaged", "untracked", "conflicted"):
         kept = [v for v in map(visible, raw[key]) if v is not None]

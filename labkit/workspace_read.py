@@ -7,19 +7,18 @@ continue (``nextStartLine``), plus ``contentSha256``: the SHA-256 of the whole
 file's bytes at the moment of the read. The ledger keeps that hash, so later
 anyone can ask "does the file still hold what the agent read?".
 
-Path safety goes through :func:`labkit.paths.resolve_inside` and the one rule
-set in :mod:`labkit.rules`; nothing here decides on its own what is secret.
+Path safety: the path's syntax through :func:`labkit.paths.check_relative_syntax`,
+the one rule set in :mod:`labkit.rules`, and a race-free open through
+:mod:`labkit.fsread`; nothing here decides on its own what is secret.
 """
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
-from pathlib import Path
 
+from . import fsread, names
 from .errors import LabkitError
-from .paths import resolve_inside
-from .rules import PathRules
+from .paths import check_relative_syntax
+from .workspace import opened
 
 #: Most lines one call returns; the agent pages with ``nextStartLine``.
 MAX_LINES = 400
@@ -42,63 +41,39 @@ def _check_line_args(start_line, end_line) -> None:
         raise LabkitError("invalid_argument", f"end_line ({end_line}) is before start_line ({start_line})")
 
 
-def _real_relative(root_real: Path, absolute: Path) -> str | None:
-    real = Path(os.path.realpath(absolute))
-    try:
-        return real.relative_to(root_real).as_posix()
-    except ValueError:
-        return None
-
-
-def read_file(root: str | os.PathLike, path: str, *, start_line: int = 1, end_line: int | None = None) -> dict:
+def read_file(workspace, path: str, *, start_line: int = 1, end_line: int | None = None) -> dict:
     """Read lines ``start_line..end_line`` (1-based, inclusive) of a workspace file.
 
-    Errors: ``invalid_argument`` (bad line numbers, root not a folder),
-    ``invalid_path`` / ``path_outside_workspace`` (from the path rules),
+    The file is opened relative to the workspace's root descriptor, one
+    no-follow component at a time, and checked with ``fstat`` after the open:
+    a folder or file swapped for a symlink at any moment is refused, never
+    followed. Errors: ``invalid_argument`` (bad line numbers, root not a
+    folder), ``invalid_path`` / ``path_outside_workspace`` (syntax),
     ``sensitive_path``, ``file_not_found``, ``not_regular_file`` (folders,
-    symlinks, devices), ``file_too_large``, ``binary_file``,
-    ``line_out_of_range``.
+    symlinks, devices, or a symlink on the way), ``file_too_large``,
+    ``binary_file``, ``line_out_of_range``.
     """
     _check_line_args(start_line, end_line)
-    if not os.path.isdir(root):
-        raise LabkitError("invalid_argument", "the workspace root is not a folder")
-    resolved = resolve_inside(root, path)
-    rel = resolved.relative
+    rel = check_relative_syntax(path)
     if not rel:
         raise LabkitError("invalid_path", "path names the workspace root, not a file")
-    rules = PathRules.for_root(root)
-    if rules.is_sensitive(rel):
-        raise LabkitError("sensitive_path", f"'{rel}' is a sensitive path; its content is never read")
-    if rel.split("/")[0] == ".git":
-        raise LabkitError("invalid_path", "files inside .git are git's internal state, not workspace content")
-    try:
-        st = os.lstat(resolved.absolute)
-    except FileNotFoundError:
-        raise LabkitError("file_not_found", f"'{rel}' does not exist in the workspace") from None
-    except OSError:
-        raise LabkitError("file_not_found", f"'{rel}' cannot be opened") from None
-    if not stat.S_ISREG(st.st_mode):
-        kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        raise LabkitError("not_regular_file", f"'{rel}' is {kind}; read_file reads regular files only")
-    # A symlinked *folder* on the way can still land on a sensitive file.
-    real_rel = _real_relative(Path(os.path.realpath(root)), resolved.absolute)
-    if real_rel is None:
-        raise LabkitError("path_outside_workspace", f"'{rel}' leads outside the workspace")
-    if real_rel != rel and rules.is_sensitive(real_rel):
-        raise LabkitError("sensitive_path", f"'{rel}' leads to a sensitive path; its content is never read")
-    if st.st_size > MAX_FILE_BYTES:
-        raise LabkitError("file_too_large", f"'{rel}' is larger than {MAX_FILE_BYTES} bytes")
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(resolved.absolute, flags)
-    except OSError:
-        raise LabkitError("file_not_found", f"'{rel}' cannot be opened") from None
-    with os.fdopen(fd, "rb") as fh:
-        data = fh.read(MAX_FILE_BYTES + 1)
+    shown = names.printable(rel)
+    with opened(workspace) as ws:
+        if ws.rules.is_sensitive(rel):
+            raise LabkitError("sensitive_path", f"'{shown}' is a sensitive path; its content is never read")
+        if ".git" in rel.split("/"):
+            raise LabkitError("invalid_path", "files inside .git are git's internal state, not workspace content")
+        try:
+            data, st = fsread.read_file(ws.root_fd, rel, MAX_FILE_BYTES + 1)
+        except fsread.NotFollowed:
+            raise LabkitError("not_regular_file", f"'{shown}' is, or passes through, a symlink, a folder or a "
+                                                  "special file; read_file reads regular files only") from None
+        except OSError as exc:
+            raise fsread.refuse_unreadable(shown, exc) from None
     if len(data) > MAX_FILE_BYTES:
-        raise LabkitError("file_too_large", f"'{rel}' is larger than {MAX_FILE_BYTES} bytes")
+        raise LabkitError("file_too_large", f"'{shown}' is larger than {MAX_FILE_BYTES} bytes")
     if b"\0" in data[:_BINARY_PROBE]:
-        raise LabkitError("binary_file", f"'{rel}' looks binary (a NUL byte near its start); read_file reads text")
+        raise LabkitError("binary_file", f"'{shown}' looks binary (a NUL byte near its start); read_file reads text")
     return line_window(rel, data, start_line=start_line, end_line=end_line)
 
 
@@ -123,7 +98,7 @@ def line_window(rel: str, data: bytes, *, start_line: int = 1, end_line: int | N
     chunk = b"".join(lines[first - 1:last]) if total else b""
     truncated = last < total
     return {
-        "path": rel,
+        **names.fields("path", rel),
         "startLine": first,
         "endLine": last,
         "totalLines": total,

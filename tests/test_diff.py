@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from labkit.workspace import GitDir
+
 import labkit.diff as diff_mod
 import labkit.gitrunner as gitrunner
 from labkit.diff import build_diff, client_bytes, git_diff, parse_name_status, read_all_pages
@@ -82,13 +84,13 @@ def test_renames_with_a_sensitive_side_are_dropped_in_both_directions(repo):
 def test_sensitive_paths_never_reach_a_patch_command(repo, monkeypatch):
     rename_world(repo)
     calls = []
-    real = diff_mod.run_git
+    real = GitDir.run
 
-    def spy(root, args, **kw):
+    def spy(self, args, **kw):
         calls.append(list(args))
-        return real(root, args, **kw)
+        return real(self, args, **kw)
 
-    monkeypatch.setattr(diff_mod, "run_git", spy)
+    monkeypatch.setattr(GitDir, "run", spy)
     git_diff(repo.path, mode="staged")
     patch_calls = [a for a in calls if "--name-status" not in a]
     assert patch_calls, "the patch text was never fetched"
@@ -373,7 +375,7 @@ def test_cli_not_a_repository(tmp_path, cli):
 
 def test_runner_is_the_only_way_to_git():
     source = open(diff_mod.__file__, encoding="utf-8").read()
-    assert "subprocess" not in source and gitrunner.run_git is diff_mod.run_git
+    assert "subprocess" not in source and "run_git" not in source  # every call goes through the Workspace's git
 
 
 def test_diff_refuses_a_work_tree_moved_outside_the_root(make_repo, tmp_path):

@@ -1,11 +1,12 @@
-"""The hardened git runner against real malicious repositories.
+"""The hardened git runner and the Workspace's private git dir against real malicious repositories.
 
 Every payload test has two halves. First a *positive control*: plain git (the
 ``plain_git`` helper, deliberately unhardened) runs the payload, which writes a
-marker file. Then the same operation through labkit (``run_git``,
+marker file. Then the same operation through labkit (a Workspace's git,
 ``git_status`` or the CLI) must leave no marker. A payload that does not fire
 under plain git would make the second half meaningless, so the control comes
-first and must pass.
+first and must pass. The generated corpus (every driver kind x odd driver
+names x superproject, submodule, included file) is in ``test_attack_corpus``.
 """
 from __future__ import annotations
 
@@ -22,11 +23,11 @@ import pytest
 
 from labkit.errors import LabkitError
 from labkit.gitrunner import (
-    DIFF_SAFETY_FLAGS, GitError, git_bytes, hardened_command, hardened_env, head_commit, resolve_commit,
-    run_git, toplevel, with_auto_flags, zsplit,
+    DIFF_SAFETY_FLAGS, GitError, hardened_env, head_commit, resolve_commit, run_git, with_auto_flags, zsplit,
 )
 from labkit.repo_builder import IsolatedRepo
 from labkit.status import git_status
+from labkit.workspace import Workspace
 
 from .conftest import plain_git
 
@@ -79,6 +80,12 @@ def plain(repo: IsolatedRepo, *args: str, **kw) -> subprocess.CompletedProcess:
     return plain_git(repo.path, *args, check=False, stdin=subprocess.DEVNULL, env_extra=env, timeout=60, **kw)
 
 
+def git_bytes(root, args, **kw) -> bytes:
+    """One call through a freshly opened Workspace: how every tool reaches git."""
+    with Workspace.open(root, require_git=True) as ws:
+        return ws.git.bytes(args, **kw)
+
+
 def committed_repo(make_repo, files=None, name="repo") -> IsolatedRepo:
     repo = make_repo(name)
     repo.write_many(files or {"a.txt": "one\ntwo\n"})
@@ -106,7 +113,7 @@ def test_core_fsmonitor(make_repo, payload, cli):
     plain(repo, "status")
     assert_control_fired(payload, "core.fsmonitor")
 
-    run_git(repo.path, ["status", "--porcelain=v2", "-z"])
+    git_bytes(repo.path, ["status", "--porcelain=v2", "-z"])
     status = git_status(repo.path)
     proc = cli("status", str(repo.path), "--json")
     assert proc.returncode == 0, proc.stderr
@@ -167,7 +174,6 @@ def test_filter_clean(make_repo, payload):
     assert b"+two" in git_bytes(repo.path, ["diff"])
     make_stat_dirty(repo.path / "a.txt")
     git_status(repo.path)
-    run_git(repo.path, ["add", "--", "a.txt"])
     assert not payload.fired
 
 
@@ -180,7 +186,6 @@ def test_filter_process(make_repo, payload):
 
     assert b"+two" in git_bytes(repo.path, ["diff"])
     git_status(repo.path)
-    run_git(repo.path, ["add", "--", "a.txt"])
     assert not payload.fired
 
 
@@ -205,11 +210,12 @@ def test_filter_smudge(make_repo, payload, operation):
         assert repo.read("a.txt") == b"one\n"
 
 
-def _run_on_terminal(argv, cwd, env) -> None:
+def _run_on_terminal(argv, cwd, env, pass_fds=()) -> None:
     """Run a command whose stdout is a terminal (git starts a pager only then)."""
     master, slave = pty.openpty()
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                                pass_fds=pass_fds)
         os.close(slave)
         slave = None
         while True:  # drain the terminal so git never blocks on it
@@ -233,8 +239,8 @@ def test_core_pager(make_repo, payload):
     assert_control_fired(payload, "core.pager")
 
     # labkit's own command on a terminal too: a pipe alone would prove nothing.
-    argv, hard_env = hardened_command(repo.path, ["log"])
-    _run_on_terminal(argv, repo.path, hard_env)
+    with Workspace.open(repo.path, require_git=True) as ws:
+        _run_on_terminal(ws.git.argv(["log"]), repo.path, ws.git._env, pass_fds=ws.git._pass_fds)
     assert b"initial" in git_bytes(repo.path, ["log"])
     assert not payload.fired
 
@@ -333,7 +339,6 @@ def test_post_index_change_hook_on_plain_status(make_repo, payload):
 
     make_stat_dirty(repo.path / "a.txt")
     git_status(repo.path)
-    run_git(repo.path, ["update-index", "--refresh"], ok_returncodes=(0, 1))  # writes the index
     assert not payload.fired
 
 
@@ -391,7 +396,8 @@ def test_core_worktree_cannot_move_reads_outside_the_root(make_repo, tmp_path, c
     assert proc.returncode == 1 and b"private-notes" not in proc.stdout + proc.stderr
     # A work tree that contains the root (the usual case, and a folder inside a repository) is fine.
     nested = committed_repo(make_repo, {"sub/a.txt": "a\n"}, name="nested")
-    assert toplevel(nested.path / "sub") == nested.path.resolve()
+    with Workspace.open(nested.path / "sub", require_git=True) as ws:
+        assert (ws.git.top, ws.git.prefix) == (str(nested.path.resolve()), "sub")
 
 
 def test_inherited_git_environment_is_scrubbed(make_repo, payload, tmp_path, monkeypatch):
@@ -422,16 +428,24 @@ def test_inherited_git_environment_is_scrubbed(make_repo, payload, tmp_path, mon
     assert not payload.fired
 
 
-def test_every_call_carries_the_hardening_overrides(repo):
-    argv, env = hardened_command(repo.path, ["diff", "--cached"])
-    joined = "\n".join(argv)
-    for needle in ("core.fsmonitor=false", "log.showSignature=false", "core.quotepath=false", "--no-pager"):
-        assert needle in joined
-    hooks = next(a.split("=", 1)[1] for a in argv if a.startswith("core.hooksPath="))
-    assert Path(hooks).is_dir() and not any(Path(hooks).iterdir())
-    sub = argv.index("diff")
-    assert argv[sub + 1: sub + 4] == list(DIFF_SAFETY_FLAGS)
-    assert "PAGER" in env and env["GIT_PAGER"] == "cat" and "EDITOR" not in env
+def test_every_call_runs_against_the_private_config(repo):
+    repo.git("config", "core.fsmonitor", "/nonexistent/evil")
+    with Workspace.open(repo.path, require_git=True) as ws:
+        argv = ws.git.argv(["diff", "--cached"])
+        shadow = Path(argv[argv.index("--git-dir") + 1])
+        assert argv[argv.index("--work-tree") + 1] == str(repo.path.resolve())
+        config = (shadow / "config").read_text()
+        # The repository's own config is not the one git reads: only labkit's pins are there.
+        assert "evil" not in config and "fsmonitor = \"false\"" in config and "quotePath = \"false\"" in config
+        hooks = next(line.split("=", 1)[1].strip().strip('"') for line in config.splitlines()
+                     if line.strip().startswith("hooksPath"))
+        assert Path(hooks).is_dir() and not any(Path(hooks).iterdir())
+        sub = argv.index("diff")
+        assert argv[sub + 1: sub + 4] == list(DIFF_SAFETY_FLAGS)
+        env = ws.git._env
+        assert "PAGER" in env and env["GIT_PAGER"] == "cat" and "EDITOR" not in env
+        assert not any(k.startswith("GIT_CONFIG_KEY") and "fsmonitor" in v for k, v in env.items())
+    assert not shadow.exists(), "closing the workspace removes its private git dir"
 
 
 def test_auto_flags_keep_the_callers_own_choice():

@@ -62,7 +62,7 @@ def test_refusals_have_stable_codes(repo, tmp_path):
     assert _code(read_file, root, "keys/id_rsa") == "sensitive_path"
     assert _code(read_file, root, "private/notes.txt") == "sensitive_path"  # .labignore
     assert _code(read_file, root, "../outside.txt") == "path_outside_workspace"
-    assert _code(read_file, root, "out") == "path_outside_workspace"
+    assert _code(read_file, root, "out") == "not_regular_file"  # a symlink is never followed
     assert _code(read_file, root, "inner") == "not_regular_file"
     assert _code(read_file, root, str(root / "ok.txt")) == "invalid_path"
     assert _code(read_file, root, "ok.txt\0") == "invalid_path"

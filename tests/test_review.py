@@ -13,6 +13,8 @@ import stat
 
 import pytest
 
+from labkit import names
+
 from labkit import review
 from labkit.errors import LabkitError
 from labkit.gitrunner import EMPTY_TREE
@@ -92,7 +94,7 @@ def test_special_file_names_parse_exactly(repo, tracked):
     else:
         repo.commit("base", only=("keep.txt",))
     report = review_diff(repo.path, allow=["中文/"])
-    f = files_by_path(report)
+    f = {names.decode_argument(k): v for k, v in files_by_path(report).items()}  # printed names round-trip
     assert sorted(f) == sorted(SPECIAL_NAMES)
     for name in SPECIAL_NAMES:
         assert f[name]["contentId"] == plain_blob_id(repo, name), name

@@ -130,14 +130,14 @@ def test_unreadable_file_is_skipped_and_counted(repo, monkeypatch):
     else:
         # As root every file is readable, so a real permission error cannot be
         # made here: a stand-in for the walker's read raises the error the OS would.
-        real = walker_mod._read_prefix
+        real = walker_mod.Walk.read_bytes
 
-        def deny(path, limit):
-            if path.endswith("locked.txt"):
+        def deny(self, cand, limit):
+            if cand.name == "locked.txt":
                 raise PermissionError(13, "Permission denied")
-            return real(path, limit)
+            return real(self, cand, limit)
 
-        monkeypatch.setattr(walker_mod, "_read_prefix", deny)
+        monkeypatch.setattr(walker_mod.Walk, "read_bytes", deny)
     try:
         for engine in ("python", "ripgrep"):
             r = search_workspace(repo.path, "needle", engine=engine)
@@ -308,7 +308,7 @@ def test_file_vanishing_after_the_walk_is_counted_not_fatal(repo, monkeypatch):
     def probe_then_delete(self, cand):  # the file disappears between the probe and ripgrep's read
         ok = real(self, cand)
         if cand.rel == "gone.txt":
-            os.remove(cand.abspath)
+            os.remove(os.path.join(self.root, cand.rel))
         return ok
 
     monkeypatch.setattr(walker_mod.Walk, "is_text", probe_then_delete)

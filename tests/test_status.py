@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from labkit import names
+
 from labkit.errors import LabkitError
 from labkit.repo_builder import IsolatedRepo
 from labkit.status import git_status
@@ -175,8 +177,10 @@ def test_awkward_file_names(base, cli, name):
     base.commit("awkward", only=(tracked,))
     (base.path / tracked).write_text("z\n")
     got = status_both(cli, base.path)
-    assert got["untracked"] == [{"path": name}]
-    assert got["unstaged"] == [{"path": tracked, "status": "M"}]
+    # A backslash is escaped (the one name encoder): the printed name is accepted back as an argument.
+    assert got["untracked"] == [names.fields("path", name)]
+    assert got["unstaged"] == [{**names.fields("path", tracked), "status": "M"}]
+    assert names.decode_argument(got["untracked"][0]["path"]) == name
 
 
 def test_a_name_that_is_not_utf8_keeps_the_output_utf8(base, cli):
@@ -186,7 +190,7 @@ def test_a_name_that_is_not_utf8_keeps_the_output_utf8(base, cli):
     proc = cli("status", str(base.path), "--json")
     assert proc.returncode == 0
     got = json.loads(proc.stdout.decode("utf-8"))  # strict: raises on invalid UTF-8
-    assert got["untracked"] == [{"path": "bad\\xffname.txt", "pathNotUtf8": True}]
+    assert got["untracked"] == [{"path": "bad\\xffname.txt", "pathNotUtf8": True, "pathEscaped": True}]
     assert git_status(base.path) == got
 
 

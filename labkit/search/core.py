@@ -11,6 +11,7 @@ from .auto_rule import EXTEND_MAX_BYTES, PROBE_BYTES, matcher_kind, prefer_ripgr
 from .query import byte_finder, parse_query
 from .results import TopMatches, search_output
 from .walker import Walk
+from labkit.workspace import opened
 
 LIMIT_MIN, LIMIT_MAX = 1, 200
 ENGINES = ("auto", "ripgrep", "python")
@@ -24,7 +25,7 @@ def _check_limit(limit) -> int:
     return limit
 
 
-def search_workspace(root: str | os.PathLike, query: str, *, path: str | None = None, glob: str | None = None,
+def search_workspace(workspace, query: str, *, path: str | None = None, glob: str | None = None,
                      limit: int = 50, regex: bool = False, engine: str = "auto") -> dict:
     limit = _check_limit(limit)
     if engine not in ENGINES:
@@ -35,16 +36,16 @@ def search_workspace(root: str | os.PathLike, query: str, *, path: str | None = 
         from . import ripgrep_engine
 
         rg = ripgrep_engine.require_rg()
-    walk = Walk(root, path=path, glob=glob)
-    top = TopMatches(limit)
-    if engine == "python":
-        python_engine.search_files(walk, walk.candidates(), byte_finder(q), top)
-        ran, decision = "python", "asked"
-    elif engine == "ripgrep":
-        ripgrep_engine.search_files(walk, walk.candidates(), q, top, rg=rg)
-        ran, decision = "ripgrep", "asked"
-    else:
-        ran, decision, top = _auto(walk, q, top)
+    with opened(workspace) as ws, Walk(ws, path=path, glob=glob) as walk:
+        top = TopMatches(limit)
+        if engine == "python":
+            python_engine.search_files(walk, walk.candidates(), byte_finder(q), top)
+            ran, decision = "python", "asked"
+        elif engine == "ripgrep":
+            ripgrep_engine.search_files(walk, walk.candidates(), q, top, rg=rg)
+            ran, decision = "ripgrep", "asked"
+        else:
+            ran, decision, top = _auto(walk, q, top)
     matches, truncated = top.result()
     stats = walk.stats.to_json()
     stats["autoDecision"] = decision

@@ -127,10 +127,10 @@ def corpus_size(root: str | os.PathLike) -> tuple[int, int]:
     """(files, bytes) the walker would search under ``root``."""
     from .walker import Walk
 
-    walk = Walk(root)
     files = total = 0
-    for cand in walk.candidates():
-        if walk.is_text(cand):
-            files += 1
-            total += cand.size
+    with Walk(root) as walk:
+        for cand in walk.candidates():
+            if walk.is_text(cand):
+                files += 1
+                total += cand.size
     return files, total

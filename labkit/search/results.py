@@ -9,6 +9,8 @@ from __future__ import annotations
 import heapq
 from typing import NamedTuple
 
+from labkit import names
+
 TEXT_MAX_CHARS = 500
 
 
@@ -59,7 +61,7 @@ class TopMatches:
     def result(self) -> tuple[list[dict], bool]:
         ordered = sorted(((d.path, d.line, text) for d, text in self._heap))
         truncated = len(ordered) > self.limit
-        return [{"path": p, "line": n, "text": t} for p, n, t in ordered[: self.limit]], truncated
+        return [{**names.fields("path", p), "line": n, "text": t} for p, n, t in ordered[: self.limit]], truncated
 
 
 class _Desc:

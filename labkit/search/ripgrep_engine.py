@@ -27,7 +27,8 @@ from typing import Iterable, Iterator
 
 from labkit.errors import LabkitError
 
-from .query import Query, to_ripgrep_regex
+from .python_engine import matching_lines
+from .query import Query, byte_finder, to_ripgrep_regex
 from .results import TopMatches, line_text
 from .walker import MAX_FILE_BYTES, Candidate, Walk
 
@@ -97,11 +98,20 @@ def _batches(walk: Walk, files: Iterable[Candidate], known_text: set[str]) -> It
         yield batch
 
 
-def _run_batch(argv: list[str], batch: list[Candidate], cwd: str, top: TopMatches) -> int:
-    """Run ripgrep on one batch into ``top``; returns how many files it could not read."""
+def _run_batch(argv: list[str], batch: list[Candidate], walk: Walk, top: TopMatches, find) -> int:
+    """Run ripgrep on one batch into ``top``; returns how many files it could not read.
+
+    ripgrep opens the paths it is given by name, so a folder swapped for a
+    symlink after the walk could make it read outside the root. Its answer
+    only says *which lines* to look at: each file with a match is opened again
+    through the walk's descriptors (no symlink followed anywhere), must still
+    be the file the walk listed (same device and inode), and every reported
+    line is re-checked on those bytes. Only bytes read that way are returned.
+    """
+    by_rel = {c.rel: c for c in batch}
     paths = [os.fsencode(c.rel) for c in batch]
     proc = subprocess.Popen(
-        [*argv, *paths], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        [*argv, *paths], cwd=walk.root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, shell=False, env=_rg_env(),
     )
     err = bytearray()
@@ -114,13 +124,15 @@ def _run_batch(argv: list[str], batch: list[Candidate], cwd: str, top: TopMatche
     t = threading.Thread(target=drain, daemon=True)
     t.start()
     saw_output = False
+    reported: dict[str, set[int]] = {}
     for raw in proc.stdout:
         saw_output = True
         if not raw.startswith(b'{"type":"match"'):
             continue
         data = json.loads(raw)["data"]
         path = os.fsdecode(_decode_field(data["path"]))
-        top.add(path, data["line_number"], line_text(_decode_field(data["lines"])))
+        if path in by_rel:
+            reported.setdefault(path, set()).add(data["line_number"])
     try:
         rc = proc.wait(timeout=RG_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -135,8 +147,18 @@ def _run_batch(argv: list[str], batch: list[Candidate], cwd: str, top: TopMatche
         )
     if rc not in (0, 1, 2):
         raise LabkitError("engine_unavailable", f"ripgrep failed with exit status {rc}")
+    changed = 0
+    for rel in sorted(reported):
+        data = walk.same_file(by_rel[rel])
+        if data is None:
+            changed += 1  # swapped, replaced or gone since the walk listed it: nothing of it is returned
+            continue
+        wanted = reported[rel]
+        for line_no, raw in matching_lines(data, find):
+            if line_no in wanted:
+                top.add(rel, line_no, line_text(raw))
     # A file that vanished or became unreadable after the walk probed it.
-    return text.count("(os error")
+    return text.count("(os error") + changed
 
 
 def _rg_env() -> dict[str, str]:
@@ -150,8 +172,9 @@ def search_files(walk: Walk, files: Iterable[Candidate], query: Query, top: TopM
     """Search ``files`` (path order) with ripgrep into ``top``."""
     rg = rg or require_rg()
     argv = rg_argv(rg, query, top.limit)
+    find = byte_finder(query)
     for batch in _batches(walk, files, known_text):
-        unreadable = _run_batch(argv, batch, walk.root, top)
+        unreadable = _run_batch(argv, batch, walk, top, find)
         walk.stats.skippedUnreadable += unreadable
         walk.stats.filesScanned -= unreadable
         if top.full():

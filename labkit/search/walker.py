@@ -7,14 +7,18 @@ behave alike. The walk:
 - visits regular files under the root (or a sub-folder of it) in code-point
   order of their relative POSIX path, so an engine can stop as soon as it has
   ``limit + 1`` matches and still be exact;
-- never follows a symlink, to a file or to a folder;
+- opens every folder and file relative to its parent's descriptor with no
+  symlink followed at any component (:mod:`labkit.fsread`), so a folder swapped
+  for a symlink mid-walk is refused, never followed; it is iterative, with a
+  bounded number of descriptors open at any depth;
 - honours ``.gitignore`` files the way ripgrep does inside a git repository:
   nested files, negations, the deepest file deciding first, then
   ``.git/info/exclude``; a folder that holds ``.git`` starts a new repository,
   and outside any repository ``.gitignore`` is not read at all (as in ripgrep).
-  Global excludes (``core.excludesFile``) are deliberately not read: they are a
+  Each ignore file is compiled once (:mod:`labkit.search.ignore`). Global
+  excludes (``core.excludesFile``) are deliberately not read: they are a
   property of one machine, not of the workspace;
-- includes hidden files;
+- includes hidden files, never a ``.git`` folder or file at any depth;
 - drops noise and sensitive paths through :mod:`labkit.rules`;
 - skips files over 2 MiB and binary files (a NUL byte in the first 8 KiB), and
   files it cannot read, counting each kind in :class:`WalkStats`.
@@ -25,22 +29,30 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
+from labkit import fsread
 from labkit.errors import LabkitError
-from labkit.rules import PathRules
+from labkit.paths import check_relative_syntax
+
+from .ignore import IgnoreRules
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 BINARY_PROBE_BYTES = 8 * 1024
+#: Folder descriptors a walk keeps open at most, whatever the depth.
+OPEN_FOLDERS = 32
 
 
 class Candidate(NamedTuple):
     """A file the path rules allow; its content has not been looked at yet."""
 
     rel: str  # POSIX, relative to the search root
-    abspath: str
+    folder: str  # its folder, relative to the search root ("" for the root)
+    name: str
     size: int
+    dev: int
+    ino: int
 
 
 @dataclass
@@ -57,100 +69,38 @@ class WalkStats:
         return dict(self.__dict__)
 
 
-def _read_prefix(path: str, limit: int) -> bytes:
-    """Up to ``limit`` bytes from the start of a file (raw os calls: cheaper than ``open``)."""
-    fd = os.open(path, _O_FLAGS)
+def _load_rules(folder_fd: int, name: str, *, inside: str | None = None) -> IgnoreRules | None:
+    """The compiled rules of ``name`` in a folder (``inside`` names a sub-folder on the way), or None."""
     try:
-        chunks = []
-        got = 0
-        while got < limit:
-            chunk = os.read(fd, limit - got)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        fd = fsread.open_dir_at(folder_fd, inside) if inside else os.dup(folder_fd)
+    except OSError:
+        return None
+    try:
+        data, _ = fsread.read_file(fd, name, MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
     finally:
         os.close(fd)
-
-
-# O_NOFOLLOW: a file swapped for a symlink after the walk listed it is refused.
-_O_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-
-
-def _compile_gitignore_line(line: str):
-    """(match(path) -> bool, ignores) for one gitignore line, or None for blanks and comments.
-
-    pathspec translates the line; RE2 runs the result. The repository is
-    untrusted and Python's backtracking ``re`` takes exponential time on a line
-    such as ``*a*a*a*a*a*a*a*a*b``; RE2 is linear whatever the line says.
-    """
-    try:  # pathspec >= 1.0 names the plain gitignore flavour explicitly
-        from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern as Pattern
-    except ImportError:  # pragma: no cover - pathspec 0.12
-        from pathspec.patterns import GitWildMatchPattern as Pattern
-    try:
-        pattern = Pattern(line)
-    except Exception:  # an unparsable line is ignored, as git does
+    if len(data) > MAX_FILE_BYTES:
         return None
-    if pattern.include is None or pattern.regex is None:
-        return None
-    import re2
-
-    options = re2.Options()
-    options.log_errors = False
-    options.never_capture = True
-    try:
-        program = re2.compile(pattern.regex.pattern, options)._regexp
-    except re2.error:
-        return None
-    anchor = re2._Anchor.ANCHOR_START
-
-    def match(path: str) -> bool:
-        data = path.encode("utf-8", "surrogateescape")
-        return program.Match(anchor, data, 0, len(data))[0][0] >= 0
-
-    return match, bool(pattern.include)
+    rules = IgnoreRules(data.decode("utf-8", "replace").splitlines())
+    return rules if rules else None
 
 
-@dataclass
+@dataclass(frozen=True)
 class IgnoreFile:
-    """The rules of one ``.gitignore`` (or ``info/exclude``), relative to ``base``."""
-
-    base: str  # POSIX path of its folder, relative to the repository's top ("" = top)
-    rules: list = field(default_factory=list)  # [(match(path) -> bool, ignores: bool)]
-
-    @classmethod
-    def load(cls, path: str, base: str) -> "IgnoreFile | None":
-        try:
-            st = os.lstat(path)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
-                return None
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            return None
-        rules = []
-        for raw in data.decode("utf-8", "replace").splitlines():
-            compiled = _compile_gitignore_line(raw)
-            if compiled is not None:
-                rules.append(compiled)
-        return cls(base, rules) if rules else None
+    base: str  # its folder relative to the repository's top ("" = top)
+    rules: IgnoreRules
 
     def decide(self, repo_rel: str, is_dir: bool) -> bool | None:
-        """True (ignored), False (re-included by ``!``) or None (no rule matched)."""
         if self.base:
             if not repo_rel.startswith(self.base + "/"):
                 return None
             repo_rel = repo_rel[len(self.base) + 1:]
-        probe = repo_rel + "/" if is_dir else repo_rel
-        for match, ignores in reversed(self.rules):  # the last matching line wins
-            if match(probe):
-                return ignores
-        return None
+        return self.rules.decide(repo_rel, is_dir)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Level:
     """Ignore state of one folder: its own rules plus the chain above it."""
 
@@ -171,97 +121,152 @@ class _Level:
         return False
 
 
-def _has_git(folder: str) -> bool:
-    return os.path.lexists(os.path.join(folder, ".git"))
+def _has_git(folder_fd: int) -> bool:
+    try:
+        os.stat(".git", dir_fd=folder_fd, follow_symlinks=False)
+        return True
+    except OSError:
+        return False
 
 
-def _exclude_file(folder: str) -> IgnoreFile | None:
-    git = os.path.join(folder, ".git")
-    if os.path.isdir(git) and not os.path.islink(git):
-        return IgnoreFile.load(os.path.join(git, "info", "exclude"), "")
-    return None  # a worktree/submodule ``.git`` file: its exclude lives elsewhere; skip it
+def _exclude_of(folder_fd: int) -> IgnoreFile | None:
+    """``.git/info/exclude`` of a repository whose ``.git`` is a real folder (a ``.git`` file's lives elsewhere)."""
+    try:
+        git_fd = fsread.open_dir_at(folder_fd, ".git")
+    except OSError:
+        return None
+    try:
+        rules = _load_rules(git_fd, "exclude", inside="info")
+    finally:
+        os.close(git_fd)
+    return IgnoreFile("", rules) if rules else None
 
 
-def _child_level(parent: _Level, folder_abs: str, name: str) -> _Level:
-    """The ignore state inside ``folder_abs``, entered from ``parent`` as ``name``."""
-    if _has_git(folder_abs):
-        prefix = ""
-        chain: tuple = ()
-        exclude = _exclude_file(folder_abs)
+def _child_level(parent: _Level, folder_fd: int, name: str) -> _Level:
+    """The ignore state inside a folder (open as ``folder_fd``), entered from ``parent`` as ``name``."""
+    if _has_git(folder_fd):
+        prefix, chain, exclude = "", (), _exclude_of(folder_fd)
     elif parent.repo_prefix is None:
         return parent
     else:
         prefix = f"{parent.repo_prefix}/{name}" if parent.repo_prefix else name
-        chain = parent.gitignores
-        exclude = parent.exclude
-    own = IgnoreFile.load(os.path.join(folder_abs, ".gitignore"), prefix)
+        chain, exclude = parent.gitignores, parent.exclude
+    own = _load_rules(folder_fd, ".gitignore")
     if own is not None:
-        chain = (own, *chain)
+        chain = (IgnoreFile(prefix, own), *chain)
     return _Level(prefix, chain, exclude)
 
 
-def _root_level(root_abs: str) -> _Level:
-    """Ignore state at the search root, including ``.gitignore`` files above it."""
-    folders = []
-    probe = root_abs
-    while True:
-        folders.append(probe)
-        if _has_git(probe):
-            break
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return _Level(None, (), None)  # not inside a git repository
-        probe = parent
-    top = folders[-1]
-    level = _Level("", (), _exclude_file(top))
-    own = IgnoreFile.load(os.path.join(top, ".gitignore"), "")
-    if own is not None:
-        level = _Level("", (own,), level.exclude)
-    for folder in reversed(folders[:-1]):
-        prefix = os.path.relpath(folder, top).replace(os.sep, "/")
-        chain = level.gitignores
-        own = IgnoreFile.load(os.path.join(folder, ".gitignore"), prefix)
-        if own is not None:
-            chain = (own, *chain)
-        level = _Level(prefix, chain, level.exclude)
+def _root_level(root_abs: str, root_fd: int) -> _Level:
+    """Ignore state at the search root, including ``.gitignore`` files of the folders above it."""
+    folders = [root_abs]
+    if not _has_git(root_fd):
+        probe = root_abs
+        while True:
+            parent = os.path.dirname(probe)
+            if parent == probe:
+                return _Level(None, (), None)  # not inside a git repository
+            probe = parent
+            folders.append(probe)
+            if os.path.lexists(os.path.join(probe, ".git")):
+                break
+    level: _Level | None = None
+    for folder in reversed(folders):  # from the repository's top down to the root
+        try:
+            fd = root_fd if folder == root_abs else os.open(folder, fsread.DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return _Level(None, (), None)
+        try:
+            if level is None:
+                level = _Level("", (), _exclude_of(fd))
+                own = _load_rules(fd, ".gitignore")
+                if own is not None:
+                    level = _Level("", (IgnoreFile("", own),), level.exclude)
+            else:
+                level = _child_level(level, fd, os.path.basename(folder))
+        finally:
+            if fd != root_fd:
+                os.close(fd)
+    assert level is not None
     return level
 
 
 def _compile_glob(glob: str):
     """``--glob``: one gitignore-style pattern (``!`` inverts) against the root-relative path."""
-    if not glob or not glob.strip() or "\0" in glob or "\n" in glob:
+    if not isinstance(glob, str) or not glob or not glob.strip() or "\0" in glob or "\n" in glob:
         raise LabkitError("invalid_argument", "glob must be a non-empty single-line pattern")
     invert = glob.startswith("!")
-    compiled = _compile_gitignore_line(glob[1:] if invert else glob)
-    if compiled is None:
+    rules = IgnoreRules([glob[1:] if invert else glob])
+    if not rules:
         raise LabkitError("invalid_argument", "glob is not a usable gitignore-style pattern")
-    match = compiled[0]
+
+    def match(rel: str) -> bool:
+        if rules.decide(rel, False):
+            return True
+        parts = rel.split("/")  # a folder pattern ("src/") takes the files under it, as in gitignore
+        return any(rules.decide("/".join(parts[:i]), True) for i in range(1, len(parts)))
+
     return (lambda rel: not match(rel)) if invert else match
 
 
 class Walk:
-    """One walk over a workspace; iterate :meth:`candidates` once."""
+    """One walk over a workspace; iterate :meth:`candidates` once, then :meth:`close` (or use ``with``)."""
 
-    def __init__(self, root: str | os.PathLike, *, path: str | None = None, glob: str | None = None):
-        from labkit.paths import resolve_inside
+    def __init__(self, workspace, *, path: str | None = None, glob: str | None = None):
+        from labkit.workspace import Workspace
 
-        root_s = os.fspath(root)
-        if not os.path.isdir(root_s):
-            raise LabkitError("invalid_argument", "the search root does not exist or is not a folder")
-        self.root = os.path.realpath(root_s)
-        self.rules = PathRules.for_root(self.root)
+        if not isinstance(workspace, Workspace):
+            workspace = Workspace.open(workspace)
+            self._owned = workspace
+        else:
+            self._owned = None
+        self.workspace = workspace
+        self.root = workspace.root
+        self.rules = workspace.rules
         self.stats = WalkStats()
-        self._glob = _compile_glob(glob) if glob is not None else None
-        self._start_rel = ""
-        if path not in (None, "", "."):
-            resolved = resolve_inside(self.root, path, what="--path")
-            if not os.path.lexists(resolved.absolute):
-                raise LabkitError("invalid_argument", f"--path '{resolved.relative}' does not exist under the root")
-            self._start_rel = resolved.relative
+        self._dirs = fsread.DirCache(workspace.root_fd, OPEN_FOLDERS)
+        try:
+            self._glob = _compile_glob(glob) if glob is not None else None
+            self._start_rel = ""
+            if path not in (None, "", "."):
+                self._start_rel = check_relative_syntax(path, what="--path")
+                self._check_start_exists()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        self._dirs.close()
+        if self._owned is not None:
+            self._owned.close()
+            self._owned = None
+
+    def __enter__(self) -> "Walk":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _check_start_exists(self) -> None:
+        folder, _, name = self._start_rel.rpartition("/")
+        try:
+            os.stat(name, dir_fd=self._dirs.get(folder), follow_symlinks=False)
+            return
+        except fsread.NotFollowed:
+            pass
+        except OSError:
+            raise LabkitError("invalid_argument", f"--path '{self._start_rel}' does not exist under the root") from None
+        # A symlink on the way: never followed; say where it leads only to word the refusal.
+        real = os.path.realpath(os.path.join(self.root, *self._start_rel.split("/")))
+        if os.path.commonpath([real, self.root]) != self.root:
+            raise LabkitError("path_outside_workspace", f"--path '{self._start_rel}' leads outside the root "
+                                                        "through a symlink")
+        raise LabkitError("invalid_argument", f"--path '{self._start_rel}' passes through a symlink; "
+                                              "labkit never follows symlinks")
 
     # -- path rules ---------------------------------------------------------
     def _admit(self, level: _Level, rel: str, name: str, is_dir: bool) -> bool:
-        if self.rules.is_noise(rel, is_dir=is_dir):
+        if name == ".git" or self.rules.is_noise(rel, is_dir=is_dir):
             return False
         if self.rules.is_sensitive(rel, is_dir=is_dir):
             self.stats.hiddenSensitive += 1
@@ -271,20 +276,28 @@ class Walk:
             return False
         return True
 
-    def _start(self) -> tuple[_Level, str, str] | None:
+    def _start(self) -> tuple[_Level, str, os.stat_result | None] | None:
         """Descend from the root to ``--path`` applying every rule on the way.
 
-        Returns (level, rel, kind) for the start, or None when the start itself
-        is excluded (noise, ignored, a symlink): then nothing is searched.
+        Returns (level, rel, stat) where stat is the start file's (None for a
+        folder), or None when the start itself is excluded (noise, ignored, a
+        symlink): then nothing is searched.
         """
-        level = _root_level(self.root)
+        level = _root_level(self.root, self.workspace.root_fd)
         rel = ""
         parts = self._start_rel.split("/") if self._start_rel else []
         for i, name in enumerate(parts):
+            folder = rel
             rel = f"{rel}/{name}" if rel else name
-            absolute = os.path.join(self.root, *rel.split("/"))
-            st = os.lstat(absolute)
+            try:
+                st = os.stat(name, dir_fd=self._dirs.get(folder), follow_symlinks=False)
+            except OSError:
+                return None
             if stat.S_ISLNK(st.st_mode):
+                real = os.path.realpath(os.path.join(self.root, *rel.split("/")))
+                if os.path.commonpath([real, self.root]) != self.root:
+                    raise LabkitError("path_outside_workspace", f"--path '{self._start_rel}' leads outside the root "
+                                                                "through a symlink")
                 self.stats.skippedSymlinks += 1
                 return None
             is_dir = stat.S_ISDIR(st.st_mode)
@@ -293,54 +306,63 @@ class Walk:
             if not self._admit(level, rel, name, is_dir):
                 return None
             if is_dir:
-                level = _child_level(level, absolute, name)
+                try:
+                    level = _child_level(level, self._dirs.get(rel), name)
+                except OSError:
+                    self.stats.skippedUnreadable += 1
+                    return None
             elif i != len(parts) - 1 or not stat.S_ISREG(st.st_mode):
                 return None
             else:
-                return level, rel, "file"
-        return level, rel, "dir"
+                return level, rel, st
+        return level, rel, None
 
     def candidates(self) -> Iterator[Candidate]:
         start = self._start()
         if start is None:
             return
-        level, rel, kind = start
-        if kind == "file":
-            absolute = os.path.join(self.root, *rel.split("/"))
-            cand = self._file_candidate(rel, absolute, os.lstat(absolute).st_size)
+        level, rel, st = start
+        if st is not None:
+            folder, _, name = rel.rpartition("/")
+            cand = self._file_candidate(rel, folder, name, st)
             if cand is not None:
                 yield cand
             return
-        absolute = os.path.join(self.root, *rel.split("/")) if rel else self.root
-        yield from self._walk_dir(level, rel, absolute)
+        yield from self._walk(level, rel)
 
-    def _file_candidate(self, rel: str, absolute: str, size: int) -> Candidate | None:
-        if self._glob is not None and not self._glob(rel):
-            return None
-        if size > MAX_FILE_BYTES:
-            self.stats.skippedOversize += 1
-            return None
-        return Candidate(rel, absolute, size)
-
-    def _walk_dir(self, level: _Level, rel: str, absolute: str) -> Iterator[Candidate]:
+    def _list(self, rel: str) -> list[tuple[str, os.stat_result]] | None:
         try:
-            with os.scandir(absolute) as it:
-                entries = []
+            fd = self._dirs.get(rel)
+            entries = []
+            with os.scandir(fd) as it:
                 for entry in it:
                     try:
-                        st = entry.stat(follow_symlinks=False)
+                        entries.append((entry.name, entry.stat(follow_symlinks=False)))
                     except OSError:
                         self.stats.skippedUnreadable += 1
-                        continue
-                    entries.append((entry.name, st))
         except OSError:
             self.stats.skippedUnreadable += 1
-            return
+            return None
         # Sorting a folder's children by name, with "/" appended to folder
         # names, yields whole relative paths in code-point order.
-        entries.sort(key=lambda e: e[0] + "/" if stat.S_ISDIR(e[1].st_mode) else e[0])
-        for name, st in entries:
-            child_rel = f"{rel}/{name}" if rel else name
+        entries.sort(key=lambda e: e[0] + "/" if stat.S_ISDIR(e[1].st_mode) else e[0], reverse=True)
+        return entries
+
+    def _walk(self, level: _Level, rel: str) -> Iterator[Candidate]:
+        """Depth-first, in path order, with an explicit stack: no recursion limit at any depth."""
+        first = self._list(rel)
+        if first is None:
+            return
+        stack = [(level, rel, first)]  # each folder's children, reversed: pop() gives the next in order
+        while stack:
+            level, folder, entries = stack[-1]
+            if not entries:
+                stack.pop()
+                if folder:
+                    self._dirs.forget(folder)
+                continue
+            name, st = entries.pop()
+            child = f"{folder}/{name}" if folder else name
             mode = st.st_mode
             if stat.S_ISLNK(mode):
                 self.stats.skippedSymlinks += 1
@@ -348,21 +370,46 @@ class Walk:
             is_dir = stat.S_ISDIR(mode)
             if not is_dir and not stat.S_ISREG(mode):
                 continue  # sockets, fifos, devices
-            if not self._admit(level, child_rel, name, is_dir):
+            if not self._admit(level, child, name, is_dir):
                 continue
-            child_abs = os.path.join(absolute, name)
             if is_dir:
-                yield from self._walk_dir(_child_level(level, child_abs, name), child_rel, child_abs)
+                try:
+                    inner = _child_level(level, self._dirs.get(child), name)
+                except OSError:  # gone, or swapped for a symlink since it was listed
+                    self.stats.skippedUnreadable += 1
+                    continue
+                listed = self._list(child)
+                if listed is not None:
+                    stack.append((inner, child, listed))
             else:
-                cand = self._file_candidate(child_rel, child_abs, st.st_size)
+                cand = self._file_candidate(child, folder, name, st)
                 if cand is not None:
                     yield cand
 
+    def _file_candidate(self, rel: str, folder: str, name: str, st: os.stat_result) -> Candidate | None:
+        if self._glob is not None and not self._glob(rel):
+            return None
+        if st.st_size > MAX_FILE_BYTES:
+            self.stats.skippedOversize += 1
+            return None
+        return Candidate(rel, folder, name, st.st_size, st.st_dev, st.st_ino)
+
     # -- content rules --------------------------------------------------------
+    def open(self, cand: Candidate) -> tuple[int, os.stat_result]:
+        """A descriptor on the candidate, opened through its folder's descriptor (never a symlink)."""
+        return fsread.open_file_at(self._dirs.get(cand.folder), cand.name)
+
+    def read_bytes(self, cand: Candidate, limit: int) -> tuple[bytes, os.stat_result]:
+        fd, st = self.open(cand)
+        try:
+            return fsread.read_fd(fd, limit), st
+        finally:
+            os.close(fd)
+
     def read_text(self, cand: Candidate) -> bytes | None:
         """The whole file when it is searchable text, else None (and counted)."""
         try:
-            data = _read_prefix(cand.abspath, MAX_FILE_BYTES + 1)
+            data, _ = self.read_bytes(cand, MAX_FILE_BYTES + 1)
         except OSError:
             self.stats.skippedUnreadable += 1
             return None
@@ -378,7 +425,7 @@ class Walk:
     def is_text(self, cand: Candidate) -> bool:
         """Probe only the first 8 KiB: the check an out-of-process engine needs."""
         try:
-            head = _read_prefix(cand.abspath, BINARY_PROBE_BYTES)
+            head, _ = self.read_bytes(cand, BINARY_PROBE_BYTES)
         except OSError:
             self.stats.skippedUnreadable += 1
             return False
@@ -387,3 +434,13 @@ class Walk:
             return False
         self.stats.filesScanned += 1
         return True
+
+    def same_file(self, cand: Candidate) -> bytes | None:
+        """The candidate's bytes if, opened afresh without following anything, it is still the file the walk listed."""
+        try:
+            data, st = self.read_bytes(cand, MAX_FILE_BYTES + 1)
+        except OSError:
+            return None
+        if (st.st_dev, st.st_ino) != (cand.dev, cand.ino) or len(data) > MAX_FILE_BYTES:
+            return None
+        return data

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labkit.errors import LabkitError
-from labkit.gitrunner import git_bytes, run_git, toplevel, zsplit
+from labkit.gitrunner import zsplit
+from labkit.workspace import GitDir, Workspace
 
 from .config import INVALID_REVISION, RepoEntry
 
@@ -39,25 +40,25 @@ class TreeEntry:
         return _KIND.get(self.mode, f"a {self.kind} with mode {self.mode}")
 
 
-def check_repository(repo: RepoEntry) -> Path:
-    """The repository folder, when it is the top of a git work tree."""
+def open_repository(repo: RepoEntry) -> Workspace:
+    """The repository folder opened as a workspace, when it is the top of a git work tree."""
     where = f"repo {repo.alias} ('{repo.path}')"
     if not repo.directory.is_dir():
         raise LabkitError("not_a_repository", f"{where} does not exist next to the config file; fix its path")
     try:
-        top = toplevel(repo.directory)
+        ws = Workspace.open(repo.directory, require_git=True)
     except LabkitError:
         raise LabkitError("not_a_repository", f"{where} is not a git repository; fix its path in the config") from None
-    if top.resolve() != repo.directory.resolve():
+    if ws.git.prefix:
+        ws.close()
         raise LabkitError("not_a_repository",
                           f"{where} is a folder inside another repository, not a repository's top; fix its path")
-    return repo.directory
+    return ws
 
 
-def verify_commit(repo: RepoEntry, commit: str) -> str:
+def verify_commit(git: GitDir, repo: RepoEntry, commit: str) -> str:
     """Confirm with git that a full object id names a commit in this repository."""
-    res = run_git(repo.directory, ["cat-file", "-t", commit], ok_returncodes=(0, 1, 128),
-                  timeout=GIT_TIMEOUT_S)
+    res = git.run(["cat-file", "-t", commit], ok_returncodes=(0, 1, 128), timeout=GIT_TIMEOUT_S)
     kind = res.stdout.decode("ascii", "replace").strip()
     if res.returncode != 0 or not kind:
         raise LabkitError(INVALID_REVISION,
@@ -70,11 +71,11 @@ def verify_commit(repo: RepoEntry, commit: str) -> str:
     return commit
 
 
-def tree_entries(repo: RepoEntry, commit: str, paths: list[str]) -> dict[str, TreeEntry]:
+def tree_entries(git: GitDir, commit: str, paths: list[str]) -> dict[str, TreeEntry]:
     """The tree entries of ``paths`` (exact matches only) at ``commit``."""
     if not paths:
         return {}
-    out = git_bytes(repo.directory, ["ls-tree", "-z", "-l", "--full-tree", commit, "--", *paths],
+    out = git.bytes(["ls-tree", "-z", "-l", "--full-tree", commit, "--", *paths],
                     extra_env=_LITERAL, timeout=GIT_TIMEOUT_S, max_bytes=4 * 1024 * 1024)
     wanted = set(paths)
     entries: dict[str, TreeEntry] = {}
@@ -89,18 +90,18 @@ def tree_entries(repo: RepoEntry, commit: str, paths: list[str]) -> dict[str, Tr
     return entries
 
 
-def read_blob(repo: RepoEntry, oid: str, max_bytes: int) -> bytes:
+def read_blob(git: GitDir, oid: str, max_bytes: int) -> bytes:
     """A blob's raw bytes by object id (no filters, no textconv)."""
-    return git_bytes(repo.directory, ["cat-file", "blob", oid], timeout=GIT_TIMEOUT_S, max_bytes=max_bytes)
+    return git.bytes(["cat-file", "blob", oid], timeout=GIT_TIMEOUT_S, max_bytes=max_bytes)
 
 
-def read_blobs(repo: RepoEntry, oids: list[str], max_bytes_each: int) -> dict[str, bytes]:
+def read_blobs(git: GitDir, oids: list[str], max_bytes_each: int) -> dict[str, bytes]:
     """Several blobs in one ``cat-file --batch`` call, keyed by object id."""
     if not oids:
         return {}
     unique = list(dict.fromkeys(oids))
     stdin = "".join(f"{oid}\n" for oid in unique).encode("ascii")
-    out = git_bytes(repo.directory, ["cat-file", "--batch"], input_bytes=stdin, timeout=GIT_TIMEOUT_S,
+    out = git.bytes(["cat-file", "--batch"], input_bytes=stdin, timeout=GIT_TIMEOUT_S,
                     max_bytes=len(unique) * (max_bytes_each + 128))
     blobs: dict[str, bytes] = {}
     pos = 0

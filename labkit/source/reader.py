@@ -14,6 +14,7 @@ through the hardened runner, and only ``cat-file``/``ls-tree`` touch objects.
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 from pathlib import Path
 
 from labkit.errors import LabkitError
@@ -44,14 +45,15 @@ def _config(config) -> SourceConfig:
     return config if isinstance(config, SourceConfig) else load_config(config)
 
 
+@contextmanager
 def _pin(config: SourceConfig, target: str, at: str, repo: str):
-    """Resolve (target, time, repo) to a verified commit; returns (repo entry, deployment, instant)."""
+    """Resolve (target, time, repo) to a verified commit; yields (repo entry, deployment, instant, git)."""
     instant = parse_instant(at)
     entry = config.repo(repo)
     deployment = resolve_deployment(config, target, repo, instant)
-    gitobjects.check_repository(entry)
-    gitobjects.verify_commit(entry, deployment.commit)
-    return entry, deployment, instant
+    with gitobjects.open_repository(entry) as ws:
+        gitobjects.verify_commit(ws.git, entry, deployment.commit)
+        yield entry, deployment, instant, ws.git
 
 
 def _provenance(deployment, instant) -> dict:
@@ -134,10 +136,10 @@ def source_read(config_path, *, target: str, at: str, repo: str, path: str,
     config = _config(config_path)
     entry = config.repo(repo)
     rel = _checked_path(entry, path)
-    entry, deployment, instant = _pin(config, target, at, repo)
-    commit = deployment.commit
-    found = _regular_entry(entry, commit, rel, gitobjects.tree_entries(entry, commit, [rel]))
-    text = _decode(rel, gitobjects.read_blob(entry, found.oid, MAX_FILE_BYTES + 1))
+    with _pin(config, target, at, repo) as (entry, deployment, instant, git):
+        commit = deployment.commit
+        found = _regular_entry(entry, commit, rel, gitobjects.tree_entries(git, commit, [rel]))
+        text = _decode(rel, gitobjects.read_blob(git, found.oid, MAX_FILE_BYTES + 1))
     lines = split_lines(text)
     first, last = _line_window(rel, len(lines), start, end)
     content = "".join(lines[first - 1:last])
@@ -166,30 +168,30 @@ def source_search(config_path, *, target: str, at: str, repo: str, query: str) -
     """Literal search over the allowed files at the deployed commit, within the budgets."""
     config = _config(config_path)
     matches = _matcher(query)
-    entry, deployment, instant = _pin(config, target, at, repo)
-    commit = deployment.commit
-    rules = PathRules.for_root(entry.directory)
-    skipped: list[dict] = []
-    truncated = False
-    candidates = []
-    for rel in entry.allowed_files:  # already sorted in code-point order
-        if rules.is_sensitive(rel):
-            skipped.append({"path": rel, "reason": "sensitive_path"})
-        else:
-            candidates.append(rel)
-    if len(candidates) > MAX_SEARCH_FILES:
-        truncated = True
-        skipped += [{"path": rel, "reason": "file_budget"} for rel in candidates[MAX_SEARCH_FILES:]]
-        candidates = candidates[:MAX_SEARCH_FILES]
-    tree = gitobjects.tree_entries(entry, commit, candidates)
-    readable = []
-    for rel in candidates:
-        try:
-            readable.append(_regular_entry(entry, commit, rel, tree))
-        except LabkitError as exc:
-            truncated = truncated or exc.code == "file_too_large"
-            skipped.append({"path": rel, "reason": exc.code})
-    blobs = gitobjects.read_blobs(entry, [e.oid for e in readable], MAX_FILE_BYTES)
+    with _pin(config, target, at, repo) as (entry, deployment, instant, git):
+        commit = deployment.commit
+        rules = PathRules.for_root(entry.directory)
+        skipped: list[dict] = []
+        truncated = False
+        candidates = []
+        for rel in entry.allowed_files:  # already sorted in code-point order
+            if rules.is_sensitive(rel):
+                skipped.append({"path": rel, "reason": "sensitive_path"})
+            else:
+                candidates.append(rel)
+        if len(candidates) > MAX_SEARCH_FILES:
+            truncated = True
+            skipped += [{"path": rel, "reason": "file_budget"} for rel in candidates[MAX_SEARCH_FILES:]]
+            candidates = candidates[:MAX_SEARCH_FILES]
+        tree = gitobjects.tree_entries(git, commit, candidates)
+        readable = []
+        for rel in candidates:
+            try:
+                readable.append(_regular_entry(entry, commit, rel, tree))
+            except LabkitError as exc:
+                truncated = truncated or exc.code == "file_too_large"
+                skipped.append({"path": rel, "reason": exc.code})
+        blobs = gitobjects.read_blobs(git, [e.oid for e in readable], MAX_FILE_BYTES)
     hits: list[dict] = []
     scanned = 0
     for found in readable:
