@@ -234,10 +234,16 @@ lab06.q1.check(answer_q1)
 # %% [markdown]
 # **Q2. Pick by measurement.** On the invoice shape, which strategy keeps 100% recall with the
 # fewest bytes at 6 files (`"small"`) and at 506 files (`"large"`)? Answer with letters, for
-# example `{"small": "X", "large": "Y"}`.
+# example `{"small": "X", "large": "Y"}`. The measured rows are in `result["rows"]` (section 3).
 
 # %% tags=["solution"]
-answer_q2 = {"small": "A", "large": "D"}
+def cheapest_full_recall(files):
+    """The strategy with 100% recall and the fewest bytes, on the invoice shape at this size."""
+    full = [r for r in result["rows"] if r["shape"] == "invoice" and r["files"] == files and r["recall"] == 1.0]
+    return min(full, key=lambda r: r["estimatedTextBytes"])["strategy"]
+
+
+answer_q2 = {"small": cheapest_full_recall(6), "large": cheapest_full_recall(506)}
 
 # %%
 lab06.q2.check(answer_q2)

@@ -24,6 +24,8 @@ def test_q1_reference_rule_passes():
     ({**REFERENCE_RULE, "max_files": 3}, "ran out of budget"),
     (["compute_payslip", "apply_deductions", "income_tax"], "strategy C"),  # hand-picked terms, not a rule
     ({"depth": 3}, "not valid"),
+    ({"callee_depth": 3, "caller_depth": 1}, "lacks max_files, max_bytes"),  # defaults would fill the gap
+    ({"callee_depth": 3}, "lacks caller_depth"),
     ("callee_depth=3", "should be a dict"),
 ])
 def test_q1_realistic_mistakes(answer, says):

@@ -15,6 +15,7 @@ from labkit.errors import LabkitError
 EXERCISE_SHAPE = "payroll"
 EXERCISE_FILES = 59  # the 9 payroll files and 50 noise files
 BYTES_RATIO = 1.5
+RULE_FIELDS = ("callee_depth", "caller_depth", "max_files", "max_bytes")
 
 
 @lru_cache(maxsize=32)
@@ -48,6 +49,10 @@ def _validate_rule(answer) -> None:
         ExpansionRule.from_dict(answer)
     except LabkitError as exc:
         raise Incorrect(f"your rule is not valid: {exc.message}") from None
+    missing = [k for k in RULE_FIELDS if k not in answer]
+    if missing:
+        raise Incorrect(f"your rule lacks {', '.join(missing)}. D would silently use its default there, so the "
+                        "rule would not be the one you wrote down: give all four fields")
     s = score_rule(answer)
     pct = f"{100 * (s['recall'] or 0):.0f}%"
     missed = len(s["missedGold"])
@@ -79,10 +84,10 @@ q1 = Exercise(
     validate=_validate_rule,
     hint_text=("Run D with the default rule on the payroll fixture and read result['coverage']['notExpanded'] "
                "and ['mightHaveMissed']: they say which names the expansion stopped in front of, and why."),
-    explanation=("answer_q1 = {'callee_depth': 3, 'caller_depth': 1, 'max_files': 40, 'max_bytes': 65536}\n"
-                   "compute_payslip -> apply_deductions -> income_tax -> bracket_rate is three calls deep, so the "
-                   "default depth of 2 stops one file short. Callers one level up are enough: run_payroll's own "
-                   "caller (cli/main.py) does not see the change."),
+    explanation=("compute_payslip -> apply_deductions -> income_tax -> bracket_rate is three calls deep, so "
+                 "the default depth of 2 stops one file short. Callers one level up are enough: run_payroll's "
+                 "own caller (cli/main.py) does not see the change. The budget only has to let the expansion "
+                 "finish."),
 )
 
 
@@ -143,7 +148,7 @@ q2 = Exercise(
             "('small') and at 506 files ('large')? Answer with letters, e.g. {'small': 'X', 'large': 'Y'}."),
     validate=_validate_choice,
     hint_text="Filter the table to recall 1.0 first, then compare estimatedTextBytes within each size.",
-    explanation=("answer_q2 = {'small': 'A', 'large': 'D'}\nAt 6 files the bodies are so small that the "
-                   "search JSON and the diff cost more than reading everything; at 506 files reading everything "
-                   "costs ten times more, and D (which picks its own terms) reads slightly less than C."),
+    explanation=("at 6 files the bodies are so small that the search JSON and the diff cost more than reading "
+                 "everything; at 506 files reading everything costs ten times more, and D (which picks its own "
+                 "terms) reads slightly less than C."),
 )
