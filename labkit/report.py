@@ -93,6 +93,9 @@ def run_experiment_step(name: str, *, quick: bool) -> StepResult:
     return step
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
 def run_lab_step(path: Path, out_dir: Path, *, timeout: int) -> StepResult:
     from labkit.notebooks import execute_notebook
 
@@ -100,7 +103,9 @@ def run_lab_step(path: Path, out_dir: Path, *, timeout: int) -> StepResult:
     detail = None
     if not run.ok:
         detail = f"failing cell {run.failed_cell_index}:\n{run.failed_cell_source or ''}"
-    return StepResult(path.stem, run.ok, run.seconds, error=run.error, detail=detail)
+    # A kernel's traceback is coloured for a terminal; the page and a log get plain text.
+    error = _ANSI.sub("", run.error) if run.error else run.error
+    return StepResult(path.stem, run.ok, run.seconds, error=error, detail=detail)
 
 
 # -- numbers: one format per column, with units --------------------------------------------------
@@ -368,18 +373,20 @@ def _key_search(d: dict) -> str:
 
 
 def _key_eval(d: dict) -> str:
+    source = d.get("splitRows") or d["rows"]
     rows = [dict(r, hit1Pct=r["hit1"] / r["positives"] if r["positives"] else None,
-                 hit5Pct=r["hit5"] / r["positives"] if r["positives"] else None) for r in d["rows"]]
-    cols = [Col("backend", "backend"), Col("ranking", "ranking")]
+                 hit5Pct=r["hit5"] / r["positives"] if r["positives"] else None) for r in source]
+    cols = []
     if any("split" in r for r in rows):
         cols.append(Col("split", "split"))
+    cols += [Col("backend", "backend"), Col("ranking", "ranking")]
     cols += [Col("positives", "positive cases"), Col("hit1", "Hit@1"), Col("hit1Pct", "Hit@1", "%", True),
              Col("hit5", "Hit@5"), Col("hit5Pct", "Hit@5", "%", True), Col("closedLoop", "closed loop"),
              Col("noMatchSuccess", "no-match right"), Col("medianSearchMs", "search", "ms"),
              Col("medianContextMs", "context", "ms")]
-    corpus = d.get("corpus", {})
-    head = (f"<p>{d.get('cases', '?')} cases over {html.escape(str(corpus.get('package', '?')))} "
-            f"{html.escape(str(corpus.get('version', '')))}.</p>")
+    corpora = d.get("corpora") or [d.get("corpus", {})]
+    names = ", ".join(f"{c.get('package', '?')} {c.get('version', '')}".strip() for c in corpora)
+    head = f"<p>{d.get('cases', '?')} cases over {html.escape(names)}.</p>"
     z = d.get("zoekt") or {}
     note = "" if z.get("available") else f"<p class=note>Zoekt did not run: {html.escape(str(z.get('reason')))}</p>"
     return head + render_table(rows, cols) + note

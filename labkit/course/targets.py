@@ -247,15 +247,17 @@ def _mcp(d: dict):
     return measured, d["ratio"] <= MCP_PAGING_MAX_RATIO, _size_note(d["diffBytes"])
 
 
-def _eval_rows(d: dict) -> list[dict]:
-    rows = d["rows"]
-    if any("split" in r for r in rows):
-        rows = [r for r in rows if r.get("split") == "test"]
-    return rows
+def _eval_rows(d: dict) -> tuple[list[dict], bool]:
+    """The rows the target is judged on: the held-out test split when the eval has one."""
+    for rows in (d.get("splitRows") or [], d["rows"]):
+        test = [r for r in rows if r.get("split") == "test"]
+        if test:
+            return test, True
+    return d["rows"], False
 
 
 def _code_search(d: dict):
-    rows = _eval_rows(d)
+    rows, on_test = _eval_rows(d)
     parts, ok = [], True
     raw = [r for r in rows if r["ranking"] == "raw"]
     for r in rows:
@@ -269,7 +271,7 @@ def _code_search(d: dict):
         raise KeyError("no definition-first rows")
     raw_text = "; raw order " + ", ".join(f"{r['backend']} Hit@1 {r['hit1']}/{r['positives']}" for r in raw) \
         if raw else ""
-    split = " (test split)" if any("split" in r for r in d["rows"]) else ""
+    split = " (held-out test split)" if on_test else ""
     measured = "definition-first " + "; ".join(parts) + raw_text + split
     missing = [b for b in CODE_SEARCH_BACKENDS if b not in ran]
     if missing:

@@ -29,8 +29,9 @@ def hit_at_k(result: dict):
     ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel("eval cases (%)")
     ax.set_xlabel("backend and ranking")
-    corpus = result["corpus"]
-    ax.set_title(f"Code-search eval on {corpus['package']} {corpus['version']} ({result['cases']} cases)")
+    corpora = result.get("corpora") or [result["corpus"]]
+    names = ", ".join(f"{c['package']} {c['version']}" for c in corpora)
+    ax.set_title(f"Code-search eval on {names} ({result['cases']} cases)")
     from labkit.course.targets import CODE_SEARCH_MIN_HIT1
 
     ax.axhline(100 * CODE_SEARCH_MIN_HIT1, color="#9467bd", linestyle=":", linewidth=1)
