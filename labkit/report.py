@@ -31,7 +31,6 @@ SECTION_ORDER = [
     "utf8-pagination", "snapshot-drift", "pagination-cost", "mcp-paging", "context-scale", "search-bench",
     "code-search-eval", "review-examples", "pinned-source",
 ]
-HEADLINE_ORDER = SECTION_ORDER  # the name earlier versions exported
 
 #: One sentence per experiment: what it measures (never what it found: that comes from the data).
 INTRO = {
@@ -223,6 +222,21 @@ def _flat_row(row: dict, prefix: str = "") -> dict:
         else:
             out[name] = value
     return out
+
+
+def flatten(data: dict, prefix: str = "") -> list[dict]:
+    """``{"a": {"b": 1}}`` -> ``[{"field": "a.b", "value": 1}]``; lists of records are left out
+    (``labkit experiment`` prints them as tables of their own)."""
+    rows = []
+    for key, value in data.items():
+        name = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, dict):
+            rows += flatten(value, name)
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            continue
+        else:
+            rows.append({"field": name, "value": value})
+    return rows
 
 
 def _is_records(value) -> bool:
