@@ -286,17 +286,43 @@ lab07.q3.check(answer_q3)
 exercise["report"]["baseline"]
 
 # %% [markdown]
-# ### Q4. Does the approval hold?
+# ### Q4. What voids an approval?
 #
-# You approved a report of an authorized dependency bump. Afterwards the formatter changed one character in
-# `uv.lock` (a version digit: same size, same line counts). Does your approval still hold? Answer `True` or
-# `False`.
+# Section 5 showed one edit that voids an approval. Here is a new situation. You reviewed the
+# formatter-spill world (with a `.gitignore` for `__pycache__/`) with the allow list `lab07.Q4_ALLOW` and
+# approved its `reportSha256`. Before the commit, one of the events below happens. After which of them
+# does the approval **no longer hold**? Answer a set of keys, e.g. `{"touch"}` (the shape, not the answer).
+#
+# Predict, then replay each event with labkit: `build_approval_world(repo)` builds the world in a fresh
+# `IsolatedRepo`, `apply_after_approval(repo, key)` makes one event happen, and `approval_holds` (section 5)
+# tells you whether your approval still holds.
+
+# %%
+from labkit.course.exercise_worlds import apply_after_approval, build_approval_world
+
+print("allow list:", lab07.Q4_ALLOW)
+for key, text in lab07.Q4_EVENTS.items():
+    print(f"{key:10} {text}")
 
 # %% tags=["solution"]
-answer_q4 = False
+def voids_approval(event):
+    """Approve the report, let the event happen, then ask whether the approval still holds."""
+    with IsolatedRepo() as world:
+        build_approval_world(world)
+        approved_hash = review_diff(world.path, allow=list(lab07.Q4_ALLOW))["reportSha256"]
+        apply_after_approval(world, event)
+        return not approval_holds(approved_hash, world.path, allow=list(lab07.Q4_ALLOW))["valid"]
+
+
+answer_q4 = {event for event in lab07.Q4_EVENTS if voids_approval(event)}
 
 # %%
 lab07.q4.check(answer_q4)
+
+# %% [markdown]
+# The approval is a hash of what would be committed, file by file: it notices one swapped character and
+# a new untracked file, and it ignores what does not change the committed content (staging, saving the
+# same bytes, an ignored cache, an edit undone before the check).
 
 # %%
 for world in (repo, dirty):

@@ -156,10 +156,22 @@ def test_q3_reference_and_mistakes():
 
 # -- q4 -----------------------------------------------------------------------------------------
 
+def test_q4_replay_finds_what_the_lab_teaches():
+    # a new untracked file and a same-size edit void the approval; the rest leave the report as it was
+    assert lab07.q4_voiding_events() == {"cache", "same_size"}
+    assert rx.approval_demo()["validAfterChange"] is False  # section 5's demo, which q4 no longer repeats
+
+
 def test_q4_reference_and_mistakes():
-    assert lab07.q4.check(False).status == CORRECT
+    assert lab07.q4.check({"cache", "same_size"}).status == CORRECT
     assert lab07.q4.check(...).status == NOT_ATTEMPTED
-    kept = lab07.q4.check(True)
-    assert kept.status == INCORRECT and "contentId" in kept.message
-    assert "True" in lab07.q4.check("no").message
-    assert rx.approval_demo()["validAfterChange"] is False
+    cases = [({"cache", "same_size", "stage"}, "staging moves nothing"),
+             ({"cache", "same_size", "touch"}, "same blob id"),
+             ({"cache", "same_size", "ignored"}, "ignored file"),
+             ({"cache", "same_size", "undo_redo"}, "final bytes"),
+             ({"same_size"}, "missing 1"), (set(), "nothing voids"), (False, "not True/False"),
+             ("cache", "even for a single event"), ({"rebase"}, "not events")]
+    for answer, fragment in cases:
+        result = lab07.q4.check(answer)
+        assert result.status == INCORRECT and fragment in result.message, (answer, result.message)
+    assert "cache" not in lab07.q4.check({"same_size"}).message

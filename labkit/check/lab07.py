@@ -7,6 +7,8 @@ learner's one, and the common agent mistakes get their own message.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from labkit.check import Exercise, Incorrect, expect_type
 
 VERDICTS = ("pass", "review", "block")
@@ -122,14 +124,76 @@ def _check_q3(answer) -> None:
         raise Incorrect("your set misses a change the agent made on purpose; start from the second table")
 
 
-def _check_q4(answer) -> None:
-    if answer is True:
-        raise Incorrect("you kept the approval, but the approval was bound to the old reportSha256. The totals "
-                        "are identical, yet each file's contentId is in the report, so one changed character "
-                        "gives a new hash: re-review before committing")
-    if answer is not False:
-        raise Incorrect("answer with True (the approval still holds) or False (it is void)")
+Q4_ALLOW = ("tests/", "src/pricing.py", "pnpm-lock.yaml")
 
+
+def q4_voiding_events() -> frozenset:
+    """The events after which the approval no longer holds: replayed with the real gate, not stored."""
+    return _q4_voiding()
+
+
+def _q4_voiding_impl() -> frozenset:
+    from labkit.course.exercise_worlds import AFTER_APPROVAL, apply_after_approval, build_approval_world
+    from labkit.repo_builder import IsolatedRepo
+    from labkit.review import approval_holds, review_diff
+
+    void = set()
+    for event in AFTER_APPROVAL:
+        with IsolatedRepo(prefix="labkit-lab07-q4-") as repo:
+            build_approval_world(repo)
+            approved = review_diff(repo.path, allow=list(Q4_ALLOW))["reportSha256"]
+            apply_after_approval(repo, event)
+            if not approval_holds(approved, repo.path, allow=list(Q4_ALLOW))["valid"]:
+                void.add(event)
+    return frozenset(void)
+
+
+_q4_voiding = lru_cache(maxsize=1)(_q4_voiding_impl)
+
+_Q4_HOLDS = {
+    "stage": ("the report compares the base commit with the index, the worktree and untracked files together; "
+              "staging moves nothing in that comparison, so every contentId and the hash stay the same"),
+    "touch": "saving the same bytes gives the same blob id (contentId), so the report and its hash are unchanged",
+    "ignored": "an ignored file is in no listing (ls-files --exclude-standard leaves it out), so the report is unchanged",
+    "undo_redo": ("the report only sees the final bytes: after the restore, the lockfile's contentId is the "
+                  "approved one again"),
+}
+
+
+def _check_q4(answer) -> None:
+    from labkit.course.exercise_worlds import AFTER_APPROVAL
+
+    if isinstance(answer, bool):
+        raise Incorrect("the question is which events void the approval: give a set of event keys, not True/False")
+    if isinstance(answer, str):
+        raise Incorrect("give a set of keys, even for a single event: {'touch'}, not 'touch'")
+    expect_type(answer, (set, frozenset, list, tuple), "your answer")
+    chosen = {str(a).strip() for a in answer}
+    unknown = sorted(chosen - set(AFTER_APPROVAL))
+    if unknown:
+        raise Incorrect(f"{unknown} are not events; pick keys of lab07.Q4_EVENTS: {sorted(AFTER_APPROVAL)}")
+    void = q4_voiding_events()
+    wrong = sorted(chosen - void)
+    if wrong:
+        raise Incorrect(f"you say {wrong[0]!r} voids the approval, but "
+                        f"{_Q4_HOLDS.get(wrong[0], 'replay it: approval_holds still says valid')}")
+    if not chosen:
+        raise Incorrect("you say nothing voids the approval. Replay the events: approve a report, apply one "
+                        "event, and ask approval_holds")
+    missing = void - chosen
+    if missing:
+        raise Incorrect(f"you are missing {len(missing)} event(s) after which approval_holds says the approval is "
+                        "void. Remember that the report lists untracked files too, and that a contentId changes "
+                        "with any byte")
+
+
+def _q4_events() -> dict:
+    from labkit.course.exercise_worlds import AFTER_APPROVAL
+
+    return dict(AFTER_APPROVAL)
+
+
+Q4_EVENTS = _q4_events()
 
 q1 = Exercise(
     name="lab07.q1",
@@ -137,7 +201,8 @@ q1 = Exercise(
     validate=_check_q1,
     hint_text="Two things block: a path outside the allow list, and a report that is not complete. Every other "
               "risk asks for a human. No risk and complete: pass.",
-    explanation="answer_q1 = {'A': 'review', 'B': 'block', 'C': 'pass', 'D': 'block', 'E': 'review'}",
+    explanation=("an unauthorized path or an incomplete listing blocks; any other risk (a lockfile, a binary, "
+                 "a CI file ...) asks for review even when allowed; only a complete report with no risk passes."),
 )
 
 q2 = Exercise(
@@ -146,7 +211,8 @@ q2 = Exercise(
     validate=_check_q2,
     hint_text="An entry is an exact file, or a folder that ends in '/'. When the plan names the files, name "
               "the files.",
-    explanation="answer_q2 = ['tests/test_pricing.py', 'src/util.py']",
+    explanation=("when the task names the files, name exactly those files: a folder entry would admit "
+                 "neighbours (tests/conftest.py), and a bare name without '/' is a file, never a prefix."),
 )
 
 q3 = Exercise(
@@ -155,13 +221,19 @@ q3 = Exercise(
     validate=_check_q3,
     hint_text="Compare the two tables path by path: a same content id means untouched since the baseline; a "
               "path that disappeared went back to the base content.",
-    explanation="answer_q3 = {'tests/test_pricing.py', 'notes/todo.txt', 'README.md'}",
+    explanation=("a path the user had dirty with the same contentId after the run is preexisting; a new path, "
+                 "or a dirty path whose content id changed, is the agent's; a path back at its base content "
+                 "was reverted, which is a change too."),
 )
 
 q4 = Exercise(
     name="lab07.q4",
-    prompt="After the approval, the formatter changed one character in uv.lock. Does the approval still hold?",
+    prompt=("You approved a report (allow list lab07.Q4_ALLOW) of the review world. Which of lab07.Q4_EVENTS, "
+            "happening before the commit, void that approval? Give a set of keys."),
     validate=_check_q4,
-    hint_text="What does reportSha256 cover? Look for a per-file field that changes when content does.",
-    explanation="answer_q4 = False",
+    hint_text=("For each event: build_approval_world in a fresh IsolatedRepo, approve review_diff(...)['reportSha256'], "
+               "apply_after_approval, then ask approval_holds(approved, repo.path, allow=...)."),
+    explanation=("an approval holds exactly while the recomputed report has the approved hash: any byte change "
+                 "in a listed file or any new untracked file voids it, while staging, re-saving the same bytes, "
+                 "ignored files and an edit that was undone leave the report as it was."),
 )

@@ -127,3 +127,47 @@ def build_agent_runs(repo) -> dict:
     after = read_all_pages(repo.path, max_bytes=1024)
     again = read_all_pages(repo.path, max_bytes=1024)
     return {"ada": before, "bo": again, "cy": after[:-1], "dee": [before[0], *after[1:]]}
+
+
+#: Lab 07: things that may happen between an approval and the commit.
+AFTER_APPROVAL = {
+    "stage": "the agent runs `git add -A` (everything staged, no file changed)",
+    "touch": "an editor saves src/pricing.py again with the very same bytes",
+    "cache": "the test runner writes .pytest_cache/v/lastfailed (a new, untracked file)",
+    "ignored": "the test runner writes a .pyc under __pycache__/, which .gitignore ignores",
+    "same_size": "the formatter swaps two characters in tests/test_pricing.py (same size, same line counts)",
+    "undo_redo": "the lockfile is edited and then restored to the approved bytes",
+}
+
+
+def build_approval_world(repo) -> None:
+    """Lab 07: the review world after the formatter spill, with a .gitignore for caches committed first."""
+    from labkit.experiments import review_examples as rx
+
+    rx.base_world(repo)
+    repo.write(".gitignore", "__pycache__/\n")
+    repo.commit("ignore caches")
+    rx.formatter_spill(repo)
+
+
+def apply_after_approval(repo, event: str) -> None:
+    """Lab 07: make one of :data:`AFTER_APPROVAL` happen in ``repo``."""
+    if event == "stage":
+        repo.stage()
+    elif event == "touch":
+        repo.write("src/pricing.py", repo.read("src/pricing.py"))
+    elif event == "cache":
+        repo.write(".pytest_cache/v/lastfailed", "{}\n")
+    elif event == "ignored":
+        repo.write("src/__pycache__/pricing.cpython-311.pyc", b"\x00\x01fake")
+    elif event == "same_size":
+        text = repo.read("tests/test_pricing.py").decode()
+        i = next(k for k in range(len(text) - 1) if text[k].isalpha() and text[k + 1].isalpha()
+                 and text[k] != text[k + 1])
+        repo.write("tests/test_pricing.py", text[:i] + text[i + 1] + text[i] + text[i + 2:])
+    elif event == "undo_redo":
+        before = repo.read("pnpm-lock.yaml")
+        repo.write("pnpm-lock.yaml", before + b"# temp\n")
+        repo.write("pnpm-lock.yaml", before)
+    else:
+        raise ValueError(f"unknown event {event!r}; one of {sorted(AFTER_APPROVAL)}")
