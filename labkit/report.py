@@ -45,10 +45,11 @@ INTRO = {
     "context-scale": "Lab 06. Four strategies gather context for one change in projects of growing size: "
                      "A reads every file, B searches the changed name, C adds a hand-picked term, D expands "
                      "automatically.",
-    "search-bench": "Lab 01. The python and ripgrep engines, auto, and the code-search index on corpora from a "
-                    "handful of files to large files, in-process and as whole processes.",
-    "code-search-eval": "Lab 08. The frozen eval over a pinned release of click: Hit@1, Hit@5, the search → "
-                        "context loop and no-match cases, per backend and ranking.",
+    "search-bench": "Lab 01. The python and ripgrep engines and auto (and the code-search index, where the run "
+                    "builds one) on corpora from a handful of files to large files, in-process and as whole "
+                    "processes.",
+    "code-search-eval": "Lab 08. The frozen eval over pinned releases of real packages: Hit@1, Hit@5, the search → "
+                        "context loop and no-match cases, per backend, ranking and split.",
     "review-examples": "Lab 07. The review gate on realistic agent runs, and what it reads first: the numstat "
                        "listing rather than the patch.",
     "pinned-source": "Lab 09. One request through the code each store actually ran, from the deployment table, "
