@@ -40,7 +40,7 @@ def check_context_path(path: str) -> str:
 
 
 def get_file_context(index_dir, repo: str, path: str, line: int, *, before: int = 20, after: int = 20) -> dict:
-    from .index import connect, dirty_repos, indexed_repos, stale_repos
+    from .index import connect, dirty_repos, indexed_repos, stale_repos, work_tree_states
 
     for name, value in (("before", before), ("after", after)):
         if not isinstance(value, int) or isinstance(value, bool) or not (0 <= value <= WINDOW_MAX):
@@ -63,6 +63,8 @@ def get_file_context(index_dir, repo: str, path: str, line: int, *, before: int 
     if not (1 <= line <= len(lines)):
         raise LabkitError("line_out_of_range", f"line {line} is outside '{rel}', which has {len(lines)} lines")
     start, end = max(1, line - before), min(len(lines), line + after)
+    scope = {repo: repos[repo]}
+    states = work_tree_states(scope)
     content = render_window(lines, line, start, end)
     return {
         "repo": repo,
@@ -75,8 +77,8 @@ def get_file_context(index_dir, repo: str, path: str, line: int, *, before: int 
         "content": content,
         "contentSha256": hashlib.sha256(content.encode("utf-8")).hexdigest(),
         "revision": repos[repo]["revision"],
-        "stale": bool(stale_repos({repo: repos[repo]})),
-        "dirty": (dirty := dirty_repos({repo: repos[repo]})),
+        "stale": bool(stale_repos(scope, states)),
+        "dirty": (dirty := dirty_repos(scope, states)),
         # True when this very file differs in the work tree from the text shown here.
         "pathDirty": rel in dirty.get(repo, {}).get("files", ()),
     }

@@ -446,28 +446,68 @@ def indexed_repos(conn: sqlite3.Connection) -> dict[str, dict]:
             for name, root, kind, rev in conn.execute("SELECT name, root, kind, revision FROM repos ORDER BY name")}
 
 
-def stale_repos(repos: dict[str, dict]) -> list[str]:
-    """Git repositories whose HEAD moved (or vanished) since they were indexed."""
-    from labkit.gitrunner import GitError, head_commit
+@dataclass
+class WorkTree:
+    """Where a git repository's work tree stands against the revision the index holds."""
 
-    stale = []
+    head: str | None  # None: no commit, not a repository any more, or gone
+    changed: list[bytes]  # raw relative paths differing from the indexed revision (untracked included)
+
+
+def work_tree_states(repos: dict[str, dict]) -> dict[str, WorkTree]:
+    """name -> ``WorkTree`` for every indexed git repository, in one ``git status`` each.
+
+    ``git status --porcelain=v2 --branch`` names HEAD's commit and every
+    change against it (staged, unstaged, untracked and not ignored). When HEAD
+    moved since indexing, the changes are taken against the indexed revision
+    instead (``git diff`` plus the untracked files).
+    """
+    from labkit.gitrunner import GitError, git_bytes, zsplit
+
+    states = {}
     for name, info in repos.items():
         if info["kind"] != "git":
             continue
+        root = Path(info["root"])
+        if not root.is_dir():
+            states[name] = WorkTree(None, [])
+            continue
         try:
-            head = head_commit(info["root"]) if Path(info["root"]).is_dir() else None
+            records = zsplit(git_bytes(root, ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all",
+                                              "--no-renames", "--ignore-submodules=all"]))
+            head, changed = None, set()
+            for r in records:
+                if r.startswith(b"# branch.oid "):
+                    oid = r[len(b"# branch.oid "):].decode("ascii", "replace")
+                    head = oid if oid != "(initial)" else None
+                elif r[:2] == b"1 ":
+                    changed.add(r.split(b" ", 8)[8])
+                elif r[:2] == b"u ":
+                    changed.add(r.split(b" ", 10)[10])
+                elif r[:2] == b"? ":
+                    changed.add(r[2:])
+            if head is not None and head != info["revision"]:
+                tracked = zsplit(git_bytes(root, ["diff", "--name-only", "-z", "--no-renames",
+                                                  "--ignore-submodules=all", info["revision"], "--"]))
+                changed = set(tracked) | {r[2:] for r in records if r[:2] == b"? "}
         except GitError:
-            head = None
-        if head != info["revision"]:
-            stale.append(name)
-    return stale
+            states[name] = WorkTree(None, [])
+            continue
+        states[name] = WorkTree(head, sorted(changed))
+    return states
+
+
+def stale_repos(repos: dict[str, dict], states: dict[str, WorkTree] | None = None) -> list[str]:
+    """Git repositories whose HEAD moved (or vanished) since they were indexed."""
+    states = work_tree_states(repos) if states is None else states
+    return [name for name, info in repos.items() if info["kind"] == "git" and states[name].head != info["revision"]]
 
 
 #: Changed paths listed per repository; past this, ``truncated`` says more changed.
 DIRTY_LIST_MAX = 50
 
 
-def dirty_repos(repos: dict[str, dict]) -> dict[str, dict]:
+def dirty_repos(repos: dict[str, dict], states: dict[str, WorkTree] | None = None) -> dict[str, dict]:
     """Git repositories whose work tree differs from the revision the index holds.
 
     ``{name: {"files": [...], "hidden": n, "truncated": bool}}`` for each such
@@ -479,20 +519,20 @@ def dirty_repos(repos: dict[str, dict]) -> dict[str, dict]:
     names that are not UTF-8); noise paths are never indexed and not listed.
     A plain folder is indexed as it stands and has no work tree to compare.
     """
-    from labkit.gitrunner import GitError
     from labkit.rules import PathRules
 
+    states = work_tree_states(repos) if states is None else states
     out = {}
     for name, info in repos.items():
-        if info["kind"] != "git" or not Path(info["root"]).is_dir():
+        state = states.get(name)
+        if state is None or not state.changed:
             continue
         try:
-            changed = _changed_since(Path(info["root"]), info["revision"])
             rules = PathRules.for_root(info["root"])
-        except (GitError, OSError):
+        except OSError:
             continue
         files, hidden = [], 0
-        for raw in changed:
+        for raw in state.changed:
             try:
                 rel = raw.decode("utf-8")
             except UnicodeDecodeError:
@@ -508,18 +548,3 @@ def dirty_repos(repos: dict[str, dict]) -> dict[str, dict]:
             files.sort()
             out[name] = {"files": files[:DIRTY_LIST_MAX], "hidden": hidden, "truncated": len(files) > DIRTY_LIST_MAX}
     return out
-
-
-def _changed_since(root: Path, revision: str) -> list[bytes]:
-    """Raw relative paths where the work tree differs from ``revision`` (untracked included)."""
-    from labkit.gitrunner import git_bytes, head_commit, zsplit
-
-    if head_commit(root) == revision:
-        # One call in the usual case: status compares the work tree and the index with HEAD.
-        records = zsplit(git_bytes(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all",
-                                          "--no-renames", "--ignore-submodules=all"]))
-        return sorted({r[3:] for r in records if len(r) > 3})
-    tracked = zsplit(git_bytes(root, ["diff", "--name-only", "-z", "--no-renames", "--ignore-submodules=all",
-                                      revision, "--"]))
-    untracked = zsplit(git_bytes(root, ["ls-files", "-z", "--others", "--exclude-standard"]))
-    return sorted(set(tracked) | set(untracked))

@@ -31,6 +31,22 @@ class Plan:
         """The verifier, compiled for UTF-8 bytes: RE2 then reports byte offsets with no conversion."""
         return compile_re2(self.regex, case_sensitive=self.case_sensitive, for_bytes=True)
 
+    def compile_whole_text(self):
+        """The regex for one pass over a whole file (``^``/``$`` at line ends), or None when unsafe.
+
+        The pass only *locates* lines worth checking (every line a match
+        touches); each is then checked on its own with :meth:`compile`, so
+        the result is exactly the line-by-line one. Unsafe, hence None: text
+        anchors (``\\A``, ``\\z``), turning a flag off (``(?-m)``), and a
+        pattern that matches the empty text (it would stop on every byte).
+        """
+        import re as _re
+
+        if self.literal or "\\A" in self.regex or "\\z" in self.regex or _re.search(r"\(\?[a-zA-Z]*-", self.regex):
+            return None
+        whole = compile_re2("(?m)" + self.regex, case_sensitive=self.case_sensitive, for_bytes=True)
+        return None if whole.search(b"") else whole
+
 
 def is_case_sensitive(query: str) -> bool:
     """Smart case, as in ``labkit search``: sensitive iff the query has an upper-case letter."""

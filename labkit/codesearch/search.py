@@ -11,7 +11,7 @@ import time
 
 from labkit.errors import LabkitError
 
-from .index import connect, dirty_repos, file_blobs, indexed_repos, stale_repos, symbol_rows
+from .index import connect, dirty_repos, file_blobs, indexed_repos, stale_repos, symbol_rows, work_tree_states
 from .languages import EXTENSIONS, language_of, normalize_language
 from .query import Plan, compile_re2, plan_query, queried_symbol
 
@@ -29,13 +29,20 @@ def _line_text(raw: bytes) -> str:
     return text[:-1] if text.endswith("\r") else text
 
 
-def _verify_file(pattern, plan: Plan, content: str, repo: str, path: str, out: list, room: int) -> None:
+def _verify_file(pattern, plan: Plan, content: str, repo: str, path: str, out: list, room: int,
+                 whole=None) -> None:
     """Append (at most ``room``) matching lines of one file, in line order.
 
     Matching runs on the UTF-8 bytes, so RE2 never converts offsets back to
-    characters (that conversion dominated the time on large files).
+    characters (that conversion dominated the time on large files). A regex
+    runs once over the whole text first (``whole``, see
+    ``Plan.compile_whole_text``) when it safely can, and only the lines its
+    matches touch are checked one by one.
     """
     data = content.encode("utf-8")
+    if whole is not None and not plan.literal and b"\r" not in data:
+        _verify_lines_touched(pattern, whole, data, repo, path, out, room)
+        return
     if plan.literal:
         # A literal holds no newline, so whole-text matches map to single lines.
         seen_line, line_no, pos = -1, 1, 0
@@ -64,6 +71,39 @@ def _verify_file(pattern, plan: Plan, content: str, repo: str, path: str, out: l
                 return
 
 
+def _verify_lines_touched(pattern, whole, data: bytes, repo: str, path: str, out: list, room: int) -> None:
+    """Line-by-line results, checking only the lines a whole-text match touches.
+
+    A line that matches on its own is always touched: the whole-text scan
+    finds a leftmost match starting at or before that line's match, and such a
+    match either reaches the line or ends before it (and the scan goes on).
+    """
+    line_no, pos, last_checked = 1, 0, 0
+    for m in whole.finditer(data):
+        start, end = m.start(), max(m.start(), m.end() - 1)
+        line_no += data.count(b"\n", pos, start)
+        pos = start
+        first = max(line_no, last_checked + 1)
+        last = line_no + data.count(b"\n", start, end)
+        if last < first:
+            continue
+        # Walk from the start of line ``first`` to the end of line ``last``.
+        cursor = data.rfind(b"\n", 0, start) + 1
+        for _ in range(line_no, first):
+            cursor = data.find(b"\n", cursor) + 1
+        for n in range(first, last + 1):
+            nl = data.find(b"\n", cursor)
+            raw = data[cursor:] if nl < 0 else data[cursor:nl]
+            if pattern.search(raw):
+                out.append({"repo": repo, "path": path, "line": n, "snippet": raw.decode("utf-8")[:SNIPPET_CHARS]})
+                if len(out) >= room:
+                    return
+            if nl < 0:
+                break
+            cursor = nl + 1
+        last_checked = last
+
+
 def embedded_matches(conn, plan: Plan, *, repo, lang, path_re, stop_after: int | None = None
                      ) -> tuple[list[dict], bool]:
     """Verified matches in stable order (repo, path, line); True when cut short.
@@ -88,13 +128,14 @@ def embedded_matches(conn, plan: Plan, *, repo, lang, path_re, stop_after: int |
     rows = conn.execute(sql, params).fetchall()
     rows.sort(key=lambda r: (r[1], r[2]))
     pattern = plan.compile()
+    whole = plan.compile_whole_text()
     cap = MAX_COLLECT if stop_after is None else min(MAX_COLLECT, stop_after)
     out: list[dict] = []
     for fid, r_repo, r_path in rows:
         if path_re is not None and not path_re.search(r_path):
             continue
         content = conn.execute("SELECT content FROM files WHERE id = ?", (fid,)).fetchone()[0]
-        _verify_file(pattern, plan, content, r_repo, r_path, out, cap + 1)
+        _verify_file(pattern, plan, content, r_repo, r_path, out, cap + 1, whole)
         if len(out) > cap:
             return out[:cap], True
     return out, False
@@ -155,6 +196,7 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
         else:
             ordered = raw
         scope = {repo: repos[repo]} if repo is not None and repo in repos else repos
+        states = work_tree_states(scope)
         result = {
             "query": query,
             "backend": backend,
@@ -163,9 +205,9 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
             # totalMatches counts every match only when all were collected; else it is a lower bound.
             "totalMatchesExact": not more,
             "revisions": {name: info["revision"] for name, info in scope.items()},
-            "stale": stale_repos(scope),
+            "stale": stale_repos(scope, states),
             # Work trees that differ from the indexed revision: their uncommitted lines are not searched.
-            "dirty": dirty_repos(scope),
+            "dirty": dirty_repos(scope, states),
             "literal": bool(literal),
             "caseSensitive": plan.case_sensitive,
             "ranking": ranking,

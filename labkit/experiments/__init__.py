@@ -22,6 +22,7 @@ EXPERIMENTS: dict[str, str] = {
     "snapshot-drift": "labkit.experiments.snapshot_drift:run",
     "pagination-cost": "labkit.experiments.pagination_cost:run",
     "code-search-eval": "labkit.experiments.code_search_eval:run",
+    "code-search-bench": "labkit.experiments.code_search_bench:run",
     "mcp-paging": "labkit.experiments.mcp_paging:run",
 }
 
