@@ -151,11 +151,22 @@ for name in ["github.com/pallets/click", "click"]:
         print(name, "->", err.code)
 
 # %% [markdown]
-# **Exercise 1.** A Zoekt hit reports repo `github.com/pallets/click` for the repository indexed from
-# the folder `click`. What repository name must you pass to `get_file_context`?
+# **Exercise 1: from a user's error message to the source.** A user of a Click-based tool pasted this
+# from their terminal:
+#
+# ```
+# Error: Got unexpected extra arguments (build deploy)
+# ```
+#
+# Find the line of Click's source that formats this message. Answer a dict
+# `{"repo": ..., "path": ..., "line": ...}` (`line` an integer), with the repository named as labkit
+# names it. The pasted text is what the program printed, not what its source says: decide which part of
+# it can appear in the source, and whether your query must be literal.
 
 # %% tags=["solution"]
-answer_q1 = "click"
+hits = search_code(world.index_dir, "Got unexpected extra arguments (", literal=True)
+print(hits_table(hits))
+answer_q1 = {"repo": hits["matches"][0]["repo"], "path": hits["matches"][0]["path"], "line": hits["matches"][0]["line"]}
 
 # %%
 lab08.q1.check(answer_q1)
@@ -193,11 +204,21 @@ print("same set of", len(same), "matches in both orders")
 ranking_explorer()
 
 # %% [markdown]
-# **Exercise 2.** Find a query (an identifier) for which raw order puts a non-definition first and
-# definition-first ranking puts the definition first. Answer with the query string.
+# **Exercise 2.** Find another query (an identifier, not `BadParameter`) for which raw order puts a
+# non-definition first and definition-first ranking puts the definition first. Answer with the query
+# string. You can try names in the explorer, or let code try a few candidates for you.
 
 # %% tags=["solution"]
-answer_q2 = "BadParameter"
+def ranking_fixes(name):
+    """True when raw Top-1 is not a definition of name and definition-first Top-1 is."""
+    def top(ranking):
+        return search_code(world.index_dir, name, limit=1, ranking=ranking)["matches"][0]["snippet"].lstrip()
+
+    defines = (f"class {name}", f"def {name}")
+    return not top("raw").startswith(defines) and top("definition-first").startswith(defines)
+
+
+answer_q2 = next(name for name in ["Context", "Option", "echo", "Group", "argument"] if ranking_fixes(name))
 
 # %%
 lab08.q2.check(answer_q2)
@@ -252,7 +273,9 @@ print("revision:", ctx["revision"], "| stale:", ctx["stale"], "| sha256:", ctx["
 # `revision`. (The build table at the top of the lab, and every context read, show the revision.)
 
 # %% tags=["solution"]
-answer_q3 = {"repo": "shop", "path": "shop/errors.py", "line": 5, "revision": world.build["repos"][1]["revision"]}
+top = search_code(world.index_dir, "PriceChanged")["matches"][0]          # definition-first ranking
+read = get_file_context(world.index_dir, top["repo"], top["path"], top["line"])
+answer_q3 = {"repo": top["repo"], "path": top["path"], "line": top["line"], "revision": read["revision"]}
 
 # %%
 lab08.q3.check(answer_q3)
@@ -264,6 +287,7 @@ lab08.q3.check(answer_q3)
 #   but must never miss.
 # - **Literal means escaped, not quoted.** In Zoekt, text in quotes is still a regex.
 # - A repository's name is its folder name; an unknown name is an error, not an empty result.
+# - An error message in a log is formatted text: search the fixed part of its format string, literally.
 # - Ranking changes the order of the same hits (definition, whole word, the rest) and never the
 #   set. Measure it with a frozen eval whose gold came from an independent scan.
 # - **A hit is a candidate, not proof.** Read the context at the indexed revision, cite the

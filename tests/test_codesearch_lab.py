@@ -25,15 +25,29 @@ def test_placeholder_reads_as_not_attempted(exercise):
     assert exercise.check(None).status == "not_attempted"
 
 
-def test_q1_repository_name():
-    assert lab08.q1.check("click").passed
-    wrong = lab08.q1.check("github.com/pallets/click")
-    assert wrong.status == "incorrect" and "origin URL" in wrong.message and "folder name" in wrong.message
-    assert "exact" in lab08.q1.check("Click").message
-    assert "no indexed repository" in lab08.q1.check("pallets").message
+def _q1_reference() -> dict:
+    hit = search_code(lab_world().index_dir, "Got unexpected extra arguments (", literal=True)["matches"]
+    assert len(hit) == 1
+    return {"repo": hit[0]["repo"], "path": hit[0]["path"], "line": hit[0]["line"]}
 
 
-@pytest.mark.parametrize("answer", ["BadParameter", "Context", {"query": "echo"}])
+def test_q1_format_string_line():
+    right = _q1_reference()
+    assert lab08.q1.check(right).passed
+    singular = {**right, "line": right["line"] - 1}
+    assert "singular" in lab08.q1.check(singular).message
+    wrong = lab08.q1.check({**right, "repo": "github.com/pallets/click"})
+    assert wrong.status == "incorrect" and "origin URL" in wrong.message and "folder" in wrong.message
+    assert "no line of the repository 'shop'" in lab08.q1.check({**right, "repo": "shop"}).message
+    assert "fixed" in lab08.q1.check({**right, "line": 1}).message
+    as_text = lab08.q1.check({**right, "line": str(right["line"])})
+    assert "should be an int" in as_text.message and "int()" in as_text.message
+    assert "lacks 'line'" in lab08.q1.check({"repo": "click", "path": right["path"]}).message
+    for result in (lab08.q1.check({**right, "line": 1}), lab08.q1.check(singular)):
+        assert str(right["line"]) not in result.message and "core.py" not in result.message
+
+
+@pytest.mark.parametrize("answer", ["Context", {"query": "echo"}])
 def test_q2_queries_where_ranking_fixes_raw_order(answer):
     assert lab08.q2.check(answer).passed
 
@@ -44,11 +58,12 @@ def test_q2_queries_where_ranking_fixes_raw_order(answer):
     ("frobnicate", "finds nothing"),
     ("price.total", "not a line that defines"),
     (42, "should be a str"),
+    ("BadParameter", "the lab's own example"),  # copying the story is not an answer
 ])
 def test_q2_realistic_wrong_answers(answer, fragment):
     result = lab08.q2.check(answer)
     assert result.status == "incorrect" and fragment in result.message
-    assert "BadParameter" not in result.message  # never reveals a right answer
+    assert "Context" not in result.message  # never reveals a right answer
 
 
 def _reference_citation() -> dict:
@@ -73,6 +88,13 @@ def test_q3_realistic_wrong_citations(change, fragment):
     answer = {**_reference_citation(), **change}
     result = lab08.q3.check(answer)
     assert result.status == "incorrect" and fragment in result.message
+
+
+def test_q3_line_as_text_is_a_type_problem_not_a_place():
+    answer = {**_reference_citation()}
+    answer["line"] = str(answer["line"])
+    result = lab08.q3.check(answer)
+    assert "should be an int" in result.message and "not where" not in result.message
 
 
 def test_q3_missing_revision_key_is_named():

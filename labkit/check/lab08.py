@@ -1,7 +1,7 @@
 """Checkers for lab 08 (indexed code search).
 
-q1: the repository name ``labkit context`` needs for a Zoekt hit.
-q2: find a query whose raw order fails and whose ranking fixes it.
+q1 (transfer): find the source line that formats an error message a user pasted.
+q2: find a query (not the story's) whose raw order fails and whose ranking fixes it.
 q3: cite a definition as evidence: repository, path, line and revision.
 
 Each checker searches the lab's own index (``labkit.codesearch.demo.lab_world``),
@@ -14,6 +14,7 @@ import re
 
 from . import Exercise, Incorrect, expect_type
 
+STORY_EXAMPLE = "BadParameter"
 _DEF_LINE = r"^\s*(?:async\s+def|def|class)\s+{sym}\b|^{sym}\s*[:=]"
 
 
@@ -37,6 +38,9 @@ def _validate_ranking(answer) -> None:
     else:
         query, literal = answer, False
     expect_type(query, str, "your query")
+    if query.strip() == STORY_EXAMPLE:
+        raise Incorrect(f"{STORY_EXAMPLE} is the lab's own example; find another identifier for which ranking "
+                        "fixes raw order")
     symbol = queried_symbol(query, literal=literal)
     if symbol is None:
         raise Incorrect("your query names no single identifier (a phrase or a pattern), so there is no "
@@ -55,15 +59,40 @@ def _validate_ranking(answer) -> None:
                         "(none of the lines it matches defines it); choose a name the code defines")
 
 
-def _validate_repo_name(answer) -> None:
-    expect_type(answer, str, "the repository name")
-    if "/" in answer and answer.endswith("click"):
-        raise Incorrect("that is the name Zoekt derives from the origin URL; labkit context looks a repository "
-                        "up by its folder name, so this name gives repository_not_found")
-    if answer.strip() != answer or answer.lower() != answer:
-        raise Incorrect("repository names are exact: no spaces and the folder's own spelling")
-    if answer != "click":
-        raise Incorrect(f"no indexed repository is named '{answer}'; look at the folder the hit came from")
+Q1_PASTED = "Error: Got unexpected extra arguments (build deploy)"
+Q1_FIXED_PART = "Got unexpected extra arguments ("  # the part of the message that is not filled in
+
+
+def _q1_truth() -> dict:
+    ranked = _search(Q1_FIXED_PART, "raw", literal=True)
+    assert len(ranked["matches"]) == 1, ranked["matches"]
+    top = ranked["matches"][0]
+    singular = _search("Got unexpected extra argument (", "raw", literal=True)["matches"]
+    return {"repo": top["repo"], "path": top["path"], "line": top["line"],
+            "singular": {(m["path"], m["line"]) for m in singular}}
+
+
+def _validate_q1(answer) -> None:
+    expect_type(answer, dict, "your answer")
+    for key in ("repo", "path", "line"):
+        if key not in answer:
+            raise Incorrect(f"your answer lacks '{key}'; give repo, path and line")
+    _check_line_type(answer["line"])
+    repo = answer["repo"]
+    expect_type(repo, str, "'repo'")
+    if "/" in repo and repo.rstrip("/").endswith("click"):
+        raise Incorrect("that is the name Zoekt derives from the origin URL; labkit names a repository after its "
+                        "folder, and get_file_context with this name gives repository_not_found")
+    want = _q1_truth()
+    if repo != want["repo"]:
+        raise Incorrect(f"no line of the repository '{repo}' formats this message; look at where the hit came from")
+    if (answer["path"], answer["line"]) in want["singular"]:
+        raise Incorrect("that line formats the singular message ('extra argument'); the user saw the plural. A "
+                        "search for a prefix of both matches both: read each hit")
+    if answer["path"] != want["path"] or answer["line"] != want["line"]:
+        raise Incorrect("that path and line do not hold the format string of this message. The pasted text has "
+                        "the user's arguments filled in, which the source never contains: search for the part "
+                        "of the message that is fixed, as a literal")
 
 
 def _expected_citation(symbol: str) -> dict:
@@ -81,6 +110,13 @@ def _world_index() -> str:
     return lab_world().index_dir
 
 
+def _check_line_type(line) -> None:
+    if isinstance(line, bool) or not isinstance(line, int):
+        raise Incorrect(f"'line' should be an int (a line number such as 12), but you gave a {type(line).__name__}"
+                        + (f" ({line!r}); convert it with int()" if isinstance(line, str) and line.strip().isdigit()
+                           else ""))
+
+
 def _validate_q3(answer) -> None:
     expect_type(answer, dict, "your citation")
     if "revision" not in answer or not answer.get("revision"):
@@ -89,6 +125,7 @@ def _validate_q3(answer) -> None:
     for key in ("repo", "path", "line"):
         if key not in answer:
             raise Incorrect(f"your citation lacks '{key}'")
+    _check_line_type(answer["line"])
     want = _expected_citation("PriceChanged")
     if answer["repo"] != want["repo"]:
         raise Incorrect(f"'{answer['repo']}' is not the repository that defines PriceChanged")
@@ -106,21 +143,27 @@ def _validate_q3(answer) -> None:
 
 q1 = Exercise(
     name="lab08.q1",
-    prompt=("A Zoekt hit reports repo 'github.com/pallets/click' for a repository indexed from the folder "
-            "'click'. What repository name must you pass to labkit context?"),
-    validate=_validate_repo_name,
-    hint_text="labkit names every repository after its folder, in both backends.",
-    explanation='answer_q1 = "click"',
+    prompt=(f"A user pasted {Q1_PASTED!r}. Find the source line that formats this message: "
+            "{'repo': ..., 'path': ..., 'line': ...}."),
+    validate=_validate_q1,
+    hint_text=("The source holds a format string such as '... ({args})', never the user's words. Search for a "
+               "fixed part of the message with literal=True (the parenthesis is a regex metacharacter), then "
+               "read every hit: singular and plural messages can sit on neighbouring lines."),
+    explanation=("the pasted text is the format string after formatting: only its fixed part is in the source, "
+                 "and the '(' makes it a literal search. The plural and singular messages are two lines; the "
+                 "user saw the plural. The repository is named after its folder."),
 )
 
 q2 = Exercise(
     name="lab08.q2",
-    prompt=("Find a query (an identifier) for which raw order puts a non-definition first and "
-            "definition-first ranking puts the definition first. Answer with the query string."),
+    prompt=("Find a query (an identifier other than the lab's BadParameter) for which raw order puts a "
+            "non-definition first and definition-first ranking puts the definition first."),
     validate=_validate_ranking,
     hint_text=("Names that a package re-exports from __init__.py are good candidates: __init__.py sorts "
                "before most modules, and its import lines mention every public name."),
-    explanation='answer_q2 = "BadParameter"',
+    explanation=("a package's __init__.py re-exports its public names and sorts before most modules, so raw "
+                 "order shows an import line first; ranking by definition promotes the class or def line "
+                 "without adding or dropping a hit."),
 )
 
 q3 = Exercise(
@@ -130,8 +173,6 @@ q3 = Exercise(
     validate=_validate_q3,
     hint_text=("Search for the class name, take the ranked Top-1, read its context, and copy the revision "
                "from the context result."),
-    explanation=('hit = search_code(world.index_dir, "PriceChanged")["matches"][0]\n'
-                   'ctx = get_file_context(world.index_dir, hit["repo"], hit["path"], hit["line"])\n'
-                   'answer_q3 = {"repo": hit["repo"], "path": hit["path"], "line": hit["line"], '
-                   '"revision": ctx["revision"]}'),
+    explanation=("the ranked Top-1 is the class statement; the revision comes from the context read of that "
+                 "hit, so the citation names the exact text at the exact commit the index served."),
 )
