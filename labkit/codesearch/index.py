@@ -63,7 +63,7 @@ CREATE TABLE IF NOT EXISTS symbols (
     PRIMARY KEY (name, blob_id, line, kind)
 ) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    content, content='files', content_rowid='id', tokenize='trigram', detail=none
+    content, content='files', content_rowid='id', tokenize='trigram', detail=none, columnsize=0
 );
 CREATE TRIGGER IF NOT EXISTS files_ai AFTER INSERT ON files BEGIN
     INSERT INTO fts(rowid, content) VALUES (new.id, new.content);
@@ -113,6 +113,8 @@ def connect(index_dir, *, create: bool = False) -> sqlite3.Connection:
             raise LabkitError("invalid_argument", "INDEX_DIR cannot be created") from exc
     conn = sqlite3.connect(str(path), isolation_level=None, timeout=5.0)
     if create:
+        # Free pages (a rebuilt FTS segment, a removed file) go back to the file system after a build.
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
         conn.executescript(_SCHEMA)
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
@@ -352,8 +354,9 @@ def _build_one(conn: sqlite3.Connection, repo_dir) -> dict:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    if len(changed) > max(100, files // 10):
+    if changed and len(changed) >= files // 10:
         conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")  # one segment: smaller and faster to query
+    conn.executescript("PRAGMA incremental_vacuum;")  # executescript steps it to the end: every free page
     return {"name": name, "revision": revision, "files": files, "bytes": total, "kind": build.kind,
             "skipped": build.skipped, "filesRead": build.files_read, "filesParsed": build.files_parsed}
 
