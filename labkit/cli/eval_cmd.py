@@ -10,6 +10,8 @@ def add_parser(sub) -> None:
     p.add_argument("--backend", choices=["embedded", "zoekt", "both"], default="embedded")
     p.add_argument("--zoekt-url", default=None, help="a running zoekt-webserver (default: start a local one)")
     p.add_argument("--raw-order", action="store_true", help="also score the backend's raw order")
+    p.add_argument("--split", choices=["dev", "test", "both"], default="both",
+                   help="score the dev cases (while tuning), the held-out test cases, or both")
     add_json_flag(p)
     p.set_defaults(handler=run, render=render)
 
@@ -19,20 +21,22 @@ def run(args) -> dict:
 
     backends = ("embedded", "zoekt") if args.backend == "both" else (args.backend,)
     rankings = ("raw", "definition-first") if args.raw_order else ("definition-first",)
-    return evaluate(args.eval_file, backends=backends, rankings=rankings, zoekt_url=args.zoekt_url)
+    splits = ("dev", "test") if args.split == "both" else (args.split,)
+    return evaluate(args.eval_file, backends=backends, rankings=rankings, zoekt_url=args.zoekt_url, splits=splits)
 
 
 def render(result: dict) -> str:
     c = result["corpus"]
     rows = []
     for r in result["runs"]:
-        s = r["summary"]
-        rows.append({"backend": r["backend"], "ranking": r["ranking"],
-                     "Hit@1": f"{s['hit1']}/{s['positives']}", "Hit@5": f"{s['hit5']}/{s['positives']}",
-                     "no-match": f"{s['noMatchSuccess']}/{s['noMatchCases']}",
-                     "closed loop": f"{s['closedLoop']}/{s['positives']}",
-                     "search ms (median)": s["medianSearchMs"], "context ms (median)": s["medianContextMs"]})
-    head = f"{c['package']} {c['version']} ({c['commit'][:12]}), {result['cases']} cases"
+        # One row per split (dev, test) when the eval has them, else one for all cases.
+        for split, s in ([(k, v["summary"]) for k, v in r["splits"].items()] or [("all", r["summary"])]):
+            rows.append({"split": split, "backend": r["backend"], "ranking": r["ranking"],
+                         "Hit@1": f"{s['hit1']}/{s['positives']}", "Hit@5": f"{s['hit5']}/{s['positives']}",
+                         "MRR": s.get("mrr"), "no-match": f"{s['noMatchSuccess']}/{s['noMatchCases']}",
+                         "closed loop": f"{s['closedLoop']}/{s['positives']}",
+                         "search ms (median)": s["medianSearchMs"], "context ms (median)": s["medianContextMs"]})
+    head = f"{c['package']} {c['version']}, {result['cases']} cases"
     note = result.get("zoekt") or {}
     tail = f"\nzoekt: {note['reason']}" if note.get("available") is False else ""
     return head + "\n" + table(rows, list(rows[0]) if rows else []) + tail
