@@ -240,6 +240,8 @@ def git_diff(workspace, *, mode: str = "unstaged", path: str | None = None, offs
     check_page_bytes(max_bytes)
     if not isinstance(offset, int) or isinstance(offset, bool):
         raise LabkitError("invalid_offset", "offset must be an integer")
+    if offset < 0:
+        raise LabkitError("invalid_offset", f"offset must not be negative, got {offset}")
     if snapshot is not None:
         check_id(snapshot)
     if revision is not None and not isinstance(revision, str):

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .errors import LabkitError
+from .tools import ledger_enums, ledger_whitelist
 
 SCHEMA_VERSION = 1
 DEFAULT_MAX_LINES = 2000
@@ -128,32 +129,12 @@ class _Scrubber:
         out[key] = rel
 
 
-# For each tool: argument name -> (ledger key, kind). Anything else is dropped.
-# Kinds: "int", "bool", "enum", "text" (cut), "path" (relative only), "hash"
-# (a sha256 id), "id" (a store id), "paths" (list of relative paths).
-ARG_WHITELIST: dict[str, dict[str, tuple[str, str]]] = {
-    "search_workspace": {
-        "query": ("query", "text"), "path": ("path", "path"), "glob": ("glob", "text"),
-        "limit": ("limit", "int"), "regex": ("regex", "bool"), "engine": ("engine", "enum"),
-    },
-    "git_status": {},
-    "git_diff": {
-        "mode": ("mode", "enum"), "path": ("path", "path"), "offset": ("offset", "int"),
-        "max_bytes": ("maxBytes", "int"), "snapshot": ("snapshot", "id"), "revision": ("revision", "hash"),
-    },
-    "review_diff": {"allow": ("allow", "paths"), "base": ("base", "text")},
-    "search_code": {
-        "query": ("query", "text"), "repo": ("repo", "text"), "lang": ("lang", "text"),
-        "path": ("pathRegex", "text"), "limit": ("limit", "int"), "literal": ("literal", "bool"),
-    },
-    "get_file_context": {
-        "repository": ("repo", "text"), "file_path": ("path", "path"), "line_number": ("line", "int"),
-        "lines_before": ("before", "int"), "lines_after": ("after", "int"),
-    },
-    "read_file": {"path": ("path", "path"), "start_line": ("startLine", "int"), "end_line": ("endLine", "int")},
-}
-
-_ENUMS = {"engine": {"auto", "ripgrep", "python"}, "mode": {"unstaged", "staged", "head"}}
+# For each tool: argument name -> (ledger key, kind), from the tool declarations
+# (labkit.tools). Anything else is dropped. Kinds: "int", "bool", "enum", "text"
+# (cut), "path" (relative only), "hash" (a sha256 id), "id" (a store id),
+# "paths" (list of relative paths).
+ARG_WHITELIST: dict[str, dict[str, tuple[str, str]]] = ledger_whitelist()
+_ENUMS = ledger_enums()
 
 
 def whitelist_args(tool: str, args: Any, *, root: str | os.PathLike | None = None) -> dict:

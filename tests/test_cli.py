@@ -53,9 +53,13 @@ def test_version(cli):
 def test_usage_errors_exit_2_with_nothing_on_stdout(cli, argv):
     proc = cli(*argv)
     assert proc.returncode == 2
-    assert proc.stdout == b""
     assert b"usage:" in proc.stderr
     assert b"Traceback" not in proc.stderr
+    if "--json" in argv:  # the contract's error object, not argparse's text
+        error = json.loads(proc.stdout)["error"]
+        assert error["code"] == "invalid_argument" and error["message"].startswith("usage:")
+    else:
+        assert proc.stdout == b""
 
 
 def test_failure_with_json_is_one_error_object_and_exit_1(cli, tmp_path):

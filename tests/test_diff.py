@@ -92,7 +92,7 @@ def test_sensitive_paths_never_reach_a_patch_command(repo, monkeypatch):
 
     monkeypatch.setattr(GitDir, "run", spy)
     git_diff(repo.path, mode="staged")
-    patch_calls = [a for a in calls if "--name-status" not in a]
+    patch_calls = [a for a in calls if a[0] == "diff" and "--name-status" not in a]
     assert patch_calls, "the patch text was never fetched"
     for args in patch_calls:
         assert "--" in args, "a patch command ran without an explicit pathspec list"

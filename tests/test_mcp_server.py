@@ -8,9 +8,12 @@ import sys
 
 import anyio
 import pytest
+from mcp.shared.exceptions import MCPError
 from mcp import Client
 
-from labkit.mcp_server import TOOLS, UNTRUSTED, ServerConfig, available_tools, run_tool, server_parameters
+from labkit.mcp_server import (
+    TOOLS, UNTRUSTED, ServerConfig, UnknownTool, available_tools, run_tool, server_parameters,
+)
 
 from .conftest import plain_git, run_cli
 
@@ -85,8 +88,9 @@ def test_lists_every_tool_read_only_bounded_and_warned(world, tmp_path):
     no_index = ServerConfig(root=str(world.path))
     assert {t.name for t in available_tools(no_index)} == {t.name for t in with_index} - {"search_code",
                                                                                         "get_file_context"}
-    ok, error = run_tool(no_index, "search_code", {"query": "handler"})
-    assert not ok and error["error"]["code"] == "invalid_argument" and "--index" in error["error"]["message"]
+    with pytest.raises(UnknownTool) as err:  # not offered: the server answers with a JSON-RPC error
+        run_tool(no_index, "search_code", {"query": "handler"})
+    assert err.value.code == "invalid_argument" and "--index" in err.value.message
     for tool in with_index:
         assert tool.annotations.read_only_hint is True, tool.name
         assert tool.annotations.destructive_hint is False, tool.name
@@ -250,8 +254,10 @@ def test_path_escapes_and_sensitive_files_are_refused(world, tmp_path):
 def test_malformed_arguments_are_clear_tool_errors_and_the_server_carries_on(world, tmp_path):
     async def go():
         async with Client(server_parameters(world.path, env=_env(tmp_path))) as c:
+            with pytest.raises(MCPError) as unknown:  # the specification: -32602, not a tool result
+                await c.call_tool("drop_database", {})
+            assert unknown.value.code == -32602 and "drop_database" in unknown.value.message
             bad = {
-                "unknown_tool": ("drop_database", {}),
                 "missing": ("read_file", {}),
                 "extra": ("git_status", {"verbose": True}),
                 "limit_high": ("search_workspace", {"query": "needle", "limit": 201}),
@@ -276,17 +282,16 @@ def test_malformed_arguments_are_clear_tool_errors_and_the_server_carries_on(wor
 
     r = _run(go)
     expect = {
-        "unknown_tool": "invalid_argument", "missing": "invalid_argument", "extra": "invalid_argument",
+        "missing": "invalid_argument", "extra": "invalid_argument",
         "limit_high": "invalid_argument", "limit_low": "invalid_argument", "short_query": "invalid_argument",
         "wrong_type": "invalid_argument", "bool_as_int": "invalid_argument", "max_bytes": "invalid_argument",
-        "negative_offset": "invalid_argument", "bad_mode": "invalid_argument", "bad_revision": "invalid_argument",
+        "negative_offset": "invalid_offset", "bad_mode": "invalid_argument", "bad_revision": "invalid_argument",
         "allow_type": "invalid_argument", "end_before_start": "invalid_argument",
         "past_end": "line_out_of_range", "missing_file": "file_not_found", "folder": "not_regular_file",
         "bad_snapshot": "invalid_argument",
     }
     assert {k: _error_code(r[k]) for k in expect} == expect
     messages = {k: _payload(r[k])["error"]["message"] for k in expect}
-    assert "drop_database" in messages["unknown_tool"]
     assert "path" in messages["missing"]
     assert "verbose" in messages["extra"]
     assert "200" in messages["limit_high"]
@@ -332,7 +337,7 @@ def test_survives_malformed_json_rpc_and_disconnect_without_stdout_noise(world, 
     assert all(f.get("jsonrpc") == "2.0" for f in frames)
     by_id = {f.get("id"): f for f in frames if "id" in f}
     assert "result" in by_id[1]
-    assert "error" in by_id[3] or by_id[3]["result"].get("isError")
+    assert by_id[3]["error"]["code"] == -32602  # a malformed tools/call is a JSON-RPC error
     assert by_id[4]["error"]["code"] == -32601
     answer = by_id[5]["result"]
     assert answer["structuredContent"]["content"].startswith("import os")

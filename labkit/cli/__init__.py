@@ -52,10 +52,17 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:
-        sys.stderr.write(f"labkit: {exc}\n")
+        from labkit.errors import LabkitError
+
+        options = words[:words.index("--")] if "--" in words else words
+        if "--json" in options:  # the contract's error object, not argparse's text (still exit 2)
+            emit_error(LabkitError("invalid_argument", f"usage: {exc}"), True)
+        else:
+            sys.stderr.write(f"labkit: {exc}\n")
         return EXIT_USAGE
     as_json = bool(getattr(args, "json", False))
     from labkit.errors import LabkitError
@@ -68,6 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("labkit: interrupted\n")
         return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - a bug must not print a traceback on stdout
+        import os
+        import traceback
+
+        if os.environ.get("LABKIT_DEBUG"):
+            traceback.print_exc()
+        emit_error(LabkitError("internal_error", f"labkit failed unexpectedly ({type(exc).__name__}); "
+                                                 "set LABKIT_DEBUG=1 to see the traceback on stderr"), as_json)
+        return EXIT_ERROR
     if result is None:
         return EXIT_OK
     exit_code = EXIT_OK

@@ -1,31 +1,21 @@
 from __future__ import annotations
 
-from ._common import add_json_flag, bounded_int
+TOOL = "search_code"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("code-search", help="search the code-search index")
-    p.add_argument("index_dir", metavar="INDEX_DIR")
-    p.add_argument("query", metavar="QUERY")
-    p.add_argument("--repo", default=None)
-    p.add_argument("--lang", default=None)
-    p.add_argument("--path", default=None)
-    p.add_argument("--limit", type=int, default=20)
-    p.add_argument("--literal", action="store_true")
-    p.add_argument("--backend", choices=["embedded", "zoekt"], default="embedded")
-    p.add_argument("--zoekt-url", default=None)
-    p.add_argument("--raw-order", action="store_true", help="skip definition-first ranking (for teaching)")
-    add_json_flag(p)
-    p.set_defaults(handler=run, render=render)
+    from labkit import tools
+
+    def extra(p) -> None:
+        p.add_argument("--raw-order", action="store_true", help="skip definition-first ranking (for teaching)")
+
+    tools.add_cli_parser(sub, tools.BY_NAME[TOOL], handler=run, render=render, extra=extra)
 
 
 def run(args) -> dict:
-    bounded_int(args.limit, 1, 100, "--limit")
-    from labkit.codesearch import search_code
+    from labkit import tools
 
-    return search_code(args.index_dir, args.query, repo=args.repo, lang=args.lang, path=args.path,
-                       limit=args.limit, literal=args.literal, backend=args.backend,
-                       zoekt_url=args.zoekt_url, ranking="raw" if args.raw_order else "definition-first")
+    return tools.run_cli(tools.BY_NAME[TOOL], args, ranking="raw" if args.raw_order else "definition-first")
 
 
 def _changed(entry: dict) -> str:

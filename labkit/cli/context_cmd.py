@@ -1,25 +1,18 @@
 from __future__ import annotations
 
-from ._common import add_json_flag
+TOOL = "get_file_context"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("context", help="lines around a search hit, from the indexed revision")
-    p.add_argument("index_dir", metavar="INDEX_DIR")
-    p.add_argument("repo", metavar="REPO")
-    p.add_argument("path", metavar="PATH")
-    p.add_argument("line", metavar="LINE", type=int)
-    p.add_argument("--before", type=int, default=20)
-    p.add_argument("--after", type=int, default=20)
-    add_json_flag(p)
-    p.set_defaults(handler=run, render=render)
+    from labkit import tools
+
+    tools.add_cli_parser(sub, tools.BY_NAME[TOOL], handler=run, render=render)
 
 
 def run(args) -> dict:
-    from labkit.codesearch import get_file_context
+    from labkit import tools
 
-    return get_file_context(args.index_dir, args.repo, args.path, args.line, before=args.before,
-                            after=args.after)
+    return tools.run_cli(tools.BY_NAME[TOOL], args)
 
 
 def render(result: dict) -> str:

@@ -1,27 +1,18 @@
 from __future__ import annotations
 
-from ._common import add_json_flag
+TOOL = "git_diff"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("diff", help="one page of a git diff, UTF-8 safe and snapshot bound")
-    p.add_argument("root", metavar="ROOT")
-    p.add_argument("--mode", choices=["unstaged", "staged", "head"], default="unstaged")
-    p.add_argument("--path", default=None)
-    p.add_argument("--offset", type=int, default=0)
-    p.add_argument("--max-bytes", type=int, default=65536)
-    p.add_argument("--snapshot", default=None)
-    p.add_argument("--revision", default=None)
-    p.add_argument("--pager", choices=["safe", "naive"], default="safe")
-    add_json_flag(p)
-    p.set_defaults(handler=run, render=render)
+    from labkit import tools
+
+    tools.add_cli_parser(sub, tools.BY_NAME[TOOL], handler=run, render=render)
 
 
 def run(args) -> dict:
-    from labkit.diff import git_diff
+    from labkit import tools
 
-    return git_diff(args.root, mode=args.mode, path=args.path, offset=args.offset, max_bytes=args.max_bytes,
-                    snapshot=args.snapshot, revision=args.revision, pager=args.pager)
+    return tools.run_cli(tools.BY_NAME[TOOL], args)
 
 
 def render(result: dict) -> str:

@@ -1,41 +1,31 @@
 from __future__ import annotations
 
-from ._common import add_json_flag
+TOOL = "review_diff"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("review", help="the diff review gate: numstat facts, authorization, risks")
-    p.add_argument("root", metavar="ROOT")
-    p.add_argument("--allow", action="append", default=[], metavar="PATH",
-                   help="an allowed file, or a folder ending in '/' (repeatable)")
-    p.add_argument("--base", default=None, help="commit to compare against (default HEAD)")
-    p.add_argument("--baseline", default=None, metavar="FILE",
-                   help="a baseline saved before the agent ran: split changes into preexisting and introduced")
-    p.add_argument("--save-baseline", default=None, metavar="FILE",
-                   help="save the worktree's current changes as a baseline (owner-only file) instead of reviewing")
-    p.add_argument("--max-files", type=int, default=None, metavar="N",
-                   help="file budget (1..100000); a larger listing makes the report incomplete and blocks")
-    add_json_flag(p)
-    p.set_defaults(handler=run, render=render)
+    from labkit import tools
+
+    tools.add_cli_parser(sub, tools.BY_NAME[TOOL], handler=run, render=render)
 
 
 def run(args):
     """The review report; the exit status is 3 when its gate is "block", so a script or CI can gate on it."""
-    from labkit import review
+    from labkit import review, tools
     from labkit.errors import LabkitError
+    from labkit.workspace import Workspace
 
-    from ._common import bounded_int
-
+    tool = tools.BY_NAME[TOOL]
     if args.save_baseline is not None:
         if args.baseline is not None or args.allow:
             raise LabkitError("invalid_argument", "--save-baseline takes neither --allow nor --baseline")
-        baseline = review.take_baseline(args.root, base=args.base)
+        tools.cli_arguments(tool, args)
+        with Workspace.open(args.root, require_git=True) as ws:
+            baseline = review.take_baseline(ws, base=args.base)
         review.save_baseline(baseline, args.save_baseline)
         return {"baselineSaved": True, "schemaVersion": baseline["schemaVersion"], "base": baseline["base"],
                 "entries": len(baseline["entries"]), "complete": baseline["complete"]}
-    max_files = bounded_int(args.max_files, 1, 100_000, "--max-files")
-    report = review.review_diff(args.root, allow=args.allow, base=args.base, baseline=args.baseline,
-                                max_files=max_files if max_files is not None else review.DEFAULT_MAX_FILES)
+    report = tools.run_cli(tool, args)
     return report, exit_status(report)
 
 

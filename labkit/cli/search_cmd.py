@@ -1,37 +1,18 @@
 from __future__ import annotations
 
-from ._common import add_json_flag
+TOOL = "search_workspace"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("search", help="search a workspace (ripgrep or pure Python)")
-    p.add_argument("root", metavar="ROOT")
-    p.add_argument("query", metavar="QUERY")
-    p.add_argument("--path", default=None)
-    p.add_argument("--glob", default=None)
-    p.add_argument("--limit", type=int, default=50)
-    p.add_argument("--regex", action="store_true")
-    p.add_argument("--engine", choices=["auto", "ripgrep", "python"], default="auto")
-    add_json_flag(p)
-    p.set_defaults(handler=run, render=render)
+    from labkit import tools
+
+    tools.add_cli_parser(sub, tools.BY_NAME[TOOL], handler=run, render=render)
 
 
 def run(args) -> dict:
-    from labkit.search import search_workspace
+    from labkit import tools
 
-    return search_workspace(args.root, args.query, path=args.path, glob=args.glob, limit=args.limit,
-                            regex=args.regex, engine=args.engine)
-
-
-#: Every reason a file under the root was not searched, as ``stats`` counts it, in the words the summary uses.
-SKIP_REASONS = (
-    ("ignoredByGitignore", "ignored by .gitignore"),
-    ("hiddenSensitive", "sensitive (hidden)"),
-    ("skippedSymlinks", "symlinks (not followed)"),
-    ("skippedBinary", "binary"),
-    ("skippedOversize", "over 2 MiB"),
-    ("skippedUnreadable", "unreadable"),
-)
+    return tools.run_cli(tools.BY_NAME[TOOL], args)
 
 
 def render(result: dict) -> str:

@@ -1,19 +1,18 @@
 from __future__ import annotations
 
-from ._common import add_json_flag
+TOOL = "git_status"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("status", help="git status of a repository, with sensitive paths hidden")
-    p.add_argument("root", metavar="ROOT")
-    add_json_flag(p)
-    p.set_defaults(handler=run, render=render)
+    from labkit import tools
+
+    tools.add_cli_parser(sub, tools.BY_NAME[TOOL], handler=run, render=render)
 
 
 def run(args) -> dict:
-    from labkit.status import git_status
+    from labkit import tools
 
-    return git_status(args.root)
+    return tools.run_cli(tools.BY_NAME[TOOL], args)
 
 
 def render(result: dict) -> str:
