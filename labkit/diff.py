@@ -28,10 +28,10 @@ from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE, zsplit
 from .pager import Page, is_valid_utf8, page_from_window, paginate_naive
 from .paths import check_relative_syntax
 from .rules import PathRules
+from .tools import DIFF_MODES as MODES
+from .tools import DIFF_PAGERS as PAGERS
 from .workspace import GitDir, Workspace, opened
 
-MODES = ("unstaged", "staged", "head")
-PAGERS = ("safe", "naive")
 MAX_DIFF_BYTES = 64 * 1024 * 1024
 MIN_PAGE_BYTES = 1024
 MAX_PAGE_BYTES = 256 * 1024

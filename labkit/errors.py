@@ -8,6 +8,40 @@ and a message written for people: relative paths only, no raw git stderr.
 """
 from __future__ import annotations
 
+#: Every stable error code a ``labkit`` command or MCP tool can answer with, and what it means.
+CODES: dict[str, str] = {
+    "invalid_argument": "an argument is missing, of the wrong type, out of range or malformed "
+                        "(also a usage error under --json, with exit status 2)",
+    "invalid_path": "a path argument is absolute, holds NUL, a backslash that starts no escape, or names git's "
+                    "own folder",
+    "path_outside_workspace": "a path climbs out of the root with '..' or through a symlink",
+    "sensitive_path": "the path is sensitive (built-in list or .labignore): never searched, read or diffed",
+    "not_a_repository": "the root is not a git work tree, or its layout is refused (a .git that belongs to "
+                        "another work tree, core.worktree elsewhere, a bare repository)",
+    "git_failed": "git failed (details say why; never git's raw stderr)",
+    "git_timeout": "a git child ran past its deadline and was killed with everything it spawned",
+    "git_memory_limit": "a git child went over labkit's memory cap (RLIMIT_DATA) and was stopped",
+    "output_too_large": "an output went over its byte budget; no partial result is returned",
+    "engine_unavailable": "the ripgrep engine was asked for but no rg binary is usable",
+    "invalid_offset": "a diff offset is negative, inside a character, or at/past the end",
+    "snapshot_required": "a diff page after the first needs --snapshot or --revision",
+    "snapshot_not_found": "a well-formed snapshot id is unknown, expired, or for another repository/mode/path",
+    "snapshot_drift": "the diff no longer has the given sourceRevision",
+    "snapshot_corrupt": "a stored snapshot failed its hash check and was removed",
+    "file_not_found": "the file does not exist (or, for a pinned read, is absent at that commit)",
+    "not_regular_file": "the path is a folder, a symlink, a device, or passes through a symlink",
+    "file_too_large": "the file is over the size bound of the tool",
+    "binary_file": "the file looks binary (a NUL byte near its start)",
+    "line_out_of_range": "a line number is past the end of the file",
+    "repository_not_found": "the index holds no repository of that name",
+    "backend_unavailable": "Zoekt was asked for but is unreachable or has no index (never a silent fallback)",
+    "eval_corpus_mismatch": "an eval case file names another version of its corpus than the one present",
+    "deployment_unresolved": "no deployment, or overlapping deployments, match (target, time, repo)",
+    "invalid_revision": "a deployment record names an object that is not a commit of that repository",
+    "path_not_allowed": "the path is not on the repository's allowed-files list",
+    "internal_error": "labkit failed unexpectedly; the message names no path and the traceback stays in the log",
+}
+
 
 class LabkitError(Exception):
     """A failure with a stable, machine-readable code."""

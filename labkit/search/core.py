@@ -5,6 +5,7 @@ import os
 from itertools import chain
 
 from labkit.errors import LabkitError
+from labkit.tools import SEARCH_ENGINES
 
 from . import python_engine
 from .auto_rule import EXTEND_MAX_BYTES, PROBE_BYTES, matcher_kind, prefer_ripgrep, ripgrep_pays_per_file
@@ -14,7 +15,7 @@ from .walker import Walk
 from labkit.workspace import opened
 
 LIMIT_MIN, LIMIT_MAX = 1, 200
-ENGINES = ("auto", "ripgrep", "python")
+ENGINES = SEARCH_ENGINES
 
 
 def _check_limit(limit) -> int:
