@@ -8,6 +8,7 @@ skip with the reason when the binaries are absent (install with
 from __future__ import annotations
 
 import os
+import time
 import urllib.parse
 
 import pytest
@@ -174,6 +175,50 @@ def test_stopped_zoekt_is_backend_unavailable(served, tmp_path):
     with pytest.raises(LabkitError) as exc:
         search_code(idx, "Context", backend="zoekt", zoekt_url=url)
     assert exc.value.code == "backend_unavailable"
+
+
+def test_a_repository_zoekt_does_not_serve_is_backend_unavailable(served, tmp_path, make_repo):
+    idx, server = served
+    other = make_repo("other")
+    other.write("x.py", "Context = 1\n")
+    other.commit("c")
+    idx2 = tmp_path / "idx2"
+    build_index(idx2, [other.path])
+    with pytest.raises(LabkitError) as exc:
+        search_code(idx2, "Context", backend="zoekt", zoekt_url=server.url)
+    assert exc.value.code == "backend_unavailable" and "'other'" in exc.value.message
+    with pytest.raises(LabkitError) as exc:
+        search_code(idx, "Context", repo="nope", backend="zoekt", zoekt_url=server.url)
+    assert exc.value.code == "repository_not_found"
+
+
+def test_zoekt_without_an_index_is_backend_unavailable_not_empty(served, tmp_path):
+    import subprocess
+
+    from labkit.codesearch.zoekt import _free_port, find_binary
+
+    idx, _ = served
+    (tmp_path / "shards").mkdir()
+    port = _free_port()
+    proc = subprocess.Popen([find_binary("zoekt-webserver"), "-index", str(tmp_path / "shards"),
+                             "-listen", f"127.0.0.1:{port}", "-rpc", "-html=false"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while True:  # wait until it answers (an empty listing), then search
+            try:
+                _post(url, {"Q": ""}, endpoint="/api/list")
+                break
+            except LabkitError:
+                assert time.monotonic() < deadline, "zoekt-webserver did not start"
+                time.sleep(0.1)
+        with pytest.raises(LabkitError) as exc:
+            search_code(idx, "Context", backend="zoekt", zoekt_url=url)
+        assert exc.value.code == "backend_unavailable" and "holds no index" in exc.value.message
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def test_cli_zoekt_backend(served, cli):

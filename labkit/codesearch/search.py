@@ -182,7 +182,8 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
             from .zoekt import zoekt_search
 
             found = zoekt_search(zoekt_url, plan, repo=repo, lang_exts=EXTENSIONS[lang] if lang else None,
-                                 path=path, whole=symbol is not None, max_matches=MAX_COLLECT)
+                                 path=path, whole=symbol is not None, max_matches=MAX_COLLECT,
+                                 expected_repos=() if repo else repos)
             raw, capped, contents = found.matches, found.capped, found.contents
             more = capped
             symbols_of = _zoekt_symbols(conn, symbol, plan.case_sensitive, raw, contents) if symbol else None

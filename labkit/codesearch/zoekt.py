@@ -88,9 +88,9 @@ def _public_url(url: str) -> str:
     return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
 
 
-def _post(url: str, body: dict) -> dict:
+def _post(url: str, body: dict, *, endpoint: str = "/api/search") -> dict:
     data = json.dumps(body).encode()
-    req = urllib.request.Request(url.rstrip("/") + "/api/search", data=data, method="POST",
+    req = urllib.request.Request(url.rstrip("/") + endpoint, data=data, method="POST",
                                  headers={"Content-Type": "application/json"})
     try:
         with _opener().open(req, timeout=REQUEST_TIMEOUT_S) as resp:
@@ -119,12 +119,40 @@ def _b64(text: str | None) -> str:
     return base64.b64decode(text).decode("utf-8", "replace")
 
 
+def served_repos(url: str) -> set[str]:
+    """The repository names a Zoekt server holds shards for."""
+    listing = _post(url, {"Q": ""}, endpoint="/api/list")
+    return {r["Repository"]["Name"] for r in ((listing or {}).get("List") or {}).get("Repos") or []
+            if isinstance(r, dict) and isinstance(r.get("Repository"), dict)}
+
+
+def check_served(url: str | None, expected) -> None:
+    """``backend_unavailable`` unless Zoekt serves every expected repository (and at least one).
+
+    A Zoekt server without the index answers every query with nothing; that
+    must never pass for "no matches".
+    """
+    url = url or os.environ.get("LABKIT_ZOEKT_URL") or DEFAULT_URL
+    served = served_repos(url)
+    missing = sorted(set(expected) - served)
+    if not served or missing:
+        what = f"repository '{missing[0]}'" + (f" and {len(missing) - 1} more" if len(missing) > 1 else "") \
+            if missing else "any repository"
+        raise LabkitError("backend_unavailable",
+                          f"the Zoekt server at {_public_url(url)} holds no index for {what}; index it first")
+
+
 def zoekt_search(url: str | None, plan: Plan, *, repo=None, lang_exts=None, path=None, whole=False,
-                 max_matches: int = 5000) -> ZoektResult:
-    """Matches in Zoekt's own order: files as scored, lines as listed."""
+                 max_matches: int = 5000, expected_repos=()) -> ZoektResult:
+    """Matches in Zoekt's own order: files as scored, lines as listed.
+
+    ``expected_repos`` (with ``repo``, when given) must be served, else
+    ``backend_unavailable``: a missing Zoekt index is never an empty result.
+    """
     from .search import SNIPPET_CHARS
 
     url = url or os.environ.get("LABKIT_ZOEKT_URL") or DEFAULT_URL
+    check_served(url, set(expected_repos) | ({repo} if repo else set()))
     q = build_query(plan, repo=repo, lang_exts=lang_exts, path=path)
     opts = {"MaxDocDisplayCount": max_matches, "ShardMaxMatchCount": max_matches,
             "TotalMaxMatchCount": max_matches, "NumContextLines": 0, "Whole": bool(whole)}
@@ -243,10 +271,13 @@ class LocalZoekt:
         self.repos = {name: info["revision"] for name, info in repos.items()}
         started = time.perf_counter()
         if mirrors:
-            subprocess.run(
-                [find_binary("zoekt-git-index"), "-index", str(shards), "-disable_ctags",
-                 "-file_limit", str(1024 * 1024), "-max_trigram_count", "10000000", *map(str, mirrors)],
-                check=True, capture_output=True, timeout=600, cwd=self.workdir)
+            try:
+                subprocess.run(
+                    [find_binary("zoekt-git-index"), "-index", str(shards), "-disable_ctags",
+                     "-file_limit", str(1024 * 1024), "-max_trigram_count", "10000000", *map(str, mirrors)],
+                    check=True, capture_output=True, timeout=600, cwd=self.workdir)
+            except (OSError, subprocess.SubprocessError) as exc:
+                raise LabkitError("backend_unavailable", "zoekt-git-index could not index the repositories") from exc
         self.index_seconds = time.perf_counter() - started
         port = _free_port()
         self.url = f"http://127.0.0.1:{port}"
