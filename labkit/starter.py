@@ -24,7 +24,7 @@ PLACEHOLDER = "...  # replace ... with your answer"
 
 
 def assigned_names(source: str) -> list[str]:
-    """Top-level names a solution cell assigns, in order of first assignment."""
+    """Module-level names a solution cell assigns (also inside if/for/with/try), in order of first assignment."""
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
@@ -39,12 +39,21 @@ def assigned_names(source: str) -> list[str]:
             for elt in target.elts:
                 add(elt)
 
-    for node in tree.body:
-        if isinstance(node, ast.Assign):
-            for t in node.targets:
-                add(t)
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-            add(node.target)
+    def visit(body) -> None:
+        for node in body:
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    add(t)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                add(node.target)
+            elif isinstance(node, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+                # module-level blocks bind module names too (not function or class bodies)
+                for block in ("body", "orelse", "finalbody"):
+                    visit(getattr(node, block, []))
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+
+    visit(tree.body)
     return names
 
 

@@ -205,9 +205,9 @@ answer_q1 = source_read(world.config_path, target="demo-brand/store-002", at="20
 # %%
 lab09.q1.check(answer_q1)
 
-# %%
-# lab09.q1.hint()
-# lab09.q1.solution()
+# %% [markdown]
+# Stuck? `lab09.q1.hint()` gives a hint; `lab09.q1.solution()` shows the solution's code, which runs
+# as it stands in this notebook.
 
 # %% [markdown]
 # **Q2.** Which status update goes to the store? Answer one letter as a string: `"A"`, `"B"` or `"C"`.
@@ -223,12 +223,25 @@ answer_q2 = "B"
 lab09.q2.check(answer_q2)
 
 # %% [markdown]
-# **Q3.** Someone adds a second record for store-001's backend that also covers the incident time,
-# pointing at v2. What does the reader return: `"v1"`, `"v2"`, `"main"` or
-# `"deployment_unresolved"`? (You can check with `world.write_config(...)` and `attempt`.)
+# **Q3.** Someone adds a second record for store-001's backend: v2, from `2026-09-15 00:00 +08:00` until
+# `2026-09-20 00:00 +08:00`, which also covers the incident time. What does the reader do now? Answer the
+# release it reads (`"v1"`, `"v2"` or `"main"`), or the error code it refuses with. Predict, then try
+# it: `world.config_data()` gives the table as a dict (its `"deployments"` list holds the records, as
+# printed in section 1), `world.write_config(name, data=...)` writes a config file and returns its path,
+# and `source_read(that_path, ...)` reads with it.
 
 # %% tags=["solution"]
-answer_q3 = "deployment_unresolved"
+overlap = world.config_data()
+v2_backend = next(d for d in overlap["deployments"]
+                  if d["target"] == fx.STORE_1 and d["repo"] == "backend" and d["release"] == "v2")
+overlap["deployments"].append({**v2_backend, "from": "2026-09-15T00:00:00+08:00", "until": "2026-09-20T00:00:00+08:00"})
+overlap_path = world.write_config("overlap.json", data=overlap)
+try:
+    read = source_read(overlap_path, target=fx.STORE_1, at=fx.INCIDENT_AT, repo="backend", path="pricing.py")
+    answer_q3 = next(d["release"] for d in overlap["deployments"] if d["commit"] == read["commit"])
+except LabkitError as exc:
+    print(exc.code, "-", exc.message)
+    answer_q3 = exc.code
 
 # %%
 lab09.q3.check(answer_q3)

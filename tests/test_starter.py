@@ -24,6 +24,12 @@ def test_assigned_names_in_order():
         "answer_q1", "x", "y", "z"]
 
 
+def test_assigned_names_inside_module_level_blocks_not_functions():
+    src = ("try:\n    answer_q3 = read()\nexcept E as exc:\n    answer_q3 = exc.code\n"
+           "def helper():\n    inner = 1\nfor x in []:\n    loop_var = x\n")
+    assert assigned_names(src) == ["answer_q3", "loop_var"]
+
+
 def test_answer_cell_keeps_only_the_answer_name():
     src = answer_source("hit = search('x')\nctx = read(hit)\nanswer_q3 = {'line': ctx['line']}")
     assert src == "answer_q3 = ...  # replace ... with your answer"

@@ -101,6 +101,10 @@ OVERLAP_OPTIONS = ("v1", "v2", "main", "deployment_unresolved")
 def _check_q3(answer) -> None:
     expect_type(answer, str, "your answer")
     choice = answer.strip()
+    if choice not in OVERLAP_OPTIONS and "_" in choice:
+        raise Incorrect(f"{choice} is a refusal, but not the one about overlapping records: the record you added "
+                        "is probably malformed (copy an existing record and change only from, until and the "
+                        "commit of v2)")
     if choice not in OVERLAP_OPTIONS:
         raise Incorrect(f"answer one of {', '.join(OVERLAP_OPTIONS)}")
     if choice == "main":
@@ -117,8 +121,9 @@ q1 = Exercise(
     validate=_check_q1,
     hint_text=("Call source_search for 'PRICE_CHANGED' with that target and time, then source_read a few lines "
                "around the hit so the `if` above it is included; copy the read's evidenceId."),
-    explanation=(f'source_read(world.config_path, target="{Q1_TARGET}", at="{Q1_AT}", repo="backend", '
-                   'path="pricing.py", start=10, end=11)["evidenceId"]'),
+    explanation=("pin first: at that time store-002's backend still ran v1 (its rollout came later than the "
+                 "frontend's), so the citation names v1's commit, and the range includes the `if` that decides, "
+                 "not only the return."),
 )
 
 q2 = Exercise(
@@ -126,7 +131,9 @@ q2 = Exercise(
     prompt="Which status update goes to the store? " + " ".join(f"({k}) {v}" for k, v in STATUS_OPTIONS.items()),
     validate=_check_q2,
     hint_text="What has the excerpt proved, and what has it not? Which version did the store run?",
-    explanation='"B": it names what was located and what is still being verified.',
+    explanation=("B names what was located (the branch the deployed backend runs) and what is still being "
+                 "verified (the request records); A claims a cause from an excerpt of main, C explains the "
+                 "store with main's rule."),
 )
 
 q3 = Exercise(
@@ -135,5 +142,6 @@ q3 = Exercise(
             f"What does the reader return? One of {', '.join(OVERLAP_OPTIONS)}."),
     validate=_check_q3,
     hint_text="The reader never picks a version on its own: not the newest, not the first, not main.",
-    explanation='"deployment_unresolved": overlapping records are a broken table, to be fixed by a person.',
+    explanation=("two records claiming one time make the table ambiguous; the reader refuses with "
+                 "deployment_unresolved, naming both records, rather than pick the newest, the first or main."),
 )
