@@ -207,6 +207,21 @@ def test_a_dirty_work_tree_is_reported_apart_from_stale(app, built, cli):
     assert res["stale"] == [] and res["dirty"] == {} and len(res["matches"]) == 2
 
 
+def test_worktree_checks_can_be_skipped_for_pinned_corpora(app, built, monkeypatch):
+    idx, _ = built
+    app.write("new.py", "x = 1\n")
+    import labkit.gitrunner as runner
+
+    def no_git(*a, **kw):
+        raise AssertionError("git ran")
+
+    monkeypatch.setattr(runner, "git_bytes", no_git)
+    res = search_code(idx, "Context", check_worktree=False)
+    ctx = get_file_context(idx, "app", "src/core.py", 4, check_worktree=False)
+    assert res["matches"] and res["stale"] is None and res["dirty"] is None  # unknown, not "clean"
+    assert ctx["stale"] is None and ctx["dirty"] is None and ctx["pathDirty"] is None
+
+
 def test_dirty_lists_are_capped(make_repo, tmp_path):
     r = make_repo("many")
     r.write("a.py", "x = 1\n")

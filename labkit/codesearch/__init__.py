@@ -25,16 +25,21 @@ def build_index(index_dir, repo_dirs) -> dict:
 
 
 def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, literal=False,
-                backend="embedded", zoekt_url=None, ranking="definition-first") -> dict:
-    """Search the index; see CONTRACT.md ``labkit code-search``."""
+                backend="embedded", zoekt_url=None, ranking="definition-first", check_worktree=True) -> dict:
+    """Search the index; see CONTRACT.md ``labkit code-search``.
+
+    ``check_worktree=False`` skips the ``git status`` each repository costs:
+    ``stale`` and ``dirty`` are then None (not checked). Only for repositories
+    nobody edits, such as an eval's pinned corpora; the CLI always checks.
+    """
     from .search import search_code as _search
 
     return _search(index_dir, query, repo=repo, lang=lang, path=path, limit=limit, literal=literal,
-                   backend=backend, zoekt_url=zoekt_url, ranking=ranking)
+                   backend=backend, zoekt_url=zoekt_url, ranking=ranking, check_worktree=check_worktree)
 
 
-def get_file_context(index_dir, repo, path, line, *, before=20, after=20) -> dict:
-    """Lines around ``line`` of ``repo/path`` at the indexed revision."""
+def get_file_context(index_dir, repo, path, line, *, before=20, after=20, check_worktree=True) -> dict:
+    """Lines around ``line`` of ``repo/path`` at the indexed revision (``check_worktree`` as in search)."""
     from .context import get_file_context as _context
 
-    return _context(index_dir, repo, path, line, before=before, after=after)
+    return _context(index_dir, repo, path, line, before=before, after=after, check_worktree=check_worktree)

@@ -39,7 +39,8 @@ def check_context_path(path: str) -> str:
     return check_relative_syntax(path, what="file path")
 
 
-def get_file_context(index_dir, repo: str, path: str, line: int, *, before: int = 20, after: int = 20) -> dict:
+def get_file_context(index_dir, repo: str, path: str, line: int, *, before: int = 20, after: int = 20,
+                     check_worktree: bool = True) -> dict:
     from .index import connect, dirty_repos, indexed_repos, stale_repos, work_tree_states
 
     for name, value in (("before", before), ("after", after)):
@@ -64,7 +65,7 @@ def get_file_context(index_dir, repo: str, path: str, line: int, *, before: int 
         raise LabkitError("line_out_of_range", f"line {line} is outside '{rel}', which has {len(lines)} lines")
     start, end = max(1, line - before), min(len(lines), line + after)
     scope = {repo: repos[repo]}
-    states = work_tree_states(scope)
+    states = work_tree_states(scope) if check_worktree else None
     content = render_window(lines, line, start, end)
     return {
         "repo": repo,
@@ -77,8 +78,8 @@ def get_file_context(index_dir, repo: str, path: str, line: int, *, before: int 
         "content": content,
         "contentSha256": hashlib.sha256(content.encode("utf-8")).hexdigest(),
         "revision": repos[repo]["revision"],
-        "stale": bool(stale_repos(scope, states)),
-        "dirty": (dirty := dirty_repos(scope, states)),
+        "stale": bool(stale_repos(scope, states)) if check_worktree else None,
+        "dirty": (dirty := dirty_repos(scope, states)) if check_worktree else None,
         # True when this very file differs in the work tree from the text shown here.
-        "pathDirty": rel in dirty.get(repo, {}).get("files", ()),
+        "pathDirty": rel in dirty.get(repo, {}).get("files", ()) if check_worktree else None,
     }

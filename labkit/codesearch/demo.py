@@ -4,7 +4,8 @@
   Jupyter's and mcp's stack, whatever its version) laid out as a git repository:
   real code, and no network needed;
 - ``shop``: a small service written here, whose error texts are full of regex
-  metacharacters and which calls into a ``click``-like CLI.
+  metacharacters, which calls into a ``click``-like CLI and ships a ``.pyi``
+  stub of its API beside the code.
 
 The notebook, the widget and the checkers share this one world, so a learner's
 answer is checked against exactly what they searched.
@@ -32,6 +33,12 @@ SHOP_FILES = {
         "    if total(cart) != shown_total:\n"
         '        raise PriceChanged("price.total(usd) changed [retry?]")\n'
         "    return True\n"
+    ),
+    # The public API's type stub, as typed packages ship one beside their code (attrs does too).
+    "shop/__init__.pyi": (
+        '"""Type stubs for the shop\'s public API."""\n'
+        "def total(cart: list) -> int: ...\n"
+        "def confirm(cart: list, shown_total: int) -> bool: ...\n"
     ),
     "shop/errors.py": (
         "class ShopError(Exception):\n"

@@ -167,7 +167,7 @@ def run_case(index_dir, case: dict, *, backend="embedded", zoekt_url=None, ranki
         res = search_code(index_dir, case["query"], repo=case_repo(case) if case.get("corpus") else case.get("repo"),
                           lang=case.get("lang"), path=case.get("path"),
                           limit=max(TOP_K, int(case.get("limit", TOP_K))), literal=bool(case.get("literal")),
-                          backend=backend, zoekt_url=zoekt_url, ranking=ranking)
+                          backend=backend, zoekt_url=zoekt_url, ranking=ranking, check_worktree=False)
     except LabkitError as exc:
         row.update(searchMs=round((time.perf_counter() - started) * 1000, 3), error=exc.code, outcome="error")
         return row
@@ -191,7 +191,8 @@ def run_case(index_dir, case: dict, *, backend="embedded", zoekt_url=None, ranki
         t1 = time.perf_counter()
         try:
             ctx = get_file_context(index_dir, top["repo"], top["path"], top["line"],
-                                   before=int(window.get("before", 20)), after=int(window.get("after", 20)))
+                                   before=int(window.get("before", 20)), after=int(window.get("after", 20)),
+                                   check_worktree=False)  # the corpora are built here; nobody edits them
         except LabkitError as exc:
             row["contextError"] = exc.code
             ctx = None

@@ -160,7 +160,7 @@ def validate_request(query, *, lang, path, limit, literal, backend, ranking):
 
 
 def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, literal=False,
-                backend="embedded", zoekt_url=None, ranking="definition-first") -> dict:
+                backend="embedded", zoekt_url=None, ranking="definition-first", check_worktree=True) -> dict:
     plan, lang, path_re = validate_request(query, lang=lang, path=path, limit=limit, literal=literal,
                                            backend=backend, ranking=ranking)
     started = time.perf_counter()
@@ -197,7 +197,7 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
         else:
             ordered = raw
         scope = {repo: repos[repo]} if repo is not None and repo in repos else repos
-        states = work_tree_states(scope)
+        states = work_tree_states(scope) if check_worktree else None
         result = {
             "query": query,
             "backend": backend,
@@ -206,9 +206,9 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
             # totalMatches counts every match only when all were collected; else it is a lower bound.
             "totalMatchesExact": not more,
             "revisions": {name: info["revision"] for name, info in scope.items()},
-            "stale": stale_repos(scope, states),
+            "stale": stale_repos(scope, states) if check_worktree else None,
             # Work trees that differ from the indexed revision: their uncommitted lines are not searched.
-            "dirty": dirty_repos(scope, states),
+            "dirty": dirty_repos(scope, states) if check_worktree else None,
             "literal": bool(literal),
             "caseSensitive": plan.case_sensitive,
             "ranking": ranking,

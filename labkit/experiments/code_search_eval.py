@@ -25,7 +25,7 @@ def run(quick: bool = False) -> dict:
     from labkit.codesearch.eval import evaluate
 
     result = evaluate(backends=("embedded", "zoekt"), rankings=("raw", "definition-first"),
-                      zoekt_rankings=("definition-first",) if quick else None, keep_cases=not quick,
+                      zoekt_rankings=("definition-first",) if quick else None, keep_cases=True,
                       offline=quick, skip_unavailable=quick)
     result["rows"] = [_row(r, r["summary"]) for r in result["runs"]]
     result["splitRows"] = [_row(r, part["summary"], split=split)
