@@ -19,7 +19,7 @@ def test_lab_world_never_indexes_the_shop_secret():
     assert shop["skipped"]["sensitive"] == 1
 
 
-@pytest.mark.parametrize("exercise", [lab08.q1, lab08.q2, lab08.q3])
+@pytest.mark.parametrize("exercise", [lab08.q1, lab08.q2, lab08.q3, lab08.q4])
 def test_placeholder_reads_as_not_attempted(exercise):
     assert exercise.check(...).status == "not_attempted"
     assert exercise.check(None).status == "not_attempted"
@@ -113,3 +113,25 @@ def test_explorer_renders_its_default_headless(capsys):
     assert "HTML object" in capsys.readouterr().out
     html = render(compute("BadParameter", "definition-first", 3)).data
     assert "<b>class BadParameter(UsageError):</b>" in html
+
+
+def _q4_reference() -> dict:
+    top = search_code(lab_world().index_dir, "shown_total")["matches"][0]
+    return {"prediction": "shop/pricing.py", "path": top["path"], "line": top["line"], "implementation": False}
+
+
+def test_q4_the_stub_declares_first_and_is_not_the_implementation():
+    right = _q4_reference()
+    assert right["path"] == "shop/__init__.pyi"  # the failure the exercise is about is really there
+    assert lab08.q4.check(right).passed
+    assert lab08.q4.check({**right, "prediction": "shop/__init__.pyi"}).passed  # any honest prediction
+    assert "no code runs from it" in lab08.q4.check({**right, "implementation": True}).message
+    moved = lab08.q4.check({**right, "path": "shop/pricing.py", "line": 9})
+    assert moved.status == "incorrect" and "first hit" in moved.message
+    assert "write your prediction" in lab08.q4.check({**right, "prediction": " "}).message
+    assert "lacks 'prediction'" in lab08.q4.check({k: v for k, v in right.items() if k != "prediction"}).message
+    assert "True or False" in lab08.q4.check({**right, "implementation": "no"}).message
+    # Definitions already skip the stub: the implementation of confirm comes before its declaration.
+    shop_hits = [m for m in search_code(lab_world().index_dir, "confirm", repo="shop")["matches"] if m["tier"] == 0]
+    assert [m["path"] for m in shop_hits] == ["shop/pricing.py", "shop/__init__.pyi"]
+

@@ -3,6 +3,8 @@
 q1 (transfer): find the source line that formats an error message a user pasted.
 q2: find a query (not the story's) whose raw order fails and whose ranking fixes it.
 q3: cite a definition as evidence: repository, path, line and revision.
+q4 (predict, then check): the eval's ``parameter`` category misses where a
+    ``.pyi`` stub declares the parameter; reproduce it on the shop's own stub.
 
 Each checker searches the lab's own index (``labkit.codesearch.demo.lab_world``),
 so it judges exactly what the learner saw. Definitions are recognised here by
@@ -141,6 +143,36 @@ def _validate_q3(answer) -> None:
                         "search result's revisions or the context read")
 
 
+Q4_QUERY = "shown_total"
+
+
+def _q4_truth() -> dict:
+    top = _search(Q4_QUERY, "definition-first")["matches"][0]
+    return {"path": top["path"], "line": top["line"], "implementation": not top["path"].endswith(".pyi")}
+
+
+def _validate_q4(answer) -> None:
+    expect_type(answer, dict, "your answer")
+    for key in ("prediction", "path", "line", "implementation"):
+        if key not in answer:
+            raise Incorrect(f"your answer lacks '{key}'; give prediction, path, line and implementation")
+    expect_type(answer["prediction"], str, "'prediction'")
+    if not answer["prediction"].strip():
+        raise Incorrect("write your prediction (the path you expect first) down before you search")
+    _check_line_type(answer["line"])
+    if not isinstance(answer["implementation"], bool):
+        raise Incorrect("'implementation' should be True or False: is the Top-1 line where the code that takes "
+                        "the parameter is implemented?")
+    want = _q4_truth()
+    if (answer["path"], answer["line"]) != (want["path"], want["line"]):
+        raise Incorrect(f"that is not what definition-first ranking puts first for '{Q4_QUERY}'; search for it "
+                        "and copy the path and line of the first hit")
+    if answer["implementation"] != want["implementation"]:
+        raise Incorrect("a .pyi stub only declares a signature for type checkers; no code runs from it, so its "
+                        "line is not where the parameter is implemented" if not want["implementation"] else
+                        "that line is in a .py module: the code that takes the parameter runs from there")
+
+
 q1 = Exercise(
     name="lab08.q1",
     prompt=(f"A user pasted {Q1_PASTED!r}. Find the source line that formats this message: "
@@ -175,4 +207,17 @@ q3 = Exercise(
                "from the context result."),
     explanation=("the ranked Top-1 is the class statement; the revision comes from the context read of that "
                  "hit, so the citation names the exact text at the exact commit the index served."),
+)
+
+q4 = Exercise(
+    name="lab08.q4",
+    prompt=(f"Predict which file definition-first ranking puts first for the parameter name {Q4_QUERY!r}, then "
+            "search and answer {'prediction': ..., 'path': ..., 'line': ..., 'implementation': True/False}."),
+    validate=_validate_q4,
+    hint_text=("The shop ships shop/__init__.pyi (a type stub) beside shop/pricing.py. Neither line defines "
+               "shown_total: both declare it as a parameter, so the ranking keeps them in path order."),
+    explanation=("a parameter is not a definition, so both signatures sit in the same group and path order "
+                 "decides: shop/__init__.pyi sorts before shop/pricing.py. The ranking already puts a stub's "
+                 "definitions after the implementation's, but not its parameters: the same gap is behind the eval's "
+                 "parameter misses in attrs, whose stubs sort before its modules."),
 )
