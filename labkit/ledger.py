@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
+from . import names
 from .errors import LabkitError
 from .tools import ledger_enums, ledger_whitelist
 
@@ -126,7 +127,7 @@ class _Scrubber:
         if len(rel) > 1024:
             out[key + "Rejected"] = "too_long"
             return
-        out[key] = rel
+        out[key] = names.printable(rel)  # the one name encoder: a name that is not UTF-8 stays escaped
 
 
 # For each tool: argument name -> (ledger key, kind), from the tool declarations
