@@ -46,7 +46,7 @@ def assigned_names(source: str) -> list[str]:
                     add(t)
             elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
                 add(node.target)
-            elif isinstance(node, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+            elif isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
                 # module-level blocks bind module names too (not function or class bodies)
                 for block in ("body", "orelse", "finalbody"):
                     visit(getattr(node, block, []))

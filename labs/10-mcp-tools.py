@@ -289,9 +289,34 @@ answer_q3 = "c"
 # %%
 lab10.q3.check(answer_q3)
 
+# %% [markdown]
+# **Q4: a file you have not seen.** The next cell adds `data/stock.csv` to the workspace: one product per
+# line, `sku,quantity,warehouse`. Using the MCP tools through `connect(params)` (as in sections 2 and 3,
+# not by opening the file yourself), find how many products are out of stock (quantity `0`) in warehouse
+# `"b"`. Answer an integer.
+
 # %%
-# lab10.q1.hint(); lab10.q2.hint(); lab10.q3.hint()
-# lab10.q1.solution()
+from labkit.course.exercise_worlds import stock_csv
+
+repo.write(lab10.Q4_PATH, stock_csv())
+
+# %% tags=["solution"]
+async with connect(params) as client:
+    stock, args = "", {"path": lab10.Q4_PATH}
+    while True:
+        part = (await client.call_tool("read_file", args)).structured_content
+        stock += part["content"]
+        if not part["truncated"]:
+            break
+        args = {"path": lab10.Q4_PATH, "start_line": part["nextStartLine"]}
+answer_q4 = sum(1 for line in stock.splitlines() if line.split(",")[1:] == ["0", "b"])
+
+# %%
+lab10.q4.check(answer_q4)
+
+# %% [markdown]
+# Stuck on any exercise? `lab10.q1.hint()` gives a hint and `lab10.q1.solution()` shows code that
+# runs as it stands in this notebook.
 
 # %% [markdown]
 # ## What to remember

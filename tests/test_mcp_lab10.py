@@ -64,3 +64,28 @@ def test_q1_reference_matches_the_real_server(repo):
     real = read_file(repo.path, Q1_RESULT["path"])
     for key in ("startLine", "endLine", "totalLines", "truncated", "nextStartLine"):
         assert real[key] == Q1_RESULT[key], key
+
+
+def test_q4_counts_whole_fields_over_every_page(repo):
+    """The reference count from the real file; partial pages, both warehouses and substrings are named."""
+    from labkit.check import lab10
+    from labkit.course.exercise_worlds import stock_csv
+    from labkit.workspace_read import read_file
+
+    repo.write(lab10.Q4_PATH, stock_csv())
+    text, start = "", 1
+    while True:
+        page = read_file(repo.path, lab10.Q4_PATH, start_line=start)
+        text += page["content"]
+        if not page["truncated"]:
+            break
+        start = page["nextStartLine"]
+    assert text == stock_csv() and start > 800  # the file really spans more than two pages
+    right = sum(1 for line in text.splitlines() if line.split(",")[1:] == ["0", "b"])
+    assert lab10.q4.check(right).status == CORRECT
+    first_page = sum(1 for line in text.splitlines()[:400] if line.split(",")[1:] == ["0", "b"])
+    assert "truncated" in lab10.q4.check(first_page).message
+    both = sum(1 for line in text.splitlines() if line.split(",")[1] == "0")
+    assert "both warehouses" in lab10.q4.check(both).message
+    assert "substrings" in lab10.q4.check(right + 1).message and str(right) not in lab10.q4.check(right + 1).message
+    assert lab10.q4.check(str(right)).status == INCORRECT and lab10.q4.check(...).status == NOT_ATTEMPTED

@@ -8,6 +8,7 @@ starter with each ``qN.solution()`` pasted into its answer cell (every check
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import re
@@ -114,7 +115,7 @@ def test_solution_is_the_lab_cell(name):
     for qname, exercise in _exercises(name[:2]).items():
         shown = exercise.solution()
         assert shown.code == cells[f"answer_{qname}"]
-        compile(shown.code, f"{name}:{qname}", "exec")
+        compile(shown.code, f"{name}:{qname}", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)  # as IPython runs it
         assert shown.code not in (exercise.explanation or "")
         assert exercise.hint().text
 

@@ -171,3 +171,14 @@ def apply_after_approval(repo, event: str) -> None:
         repo.write("pnpm-lock.yaml", before)
     else:
         raise ValueError(f"unknown event {event!r}; one of {sorted(AFTER_APPROVAL)}")
+
+
+def stock_csv(rows: int = 1300) -> str:
+    """Lab 10: a stock list, ``sku,quantity,warehouse`` per line, longer than three read_file pages."""
+    return "".join(f"sku-{i:04d},{(i * 7) % 23},{'ab'[(i // 3) % 2]}\n" for i in range(rows))
+
+
+def out_of_stock(text: str, warehouse: str, *, first_lines: int | None = None) -> int:
+    """Lab 10: how many lines of a stock list have quantity 0 in ``warehouse`` (optionally in the first lines only)."""
+    lines = text.splitlines()[:first_lines] if first_lines else text.splitlines()
+    return sum(1 for line in lines if line.split(",")[1:] == ["0", warehouse])
