@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from . import names
 from .errors import LabkitError
 from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE, zsplit
-from .pager import Page, is_valid_utf8, page_from_window, paginate_naive
+from .pager import Page, page_from_window, paginate_naive
 from .paths import check_relative_syntax
 from .rules import PathRules
 from .tools import DIFF_MODES as MODES
@@ -69,6 +69,7 @@ class DiffSource:
     hidden_changes: int
     source_revision: str
     utf8: bool
+    chunk_sha256: tuple[str, ...] = ()
 
 
 def parse_name_status(data: bytes) -> list[Change]:
@@ -164,7 +165,14 @@ def _batches(changes: list[Change]):
 
 
 def build_diff(workspace, mode: str = "unstaged", path: str | None = None) -> DiffSource:
-    """Compute ``D`` for a mode: listing first, sensitive entries dropped, patches by literal pathspec."""
+    """Compute ``D`` for a mode: listing first, sensitive entries dropped, patches by literal pathspec.
+
+    ``D`` is hashed, chunk-hashed and checked for UTF-8 while git writes it
+    (:class:`~labkit.snapshots.StreamDigest`), not in a second pass.
+    """
+    from .snapshots import StreamDigest
+
+    digest = StreamDigest()
     with opened(workspace, require_git=True) as ws:
         git = ws.git
         revs = mode_args(git, mode)
@@ -172,12 +180,14 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None) -> Di
         parts: list[bytes] = []
         used = 0
         for specs in _batches(visible):
-            chunk = _git_diff(git, [*revs, "--", *specs], max_bytes=MAX_DIFF_BYTES - used, timeout=DIFF_TIMEOUT_S)
+            chunk = _git_diff(git, [*revs, "--", *specs], max_bytes=MAX_DIFF_BYTES - used, timeout=DIFF_TIMEOUT_S,
+                              sink=digest.feed)
             used += len(chunk)
             parts.append(chunk)
     data = parts[0] if len(parts) == 1 else b"".join(parts)
+    digest.finish()
     return DiffSource(data=data, files=tuple(visible), hidden_changes=hidden,
-                      source_revision=source_revision_of(data), utf8=is_valid_utf8(data))
+                      source_revision=digest.source_revision, utf8=digest.utf8, chunk_sha256=tuple(digest.chunks))
 
 
 def source_revision_of(data: bytes) -> str:
@@ -290,7 +300,7 @@ def _page(ws: Workspace, *, mode: str, path: str | None, offset: int, max_bytes:
     view = memoryview(source.data)
     window = bytes(view[offset:offset + max_bytes]) if offset >= 0 else b""
     page = page_from_window(window, offset, len(source.data), utf8=source.utf8)
-    snap = store.put(source.data, key=key, source_revision=source.source_revision,
+    snap = store.put(source.data, key=key, source_revision=source.source_revision, chunks=list(source.chunk_sha256),
                      meta={"key": key, "mode": mode, "path": None if scope is None else names.printable(scope), "utf8": source.utf8,
                            "hiddenChanges": source.hidden_changes,
                            "files": [f.to_json() for f in source.files]})

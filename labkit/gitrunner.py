@@ -299,7 +299,8 @@ def _cap_memory(pid: int, limit: int | None) -> None:
 _CHUNK = 1 << 16
 
 
-def _pump(proc, input_bytes: bytes | None, max_bytes: int, deadline: float, what: str) -> tuple[bytes, bytes]:
+def _pump(proc, input_bytes: bytes | None, max_bytes: int, deadline: float, what: str,
+          sink: Callable[[bytes], None] | None = None) -> tuple[bytes, bytes]:
     """Feed stdin and drain stdout/stderr in this thread (one ``select`` loop, like ``communicate``).
 
     Going over ``max_bytes`` on stdout kills the process group (a partial
@@ -348,14 +349,15 @@ def _pump(proc, input_bytes: bytes | None, max_bytes: int, deadline: float, what
                 if not chunk:
                     sel.unregister(key.fileobj)
                     continue
-                sink = key.data
-                if sink is out:
+                if key.data is out:
                     if len(out) + len(chunk) > max_bytes:
                         _kill_group(proc)
                         proc.wait()
                         raise GitError("output_too_large",
                                        f"{what} produced more than {max_bytes} bytes; refusing a partial result")
                     out += chunk
+                    if sink is not None:
+                        sink(chunk)  # work on the output while git is still producing it
                 elif len(err) < _STDERR_KEEP:
                     err += chunk[:_STDERR_KEEP - len(err)]
     finally:
@@ -372,8 +374,11 @@ def _pump(proc, input_bytes: bytes | None, max_bytes: int, deadline: float, what
 def spawn_git(argv: list[str], cwd: str, env: dict[str, str], *, input_bytes: bytes | None = None,
               timeout: float = DEFAULT_TIMEOUT_S, max_bytes: int = DEFAULT_MAX_BYTES,
               memory_bytes: int | None = DEFAULT_MEMORY_BYTES, what: str = "git",
-              pass_fds: Sequence[int] = ()) -> tuple[bytes, bytes, int]:
-    """Start one git child with every bound applied; return (stdout, stderr head, return code)."""
+              pass_fds: Sequence[int] = (), sink: Callable[[bytes], None] | None = None) -> tuple[bytes, bytes, int]:
+    """Start one git child with every bound applied; return (stdout, stderr head, return code).
+
+    ``sink``, if given, also receives each piece of stdout as it arrives.
+    """
     deadline = time.monotonic() + timeout
     try:
         proc = subprocess.Popen(
@@ -391,7 +396,7 @@ def spawn_git(argv: list[str], cwd: str, env: dict[str, str], *, input_bytes: by
         raise GitError("not_a_repository", "the given root is not a folder") from exc
     _cap_memory(proc.pid, memory_bytes)
     try:
-        out, err = _pump(proc, input_bytes, max_bytes, deadline, what)
+        out, err = _pump(proc, input_bytes, max_bytes, deadline, what, sink)
     except GitError as exc:
         if exc.code == "git_timeout":
             raise GitError("git_timeout", f"{what} did not finish within {timeout:g} s") from None

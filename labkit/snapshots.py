@@ -90,6 +90,57 @@ def chunk_sums(data: bytes | memoryview, chunk: int = CHUNK_BYTES) -> list[str]:
     return [hashlib.sha256(view[i:i + chunk]).hexdigest() for i in range(0, len(view), chunk)]
 
 
+class StreamDigest:
+    """What a snapshot needs to know of a byte stream, computed as the bytes arrive.
+
+    The whole SHA-256, the per-chunk SHA-256 list and whether the stream is
+    valid UTF-8: one pass, fed piece by piece while git is still writing, so
+    storing a diff adds little to producing it.
+    """
+
+    def __init__(self):
+        import codecs
+
+        self._sha = hashlib.sha256()
+        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self._pending = bytearray()
+        self.chunks: list[str] = []
+        self.utf8 = True
+        self.size = 0
+
+    def feed(self, data: bytes) -> None:
+        self.size += len(data)
+        self._sha.update(data)
+        if self.utf8 and not (data.isascii() and not self._decoder.getstate()[0]):
+            try:
+                self._decoder.decode(data, final=False)
+            except UnicodeDecodeError:
+                self.utf8 = False
+        pending = self._pending
+        pending += data
+        if len(pending) >= CHUNK_BYTES:
+            view = memoryview(pending)
+            full = len(pending) - len(pending) % CHUNK_BYTES
+            self.chunks += [hashlib.sha256(view[i:i + CHUNK_BYTES]).hexdigest() for i in range(0, full, CHUNK_BYTES)]
+            view.release()
+            del pending[:full]
+
+    def finish(self) -> "StreamDigest":
+        if self.utf8:
+            try:
+                self._decoder.decode(b"", final=True)
+            except UnicodeDecodeError:
+                self.utf8 = False
+        if self._pending:
+            self.chunks.append(hashlib.sha256(self._pending).hexdigest())
+            self._pending = bytearray()
+        return self
+
+    @property
+    def source_revision(self) -> str:
+        return "sha256:" + self._sha.hexdigest()
+
+
 class SnapshotStore:
     """The store in one folder. Cheap to create; every method re-checks the folder."""
 
@@ -122,8 +173,12 @@ class SnapshotStore:
         write_private_atomic(target, writer)
 
     # -- writing --------------------------------------------------------------
-    def put(self, data: bytes, *, key: str, source_revision: str | None = None, meta: dict | None = None) -> Snapshot:
-        """Store ``data`` (or refresh the identical live snapshot) and return its metadata."""
+    def put(self, data: bytes, *, key: str, source_revision: str | None = None, meta: dict | None = None,
+            chunks: list[str] | None = None) -> Snapshot:
+        """Store ``data`` (or refresh the identical live snapshot) and return its metadata.
+
+        ``chunks``: the per-chunk SHA-256 list when the caller already has it (:class:`StreamDigest`).
+        """
         self._ensure_private_dir()
         self.cleanup()
         if source_revision is None:
@@ -134,7 +189,7 @@ class SnapshotStore:
         existing = self._load_meta(snapshot_id, missing_ok=True)
         same = (existing is not None and existing.total_bytes == len(data)
                 and existing.source_revision == source_revision and _size(bin_path) == len(data))
-        sums = list(existing.chunk_sha256) if same else chunk_sums(data)
+        sums = list(existing.chunk_sha256) if same else (chunks if chunks is not None else chunk_sums(data))
         record = {
             "format": _FORMAT, "id": snapshot_id, "key": key, "totalBytes": len(data),
             "sourceRevision": source_revision, "chunkBytes": CHUNK_BYTES, "chunkSha256": sums,

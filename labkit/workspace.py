@@ -278,7 +278,7 @@ class GitDir:
     def run(self, args: Sequence[str], *, at_top: bool = False, timeout: float = DEFAULT_TIMEOUT_S,
             max_bytes: int = DEFAULT_MAX_BYTES, memory_bytes: int | None = DEFAULT_MEMORY_BYTES,
             input_bytes: bytes | None = None, ok_returncodes=(0,), extra_env: dict[str, str] | None = None,
-            cwd: str | None = None) -> GitResult:
+            cwd: str | None = None, sink=None) -> GitResult:
         """``git <args>`` in this work tree (from the workspace root, or its top with ``at_top``)."""
         with self._lock:
             self._refresh_head()
@@ -287,7 +287,7 @@ class GitDir:
         where = cwd or (self.top if at_top or not self.prefix else os.path.join(self.top, self.prefix))
         stdout, stderr, rc = spawn_git(self.argv(args), where, env, input_bytes=input_bytes, timeout=timeout,
                                        max_bytes=max_bytes, memory_bytes=memory_bytes, what=what,
-                                       pass_fds=self._pass_fds)
+                                       pass_fds=self._pass_fds, sink=sink)
         if rc not in tuple(ok_returncodes):
             raise classify_failure(stderr, rc, what, memory_bytes=memory_bytes)
         return GitResult(stdout=stdout, returncode=rc)
