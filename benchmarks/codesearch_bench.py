@@ -12,9 +12,13 @@ round (medians over ``--repeats`` rounds, after one warm-up round):
 
 - ``labkit code-search IDX Q --literal --json`` (a new process each time: it
   opens the index, searches, ranks definition-first and prints JSON);
+- the same ``search_code`` call in a fresh ``python -c`` process, without the
+  CLI layer (so the cost of argument handling shows apart);
+- ``rg --json -F Q CORPUS``: the bare ripgrep binary, a whole scan of every
+  file (the target's reference);
 - ``labkit search CORPUS Q --engine ripgrep --json`` (labkit's ripgrep-backed
-  workspace search: a whole scan, no index);
-- ``rg --json -F Q CORPUS`` (the bare ripgrep binary, for reference).
+  workspace search, for reference: it stops early once it holds enough hits,
+  so for a common text it is not a whole scan).
 
 Reported: the index build time and size, then per query the three medians and
 the ratio code-search / ripgrep scan (and, apart, each command's first run: the
@@ -38,6 +42,11 @@ from pathlib import Path
 QUERIES = ["PurePosixPath", "email.message_from_string", "def urlopen(", "class HTTPConnection",
            "raise NotImplementedError", "AbstractEventLoop", "ZeroDivisionError", "getpreferredencoding",
            "ZZ_NO_SUCH_SYMBOL", "self._sock.recv"]
+
+
+#: The same search in a fresh process, without the CLI layer (argument parsing and validation).
+API_SNIPPET = ("import json, sys; from labkit.codesearch import search_code; "
+               "print(json.dumps(search_code(sys.argv[1], sys.argv[2], literal=True)))")
 
 
 def build_corpus(dest: Path, copies: int) -> dict:
@@ -73,6 +82,24 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     k = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
     return ordered[k]
+
+
+def summarize(rows: list[dict]) -> dict:
+    """p50, p95 and worst of the per-query ratios and of code-search's own process time."""
+    def spread(values):
+        return {"p50": round(statistics.median(values), 3), "p95": round(percentile(values, 95), 3),
+                "worst": round(max(values), 3)}
+
+    cs = [r["medianMs"]["codeSearch"] for r in rows]
+    out = {"codeSearchProcessMs": spread(cs),
+           "ratioToLabkitSearch": spread([r["ratioToLabkitRipgrep"] for r in rows]),
+           "target": "every query's whole process <= 0.5x a whole rg scan"}
+    if all("ratioToRg" in r for r in rows):
+        out["ratioToRgScan"] = spread([r["ratioToRg"] for r in rows])
+        out["met"] = out["ratioToRgScan"]["worst"] <= 0.5
+    if all("apiRatioToRg" in r for r in rows):  # the search alone in a fresh process, no CLI layer
+        out["apiRatioToRgScan"] = spread([r["apiRatioToRg"] for r in rows])
+    return out
 
 
 def main() -> None:
@@ -113,6 +140,7 @@ def main() -> None:
         for q in args.queries:
             commands = {
                 "codeSearch": [py, "-m", "labkit", "code-search", str(idx), q, "--literal", "--json"],
+                "codeSearchApi": [py, "-c", API_SNIPPET, str(idx), q],
                 "labkitRipgrep": [py, "-m", "labkit", "search", str(corpus), q, "--engine", "ripgrep", "--json"],
             }
             if rg:
@@ -136,22 +164,10 @@ def main() -> None:
                    "ratioToLabkitRipgrep": round(med["codeSearch"] / med["labkitRipgrep"], 3)}
             if "rg" in med:
                 row["ratioToRg"] = round(med["codeSearch"] / med["rg"], 3)
+                row["apiRatioToRg"] = round(med["codeSearchApi"] / med["rg"], 3)
             result["queries"].append(row)
             print(json.dumps(row), file=sys.stderr)
-    ratios = [r["ratioToLabkitRipgrep"] for r in result["queries"]]
-    cs = [r["medianMs"]["codeSearch"] for r in result["queries"]]
-    result["summary"] = {
-        "ratioToRipgrepScan": {"p50": round(statistics.median(ratios), 3), "p95": round(percentile(ratios, 95), 3),
-                               "worst": max(ratios)},
-        "codeSearchProcessMs": {"p50": round(statistics.median(cs), 1), "p95": round(percentile(cs, 95), 1),
-                                "worst": max(cs)},
-        "target": "every query's whole process <= 0.5x a whole ripgrep scan",
-        "met": max(ratios) <= 0.5,
-    }
-    if all("ratioToRg" in r for r in result["queries"]):
-        bare = [r["ratioToRg"] for r in result["queries"]]
-        result["summary"]["ratioToBareRg"] = {"p50": round(statistics.median(bare), 3),
-                                              "p95": round(percentile(bare, 95), 3), "worst": max(bare)}
+    result["summary"] = summarize(result["queries"])
     text = json.dumps(result, indent=2)
     if args.out:
         Path(args.out).write_text(text + "\n")
