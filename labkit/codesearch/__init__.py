@@ -3,12 +3,18 @@
 Layout, one concern per module (like Zoekt's own split):
 
 - ``languages``: file extension -> language, the one table both backends use;
-- ``index``: builds and incrementally rebuilds the index (git HEAD or a folder);
+- ``index``: builds and incrementally rebuilds the index (git HEAD or a folder),
+  and says whether a repository went stale or has a dirty work tree;
+- ``symbols``: the definitions and parameters of a Python file, extracted when
+  it is indexed (never at query time);
 - ``query``: turns a literal or RE2 query into an FTS5 prefilter plus a verifier;
 - ``ranking``: definition first, then whole word, then a stable order;
 - ``zoekt``: the Zoekt JSON client, literal escaping and a local Zoekt server;
 - ``context``: lines around a hit, read from the indexed revision;
-- ``eval``: the retrieval eval (Hit@k, no-match, closed loop).
+- ``corpus``: exact releases of Python packages as eval corpora (cache, pip
+  download, or the installed copy);
+- ``eval``: the retrieval eval (Hit@k, MRR, no-match, closed loop; dev and
+  test splits).
 
 The three functions below are the public API the CLI, the MCP server and the
 notebooks share. Submodules are imported on first use, so ``labkit
