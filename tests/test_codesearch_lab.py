@@ -103,14 +103,13 @@ def test_q3_missing_revision_key_is_named():
     assert "without its revision" in lab08.q3.check(answer).message
 
 
-def test_explorer_renders_its_default_headless(capsys):
+def test_explorer_renders_its_default_headless():
     from labkit.widgets.codesearch import compute, ranking_explorer, render
 
-    capsys.readouterr()
     ui = ranking_explorer()
     assert [c.description for c in ui.children[:-1]] == ["query", "ranking", "Top-k", "literal"]
-    # Outside a kernel, display() prints the HTML object's repr: the default view was drawn at once.
-    assert "HTML object" in capsys.readouterr().out
+    # The default view was drawn at once into the Output widget's state.
+    assert "text/html" in ui.children[-1].outputs[0]["data"]
     html = render(compute("BadParameter", "definition-first", 3)).data
     assert "<b>class BadParameter(UsageError):</b>" in html
 
