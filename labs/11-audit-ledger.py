@@ -231,9 +231,51 @@ answer_q3 = False
 # %%
 lab11.q3.check(answer_q3)
 
+# %% [markdown]
+# Once you have answered, `summarize(lab11.Q3_LEDGER)["offered"]` shows the summary's own reading.
+#
+# **Q4: be the careful agent.** Until now you judged other agents' ledgers. Now write one. The next cell
+# builds `q4_repo`, a shop with changes you have not seen, and names a fresh ledger file. Run a review
+# session on it with `run_tool(q4_config, tool, args, q4_ledger)` (as in section 5): find out what
+# changed, read what you are offered, and decide with `review_diff` and the allow list `["src/"]`. The
+# ledger must show a careful run, by the summary's standards. Answer the ledger's lines:
+# `answer_q4 = read_lines(q4_ledger_path)`.
+
 # %%
-# lab11.q1.hint(); lab11.q2.hint(); lab11.q3.hint()
-# summarize(lab11.Q3_LEDGER)["offered"]   # check your reading afterwards
+import tempfile
+from pathlib import Path
+
+from labkit.course.exercise_worlds import build_session_world
+from labkit.repo_builder import IsolatedRepo
+
+q4_repo = IsolatedRepo(prefix="lab11-q4-")
+build_session_world(q4_repo)
+q4_folder = tempfile.mkdtemp(prefix="lab11-ledger-")
+q4_ledger_path = Path(q4_folder) / "q4.jsonl"
+q4_config = ServerConfig(root=str(q4_repo.path))
+
+# %% tags=["solution"]
+q4_ledger = Ledger(q4_ledger_path)
+ok, changes = run_tool(q4_config, "git_status", {}, q4_ledger)
+for kind in ("staged", "unstaged", "untracked"):
+    for entry in changes[kind]:
+        run_tool(q4_config, "read_file", {"path": entry["path"]}, q4_ledger)
+run_tool(q4_config, "review_diff", {"allow": ["src/"]}, q4_ledger)
+answer_q4 = read_lines(q4_ledger_path)
+print(table(ledger_table(answer_q4), ["seq", "tool", "status", "args", "result metadata"]))
+
+# %%
+lab11.q4.check(answer_q4)
+
+# %% [markdown]
+# The summary needs no trust in you: anyone holding the ledger file can recompute that every offered
+# file, the untracked one included, was read before the decision.
+
+# %%
+import shutil
+
+q4_repo.cleanup()
+shutil.rmtree(q4_folder, ignore_errors=True)
 
 # %% [markdown]
 # ## What to remember

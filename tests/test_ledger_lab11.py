@@ -73,3 +73,40 @@ def test_q3_ledger_and_checker_agree():
     assert lab11.q3.check(...).status == NOT_ATTEMPTED
     _fails(lab11.q3, True, "status")
     _fails(lab11.q3, "no", "True or False")
+
+
+def _q4_session(tmp_path, *, skip_untracked=False, status=True, decide=True, read_after=False):
+    from labkit.course.exercise_worlds import build_session_world
+    from labkit.ledger import Ledger, read_lines
+    from labkit.mcp_server import ServerConfig, run_tool
+    from labkit.repo_builder import IsolatedRepo
+
+    with IsolatedRepo() as repo:
+        build_session_world(repo)
+        path = tmp_path / f"q4-{len(list(tmp_path.iterdir()))}.jsonl"  # a fresh ledger per session
+        ledger, cfg = Ledger(path), ServerConfig(root=str(repo.path))
+        kinds = ("staged", "unstaged") if skip_untracked else ("staged", "unstaged", "untracked")
+        changes = run_tool(cfg, "git_status", {}, ledger)[1] if status else {k: [] for k in kinds}
+        reads = [e["path"] for k in kinds for e in changes[k]] or ["src/pricing.py"]
+        if read_after and decide:
+            run_tool(cfg, "review_diff", {"allow": ["src/"]}, ledger)
+        for p in reads:
+            run_tool(cfg, "read_file", {"path": p}, ledger)
+        if decide and not read_after:
+            run_tool(cfg, "review_diff", {"allow": ["src/"]}, ledger)
+        return read_lines(path)
+
+
+def test_q4_careful_session_passes(tmp_path):
+    assert lab11.q4.check(_q4_session(tmp_path)).status == CORRECT
+
+
+def test_q4_typical_careless_sessions(tmp_path):
+    _fails(lab11.q4, _q4_session(tmp_path, skip_untracked=True), "untracked")
+    _fails(lab11.q4, _q4_session(tmp_path, status=False), "without asking what changed")
+    _fails(lab11.q4, _q4_session(tmp_path, decide=False), "no decision")
+    _fails(lab11.q4, _q4_session(tmp_path, read_after=True), "not read before")
+    _fails(lab11.q4, [], "empty")
+    _fails(lab11.q4, ["not a line"], "list of dicts")
+    _fails(lab11.q4, "q4.jsonl", "should be a list")
+    assert lab11.q4.check(...).status == NOT_ATTEMPTED

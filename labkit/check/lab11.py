@@ -84,7 +84,8 @@ q1 = Exercise(
             "before its first review_diff call? Answer {'careful': bool, 'careless': bool}."),
     validate=_check_q1,
     hint_text="In each ledger, find the seq of the read_file line for src/pricing.py and the seq of review_diff.",
-    explanation='answer_q1 = {"careful": True, "careless": False}',
+    explanation=("evidence before decision is about order: the careful agent read src/pricing.py before its "
+                 "review_diff call; the careless one read it only after deciding, which is not evidence for it."),
 )
 
 q2 = Exercise(
@@ -92,7 +93,8 @@ q2 = Exercise(
     prompt="In the careless run, give the seq of the search that was truncated and never followed up.",
     validate=_check_q2,
     hint_text="summary['truncatedSearchesNotFollowed'] lists it; check it against the ledger lines yourself.",
-    explanation='answer_q2 = runs["careless"]["summary"]["truncatedSearchesNotFollowed"][0]["seq"]',
+    explanation=("the summary lists every search whose result said truncated and that no later search or read "
+                 "followed up; its seq is the ledger's own clock."),
 )
 
 q3 = Exercise(
@@ -100,5 +102,67 @@ q3 = Exercise(
     prompt="Q3_LEDGER is a third agent's ledger. Did it read the file it was offered before deciding? (True/False)",
     validate=_check_q3,
     hint_text="Only a read_file line with status 'ok' for the offered path, before the review_diff line, counts.",
-    explanation="answer_q3 = False",
+    explanation=("the offered file's only read failed or read another file, and the read that worked came after "
+                 "review_diff: nothing read before the decision covers the offered file."),
+)
+
+
+# -- q4: run a careful session yourself (transfer) ----------------------------------------------------
+
+
+def _q4_offered_paths() -> frozenset:
+    """What git_status offers in the exercise world (rebuilt), to tell this repository's ledger from another's."""
+    from labkit.course.exercise_worlds import build_session_world
+    from labkit.repo_builder import IsolatedRepo
+    from labkit.status import git_status
+
+    with IsolatedRepo(prefix="labkit-lab11-q4-") as repo:
+        build_session_world(repo)
+        status = git_status(repo.path)
+    return frozenset(e["path"] for key in ("staged", "unstaged", "untracked") for e in status[key])
+
+
+def _check_q4(answer) -> None:
+    from labkit.ledger import summarize
+
+    expect_type(answer, (list, tuple), "your answer (the ledger's lines)")
+    if not answer:
+        raise Incorrect("your ledger is empty: pass Ledger(q4_ledger_path) to every run_tool call, then read the "
+                        "lines back with read_lines(q4_ledger_path)")
+    if not all(isinstance(line, dict) for line in answer):
+        raise Incorrect("give the ledger's lines as read_lines returns them: a list of dicts")
+    summary = summarize(list(answer))
+    if summary["unreadableLines"] or summary["ledgerTruncated"]:
+        raise Incorrect("your ledger has unreadable or capped lines; start a fresh ledger file and run again")
+    decisions = [ln for ln in answer if ln.get("tool") == "review_diff"]
+    if not decisions or summary.get("firstDecisionSeq") is None:
+        raise Incorrect("your ledger records no decision: the session must end with a review_diff call")
+    if not any(ln.get("status") == "ok" for ln in decisions):
+        raise Incorrect("your review_diff call did not succeed (see its status in the ledger); a failed gate call "
+                        "decides nothing")
+    offered = summary["offered"]
+    if not any(o["offeredBy"] == "git_status" and o["offeredAtSeq"] < summary["firstDecisionSeq"] for o in offered):
+        raise Incorrect("your session decided without asking what changed: no git_status before the review_diff, "
+                        "so nothing tells the reader which files the decision is about")
+    if {o["path"] for o in offered if o["offeredBy"] == "git_status"} - _q4_offered_paths():
+        raise Incorrect("this ledger is about another repository or another state of it: run the session on q4_repo")
+    unread = [o for o in offered if not o["readBeforeDecision"]]
+    if unread:
+        raise Incorrect(f"{len(unread)} file(s) that your own calls offered were not read before your review_diff "
+                        "call; look at summarize(lines)['offered']. A new, untracked file is a change too")
+    if summary["truncatedSearchesNotFollowed"]:
+        raise Incorrect("your session left a truncated search without a follow-up before deciding")
+
+
+q4 = Exercise(
+    name="lab11.q4",
+    prompt=("Run a careful review session on q4_repo with run_tool and a Ledger: ask what changed, read what you "
+            "are offered, then call review_diff with allow ['src/']. Answer the ledger's lines."),
+    validate=_check_q4,
+    hint_text=("git_status's result lists staged, unstaged AND untracked paths: read each of them with read_file "
+               "(same Ledger, same ServerConfig) before the single review_diff call, then "
+               "answer_q4 = read_lines(q4_ledger_path)."),
+    explanation=("a careful session is visible in its ledger alone: git_status offers the changed files, every "
+                 "offered file (the untracked one too) is read before the first review_diff, and no truncated "
+                 "search is left behind."),
 )

@@ -182,3 +182,13 @@ def out_of_stock(text: str, warehouse: str, *, first_lines: int | None = None) -
     """Lab 10: how many lines of a stock list have quantity 0 in ``warehouse`` (optionally in the first lines only)."""
     lines = text.splitlines()[:first_lines] if first_lines else text.splitlines()
     return sum(1 for line in lines if line.split(",")[1:] == ["0", warehouse])
+
+
+def build_session_world(repo) -> None:
+    """Lab 11: the shop of lab 10 with three changes: src/pricing.py, src/cart.py and a new src/coupons.py."""
+    from labkit.ledger_replay import build_review_world
+
+    build_review_world(repo)
+    cart = repo.read("src/cart.py").decode()
+    repo.write("src/cart.py", cart + "\n\ndef items_total(items):\n    return sum(i.price for i in items)\n")
+    repo.write("src/coupons.py", "def apply_coupon(total, code):\n    return total * 0.9 if code == 'TEN' else total\n")
