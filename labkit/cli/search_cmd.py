@@ -15,6 +15,17 @@ def run(args) -> dict:
     return tools.run_cli(tools.BY_NAME[TOOL], args)
 
 
+#: Every reason a file under the root was not searched, as ``stats`` counts it, in the words the summary uses.
+SKIP_REASONS = (
+    ("ignoredByGitignore", "ignored by .gitignore"),
+    ("hiddenSensitive", "sensitive (hidden)"),
+    ("skippedSymlinks", "symlinks (not followed)"),
+    ("skippedBinary", "binary"),
+    ("skippedOversize", "over 2 MiB"),
+    ("skippedUnreadable", "unreadable"),
+)
+
+
 def render(result: dict) -> str:
     lines = [f"{m['path']}:{m['line']}: {m['text']}" for m in result["matches"]]
     more = " (truncated: more matches exist; narrow the query or raise --limit)" if result["truncated"] else ""

@@ -8,18 +8,25 @@ every line on every path costs rules x paths; here a file is compiled once:
 - a literal path with a slash (``/build/out.txt``, ``docs/x.md``) into a
   table of paths relative to the file's folder;
 - ``*.ext`` into a table of base-name suffixes;
-- anything else (``**``, ``?``, character classes, ``a*b``) becomes one RE2
-  program, and those programs are matched together as one RE2 set.
+- any other pattern whose last component starts or ends with literal text
+  (``src/**/gen_*.py``) is filed under that literal and turned into an RE2
+  program only when a path's name carries it;
+- what is left (``**/x/**``, ``[ab]*``) becomes one RE2 set, matched once per
+  path. At most :data:`MAX_GENERIC_RULES` of those are kept per file; the rest
+  are dropped and counted (``ignoreRulesDropped``): a file can then be
+  searched that git would ignore, never the other way round.
 
 "The last matching line wins" becomes "the highest line number among the
-matches", so a path costs a few hash lookups and one set match, whatever the
-file holds. RE2 runs in linear time, so no line can make a match backtrack.
+matches", so a path costs a few hash lookups, the few programs filed under its
+name, and one set match, whatever the file holds. RE2 runs in linear time, so
+no line can make a match backtrack.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 _GLOB_CHARS = frozenset("*?[\\")
+MAX_GENERIC_RULES = 5000
 #: RE2 set memory: generous, since the repository decides how many lines there are.
 _SET_MAX_MEM = 256 * 1024 * 1024
 
@@ -64,20 +71,52 @@ class _Tables:
         return best
 
 
+def _re2_options():
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    options.never_capture = True
+    return options
+
+
+def _anchor(core: str) -> tuple[str, str] | None:
+    """("prefix", text) or ("suffix", text) of a pattern's last component, when it has literal text there."""
+    last = core.rsplit("/", 1)[-1]
+    if not last or "\\" in last or last == "**":
+        return None
+    cut = min((last.index(c) for c in "*?[" if c in last), default=len(last))
+    if cut > 0:
+        return "prefix", last[:cut]
+    tail = max((last.rindex(c) for c in "*?]" if c in last), default=-1)
+    if tail < len(last) - 1:
+        return "suffix", last[tail + 1:]
+    return None
+
+
 class IgnoreRules:
     """The compiled rules of one ``.gitignore`` (or ``info/exclude``)."""
 
     def __init__(self, lines):
         self.count = 0
+        self.dropped = 0
         self._include: list[bool] = []  # by rule number: True ignores, False re-includes (``!``)
         self._any = _Tables()
         self._dirs = _Tables()  # rules ending in "/": folders only
         self._lengths: set[int] = set()
-        self._regex_rules: list[int] = []
-        self._regexes: list[str] = []
+        self._by_prefix: dict[str, list[int]] = {}
+        self._by_suffix: dict[str, list[int]] = {}
+        self._prefix_lengths: set[int] = set()
+        self._anchor_suffix_lengths: set[int] = set()
+        self._lines: dict[int, str] = {}  # anchored rules, translated on first use
+        self._programs: dict[int, object] = {}
+        self._generic_rules: list[int] = []
+        self._generic: list[str] = []
         for raw in lines:
             self._add(raw)
         self._suffix_lengths = tuple(sorted(self._lengths))
+        self._pl = tuple(sorted(self._prefix_lengths))
+        self._sl = tuple(sorted(self._anchor_suffix_lengths))
         self._set = self._compile_set()
 
     def _add(self, raw: str) -> None:
@@ -105,26 +144,36 @@ class IgnoreRules:
             tables.suffixes[core[1:]] = number
             self._lengths.add(len(core) - 1)
             return
+        anchor = _anchor(core)
+        if anchor is not None:
+            self._include.append(not negated)
+            kind, text = anchor
+            index = self._by_prefix if kind == "prefix" else self._by_suffix
+            index.setdefault(text, []).append(number)
+            (self._prefix_lengths if kind == "prefix" else self._anchor_suffix_lengths).add(len(text))
+            self._lines[number] = line
+            return
+        if len(self._generic) >= MAX_GENERIC_RULES:
+            self.dropped += 1
+            return
         regex = _regex_of(line)
         if regex is None:
             return
         self._include.append(not negated)
-        self._regex_rules.append(number)
-        self._regexes.append(regex)
+        self._generic_rules.append(number)
+        self._generic.append(regex)
 
     def _compile_set(self):
         self.count = len(self._include)
-        if not self._regexes:
+        if not self._generic:
             return None
         import re2
 
-        options = re2.Options()
-        options.log_errors = False
-        options.never_capture = True
+        options = _re2_options()
         options.max_mem = _SET_MAX_MEM
         rule_set = re2.Set.MatchSet(options)
         kept = []
-        for number, regex in zip(self._regex_rules, self._regexes):
+        for number, regex in zip(self._generic_rules, self._generic):
             try:
                 rule_set.Add(regex)
             except Exception:  # a line RE2 cannot take is ignored, as an unparsable one
@@ -134,9 +183,23 @@ class IgnoreRules:
             rule_set.Compile()
         except Exception:
             return None
-        self._regex_rules = kept
-        self._regexes = []
+        self._generic_rules = kept
+        self._generic = []
         return rule_set
+
+    def _program(self, number: int):
+        if number not in self._programs:
+            import re2
+
+            regex = _regex_of(self._lines[number])
+            program = None
+            if regex is not None:
+                try:
+                    program = re2.compile(regex, _re2_options())
+                except Exception:
+                    program = None
+            self._programs[number] = program
+        return self._programs[number]
 
     def __bool__(self) -> bool:
         return bool(self._include)
@@ -147,9 +210,22 @@ class IgnoreRules:
         best = self._any.best(rel, name, self._suffix_lengths)
         if is_dir:
             best = max(best, self._dirs.best(rel, name, self._suffix_lengths))
+        probe = rel + "/" if is_dir else rel
+        if self._lines:
+            candidates: list[int] = []
+            for n in self._pl:
+                candidates += self._by_prefix.get(name[:n], ()) if len(name) >= n else ()
+            for n in self._sl:
+                candidates += self._by_suffix.get(name[-n:], ()) if len(name) >= n else ()
+            for number in sorted(candidates, reverse=True):
+                if number <= best:
+                    break
+                program = self._program(number)
+                if program is not None and program.search(probe):
+                    best = number
+                    break
         if self._set is not None:
-            probe = rel + "/" if is_dir else rel
             hits = self._set.Match(probe.encode("utf-8", "surrogateescape"))
             if hits:
-                best = max(best, max(self._regex_rules[i] for i in hits))
+                best = max(best, max(self._generic_rules[i] for i in hits))
         return None if best < 0 else self._include[best]

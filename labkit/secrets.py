@@ -1,0 +1,242 @@
+"""Secrets inside ordinary files, found with detect-secrets' default plugins.
+
+Sensitive *paths* are a rule set (:mod:`labkit.rules`); a secret pasted into
+``settings.py`` is not. This module finds them with the maintained
+``detect-secrets`` library (Yelp), default plugins and default filters, with
+these entropy limits:
+
+- ``Base64HighEntropyString``: a quoted base64-alphabet string whose Shannon
+  entropy is above 4.5 bits per character (detect-secrets' default);
+- ``HexHighEntropyString``: a quoted hex string above 3.0 bits per character
+  (the default).
+
+Running every plugin on every line costs about a millisecond a line, so a
+linear-time RE2 *prefilter* picks the lines worth that: one alternation that
+is a superset of what each default plugin can report (each detector's
+literal anchors or token shapes, the keyword plugin's words, and the shortest
+string the entropy limits allow: 23 characters of base64, 9 of hex). Only
+prefiltered lines go to detect-secrets, which decides. A test keeps the
+prefilter's list of covered plugins equal to detect-secrets' default plugin
+list, so an upgrade that adds a plugin fails until the prefilter covers it.
+
+What it cannot do: a secret that no plugin recognises (a short password in a
+variable named ``x``) is not found; a detected value is replaced by
+``[REDACTED:<type>]`` in search and read results, but its *presence* is not
+hidden (see :func:`redact_line`).
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable, Sequence
+
+ENTROPY_LIMITS = {"Base64HighEntropyString": 4.5, "HexHighEntropyString": 3.0}
+
+#: A superset pattern per default plugin (RE2 syntax); the plugin itself decides.
+PREFILTERS: dict[str, str] = {
+    "ArtifactoryDetector": r"AKC[a-zA-Z0-9]{10,}|AP[\dA-F][a-zA-Z0-9]{8,}",
+    "AWSKeyDetector": r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}|(?i:aws)",
+    "AzureStorageKeyDetector": r"AccountKey=",
+    "BasicAuthDetector": r"://[^\s/]*:[^\s/]*@",
+    "CloudantDetector": r"(?i:cl(?:ou|oudant)?[_-]?(?:api)?(?:key|pwd|pw|pass|token)|cloudant\.com)",
+    "DiscordBotTokenDetector": r"[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\.",
+    "GitHubTokenDetector": r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36}",
+    "GitLabTokenDetector": r"gl[a-z]{2,6}-|GR1348941",
+    "IbmCloudIamDetector": r"(?i:ibm)",
+    "IbmCosHmacDetector": r"(?i:ibm|hmac|secret[_-]?access)",
+    "IPPublicDetector": r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}",
+    "JwtTokenDetector": r"eyJ[A-Za-z0-9_=-]+\.",
+    "KeywordDetector": None,  # filled from detect-secrets' own keyword list
+    "MailchimpDetector": r"[0-9a-z]{32}-us[0-9]{1,2}",
+    "NpmDetector": r":_authToken=",
+    "OpenAIDetector": r"T3BlbkFJ",
+    "PrivateKeyDetector": r"PRIVATE KEY|PuTTY-User-Key",
+    "PypiTokenDetector": r"pypi-AgE",
+    "SendGridDetector": r"SG\.[a-zA-Z0-9_-]{22}\.",
+    "SlackDetector": r"xox[a-z]-|hooks\.slack\.com",
+    "SoftlayerDetector": r"(?i:(?:softlayer|sl)[_-]?(?:api)?(?:key|pwd|pw|pass|token)|api\.softlayer\.com)",
+    "SquareOAuthDetector": r"sq0csp-",
+    "StripeDetector": r"[rs]k_live_",
+    "TelegramBotTokenDetector": r"\d{8,10}:[0-9A-Za-z_-]{35}",
+    "TwilioKeyDetector": r"AC[a-z0-9]{32}|SK[a-z0-9]{32}",
+    "Base64HighEntropyString": r"""['"][A-Za-z0-9+/=_\-]{23,}""",
+    "HexHighEntropyString": r"""['"][0-9a-fA-F]{9,}""",
+}
+
+#: Specific formats win over the generic detectors when several report one value.
+_GENERIC = ("Secret Keyword", "Base64 High Entropy String", "Hex High Entropy String")
+
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Finding:
+    line: int  # index into the lines that were scanned (0-based)
+    type: str  # detect-secrets' name, e.g. "AWS Access Key"
+    value: str  # what detect-secrets reports (for some formats only a prefix group)
+    spans: tuple[tuple[int, int], ...] = ()  # character spans in the line to withhold
+
+
+def _settings():
+    """detect-secrets configured once, for this process: every default plugin, the entropy limits above.
+
+    (The library keeps its settings globally; labkit is its only user here.)
+    """
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.core.scan import get_plugins
+    from detect_secrets.settings import cache_bust, configure_settings_from_baseline
+
+    used = []
+    for cls in get_mapping_from_secret_type_to_class().values():
+        entry = {"name": cls.__name__}
+        if cls.__name__ in ENTROPY_LIMITS:
+            entry["limit"] = ENTROPY_LIMITS[cls.__name__]
+        used.append(entry)
+    cache_bust()
+    configure_settings_from_baseline({"plugins_used": used})
+    return get_plugins()
+
+
+@lru_cache(maxsize=1)
+def default_plugin_names() -> tuple[str, ...]:
+    from detect_secrets.core.scan import get_plugins
+
+    with _LOCK:
+        _settings_once()
+        return tuple(sorted(type(p).__name__ for p in get_plugins()))
+
+
+@lru_cache(maxsize=1)
+def _prefilter():
+    import re2
+    from detect_secrets.plugins.keyword import DENYLIST
+
+    patterns = dict(PREFILTERS)
+    patterns["KeywordDetector"] = "(?i:" + "|".join(DENYLIST) + ")"
+    options = re2.Options()
+    options.log_errors = False
+    options.never_capture = True
+    options.max_mem = 64 * 1024 * 1024
+    combined = "|".join(f"(?:{p})" for p in patterns.values())
+    return re2.compile(combined.encode("utf-8"), options)
+
+
+def candidate_lines(data: bytes) -> list[int]:
+    """Start offsets of the lines of ``data`` that the prefilter passes (linear time, no Python per line)."""
+    starts: list[int] = []
+    last = -1
+    for m in _prefilter().finditer(data):
+        start = data.rfind(b"\n", 0, m.start()) + 1
+        if start != last:
+            starts.append(start)
+            last = start
+    return starts
+
+
+def _spans(plugin, line: str, value: str) -> tuple[tuple[int, int], ...]:
+    """Where the secret sits in ``line``: a format plugin's whole match, else each occurrence of the value.
+
+    (A format plugin may report only a capture group, such as GitHub's ``ghp``
+    prefix; the whole token must go.)
+    """
+    spans = []
+    for pattern in getattr(plugin, "denylist", None) or ():
+        for m in pattern.finditer(line):
+            if value not in m.group(0):
+                continue
+            group = next((i for i in range(1, (m.re.groups or 0) + 1) if m.group(i) == value), None)
+            # A capture group that *is* the secret is enough; a prefix group (GitHub's "ghp") is not.
+            spans.append(m.span(group) if group is not None and len(value) >= 8 else m.span())
+    if not spans and len(value) >= 4:
+        start = line.find(value)
+        while start >= 0:
+            spans.append((start, start + len(value)))
+            start = line.find(value, start + 1)
+    return tuple(spans)
+
+
+def _detect(lines: Sequence[tuple[int, str]], filename: str) -> list[Finding]:
+    from detect_secrets.core.scan import _process_line_based_plugins, get_plugins
+
+    numbered = [(i + 1, text) for i, (_, text) in enumerate(lines)]
+    found = []
+    with _LOCK:
+        _settings_once()
+        by_type = {p.secret_type: p for p in get_plugins()}
+        for secret in _process_line_based_plugins(numbered, filename=filename or "content"):
+            original, text = lines[secret.line_number - 1]
+            if secret.secret_value:
+                spans = _spans(by_type.get(secret.type), text, secret.secret_value)
+                found.append(Finding(original, secret.type, secret.secret_value, spans))
+    return found
+
+
+_READY = False
+
+
+def _settings_once() -> None:
+    global _READY
+    if not _READY:
+        _settings()
+        _READY = True
+
+
+def scan_lines(lines: Sequence[str], filename: str = "") -> dict[int, list[Finding]]:
+    """Findings by line index, for lines of one file (search hits, a read, a diff page)."""
+    if not lines:
+        return {}
+    blob = "\n".join(lines).encode("utf-8", "surrogateescape")
+    starts = candidate_lines(blob)
+    if not starts:
+        return {}
+    offsets, pos = [], 0
+    for text in lines:
+        offsets.append(pos)
+        pos += len(text.encode("utf-8", "surrogateescape")) + 1
+    import bisect
+
+    picked = sorted({bisect.bisect_right(offsets, s) - 1 for s in starts})
+    out: dict[int, list[Finding]] = {}
+    for finding in _detect([(i, lines[i]) for i in picked], filename):
+        out.setdefault(finding.line, []).append(finding)
+    return out
+
+
+def scan_text(text: str, filename: str = "") -> list[Finding]:
+    """Every finding in a free text (one or more lines)."""
+    return [f for found in scan_lines(text.split("\n"), filename).values() for f in found]
+
+
+def _label(findings: Sequence[Finding]) -> str:
+    types = [f.type for f in findings]
+    specific = [t for t in types if t not in _GENERIC]
+    return (specific or types or ["secret"])[0]
+
+
+def redact_line(text: str, findings: Sequence[Finding]) -> tuple[str, int]:
+    """``text`` with each detected secret replaced by ``[REDACTED:<type>]``; and how many were replaced.
+
+    Overlapping spans (one value reported by several plugins) are replaced
+    once, labelled with the most specific type. What stays visible: that the
+    line held a secret, of which type, and the text around it. An adaptive
+    series of searches can still learn that a match exists inside a secret
+    (see ``matchInSecret`` in search results), but not the secret's characters.
+    """
+    marked: list[list] = []  # [start, end, findings]
+    for f in findings:
+        for start, end in f.spans:
+            marked.append([start, end, [f]])
+    if not marked:
+        return text, 0
+    marked.sort(key=lambda m: (m[0], m[1]))
+    merged = [marked[0]]
+    for start, end, fs in marked[1:]:
+        if start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+            merged[-1][2] += fs
+        else:
+            merged.append([start, end, fs])
+    for start, end, fs in reversed(merged):
+        text = text[:start] + f"[REDACTED:{_label(fs)}]" + text[end:]
+    return text, len(merged)
