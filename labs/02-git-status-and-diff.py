@@ -35,6 +35,7 @@ from labkit.experiments import git_worlds
 from labkit.plots.diff import mode_sizes
 from labkit.repo_builder import IsolatedRepo
 from labkit.status import git_status
+from labkit.workspace import Workspace
 
 world = git_worlds.status_world(IsolatedRepo(prefix="lab02-"))   # a throwaway repository in a temp folder
 status = git_status(world.path)
@@ -123,7 +124,8 @@ mode_sizes(twist_sizes, title="Diff size per mode, one file staged and edited ag
 # 3. only then are patches fetched, for the remaining files only.
 
 # %%
-visible, hidden = list_visible_changes(world.path, mode="head")
+with Workspace.open(world.path, require_git=True) as ws:   # the root, opened once for every git call
+    visible, hidden = list_visible_changes(ws, mode="head")
 print("visible:", [c.to_json() for c in visible])
 print("hidden: ", hidden)
 page = git_diff(world.path, mode="head")
