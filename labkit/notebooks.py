@@ -4,6 +4,10 @@ Every run uses kernel ``python3``, an explicit per-cell timeout and the
 notebook's own folder as working directory. Executed copies are written only
 where the caller says (a temp folder or the report folder), never into
 ``labs/``. A failure names the failing cell and carries its source.
+
+The client is stock nbclient: no polling tricks. (The widget-cell stall that
+once needed them came from capturing output in an ``Output`` widget; see
+:mod:`labkit.widgets`.) Every run shuts its kernel down, whatever happens.
 """
 from __future__ import annotations
 
@@ -29,51 +33,6 @@ class NotebookRun:
     allowed_errors: list[str] = field(default_factory=list)
 
 
-_POLL_SLICE_S = 0.25
-
-
-def _poll_in_slices(channel) -> None:
-    """Make ``channel.get_msg`` wait in short slices up to its timeout.
-
-    With pyzmq's asyncio poller a message that arrives during one long poll is
-    sometimes seen only when that poll times out: a lab then stalls for a whole
-    cell timeout after a widget cell, and still reports success. Short polls
-    bound such a missed wakeup to one slice.
-    """
-    from queue import Empty
-
-    wait_once = channel.get_msg
-
-    async def get_msg(timeout: float | None = None):
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            step = _POLL_SLICE_S if deadline is None else max(0.0, min(_POLL_SLICE_S, deadline - time.monotonic()))
-            try:
-                return await wait_once(timeout=step)
-            except Empty:
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise
-
-    channel.get_msg = get_msg
-
-
-def _sliced_polling_client_class():
-    from nbclient import NotebookClient
-
-    class SlicedPollingClient(NotebookClient):
-        async def async_start_new_kernel_client(self):
-            kc = await super().async_start_new_kernel_client()
-            _poll_in_slices(kc.shell_channel)
-            _poll_in_slices(kc.iopub_channel)
-            return kc
-
-    return SlicedPollingClient
-
-
-def _SlicedPollingClient(*args, **kwargs):
-    return _sliced_polling_client_class()(*args, **kwargs)
-
-
 def _kernel_manager(runtime: str):
     """A kernel manager on IPC sockets in a private runtime folder.
 
@@ -91,6 +50,41 @@ def _kernel_manager(runtime: str):
                               connection_file=os.path.join(runtime, "kernel.json"))
 
 
+def kernel_group(km) -> int | None:
+    """The process group of ``km``'s running kernel (jupyter_client starts each kernel in its own session)."""
+    provisioner = getattr(km, "provisioner", None)
+    return getattr(provisioner, "pgid", None)
+
+
+def shutdown_kernel(km, pgid: int | None = None) -> None:
+    """Stop ``km``'s kernel if it is still there, then whatever is left in its process group.
+
+    Idempotent and never raises. The group sweep takes processes a notebook
+    started and did not stop (a server, a stuck ``git``), which would otherwise
+    outlive the run.
+    """
+    import os
+    import signal
+
+    from jupyter_core.utils import run_sync
+
+    pgid = pgid or kernel_group(km)
+    try:
+        if km.has_kernel:
+            run_sync(km.shutdown_kernel)(now=True)
+    except Exception:  # noqa: BLE001 - already gone, or dying: nothing left to stop
+        pass
+    try:
+        run_sync(km.cleanup_resources)()
+    except Exception:  # noqa: BLE001
+        pass
+    if pgid and pgid > 1 and hasattr(os, "killpg") and pgid != os.getpgrp():
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def lab_paths(labs_dir: str | Path) -> list[Path]:
     return sorted(p for p in Path(labs_dir).glob("*.ipynb") if not p.name.startswith("_"))
 
@@ -105,6 +99,7 @@ def execute_notebook(path: str | Path, out_path: str | Path | None = None, *,
     it. Any other error fails the run and reports the cell.
     """
     import nbformat
+    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     path = Path(path)
@@ -112,15 +107,19 @@ def execute_notebook(path: str | Path, out_path: str | Path | None = None, *,
         nb = nbformat.read(path, as_version=4)
     allow = bool(allow_errors_named)
     runtime = tempfile.mkdtemp(prefix="labkit-kernel-")
-    client = _SlicedPollingClient(
+    km = _kernel_manager(runtime)
+    client = NotebookClient(
         nb, timeout=timeout, kernel_name=KERNEL_NAME, allow_errors=allow,
-        resources={"metadata": {"path": str(path.parent.resolve())}},
-        km=_kernel_manager(runtime),
+        resources={"metadata": {"path": str(path.parent.resolve())}}, km=km,
     )
+    group: list[int | None] = []
+    client.on_notebook_start = lambda **_: group.append(kernel_group(km))
     start = time.perf_counter()
     run = NotebookRun(name=path.stem, ok=True, seconds=0.0)
     try:
-        client.execute()
+        # nbclient shuts down only kernels it created itself; this one is ours (IPC
+        # sockets), so ask for the cleanup, and make sure of it below.
+        client.execute(cleanup_kc=True)
     except (CellExecutionError, CellTimeoutError) as exc:
         run.ok = False
         run.error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
@@ -131,6 +130,7 @@ def execute_notebook(path: str | Path, out_path: str | Path | None = None, *,
         run.ok = False
         run.error = f"DeadKernelError: {exc}"
     finally:
+        shutdown_kernel(km, group[0] if group else None)
         shutil.rmtree(runtime, ignore_errors=True)
     run.seconds = time.perf_counter() - start
     if allow and run.ok:
