@@ -117,10 +117,11 @@ def render() -> str:
             "One rule set serves search, status, diff, review, reads, the index and the MCP tools. "
             "Built-in names are matched case-insensitively at any depth; a workspace's `.labignore` "
             "(gitignore syntax) adds patterns.", "",
-            "- Sensitive names: " + ", ".join(f"`{n}`" for n in sorted(rules.SENSITIVE_NAMES)) + ".",
-            "- Sensitive suffixes: " + ", ".join(f"`*{s}`" for s in rules.SENSITIVE_SUFFIXES) + ".",
-            "- Sensitive prefixes: " + ", ".join(f"`{p}*`" for p in rules.SENSITIVE_PREFIXES) + ".",
-            "- Sensitive folders: " + ", ".join(f"`{d}/`" for d in sorted(rules.SENSITIVE_DIRS)) + ".",
+            "Names are compared lower-cased, without trailing dots and spaces, and again with backup "
+            "endings removed (" + ", ".join(f"`{e}`" for e in rules.BACKUP_ENDINGS) + "). Templates stay "
+            "readable: " + ", ".join(f"`{t}`" for t in sorted(rules.SENSITIVE_TEMPLATES)) + ".", "",
+            "| kind | pattern | why |", "|---|---|---|",
+            *[f"| {r.kind} | `{r.pattern}` | {_cell(r.reason)} |" for r in rules.SENSITIVE_RULES], "",
             "- Noise folders (skipped by content tools, not an error): "
             + ", ".join(f"`{d}/`" for d in sorted(rules.NOISE_DIRS)) + ".", "",
             "## Tools", ""]

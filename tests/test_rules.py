@@ -160,3 +160,58 @@ def test_labignore_raises_no_deprecation_warning(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert rules_with(tmp_path, "*.tmp\n").is_sensitive("a.tmp")
+
+
+# -- the names the first version missed (issue 14), and the normalisations ----------------------
+
+MISSED_ON_MAIN = [".envrc", ".env-prod", ".env_local", ".env ", "credentials", ".config/gcloud/credentials.db",
+                  ".config/gcloud/application_default_credentials.json", ".azure/msal_token_cache.json", ".boto",
+                  ".s3cfg", "kubeconfig", ".pgpass", ".pypirc", "putty.ppk", "server.key.bak", ".env~",
+                  ".labignore"]
+
+
+@pytest.mark.parametrize("name", MISSED_ON_MAIN)
+@pytest.mark.parametrize("prefix", DEPTHS)
+def test_names_main_missed_are_sensitive(name, prefix):
+    assert RULES.is_sensitive(prefix + name), prefix + name
+
+
+@pytest.mark.parametrize("name", [".ENV", ".Env.Production", "ID_RSA", "Server.KEY", ".env.", ".env. ", ".env  ",
+                                  "secrets.json.", ".pgpass.orig", "id_ed25519.old", "prod.tfvars.backup",
+                                  "kubeconfig.save", "credentials.swp", ".npmrc~", "a.pem.bak.tmp",
+                                  ".config/GCLOUD/x", ".SSH/config"])
+def test_case_trailing_dots_spaces_and_backups_do_not_hide_a_secret(name):
+    assert RULES.is_sensitive(name), name
+
+
+@pytest.mark.parametrize("name", [".env.example", ".env.sample", ".env.template", ".env.dist", "README.md",
+                                  "src/env.py", "environment.yml", "keys.py", "credentials_test.py",
+                                  "docs/secrets-management.md", "key.txt", ".config/other/x", "backup.old"])
+def test_templates_and_lookalikes_stay_readable(name):
+    assert not RULES.is_sensitive(name), name
+
+
+def test_every_sensitive_rule_says_why():
+    from labkit.rules import SENSITIVE_RULES
+
+    assert len({(r.kind, r.pattern) for r in SENSITIVE_RULES}) == len(SENSITIVE_RULES)
+    for rule in SENSITIVE_RULES:
+        assert rule.kind in ("name", "suffix", "prefix", "glob", "folder", "path") and len(rule.reason) >= 8, rule
+
+
+def test_a_sensitive_file_named_by_the_new_rules_is_hidden_end_to_end(make_repo):
+    from labkit.search import search_workspace
+    from labkit.status import git_status
+    from labkit.workspace_read import read_file
+    from labkit.errors import LabkitError
+
+    repo = make_repo()
+    repo.write_many({"app.py": "token = 1\n", ".envrc": "export token=abc\n", ".pgpass": "db:token\n"})
+    repo.commit("base")
+    repo.write_many({".envrc": "export token=def\n", "server.key.bak": "token\n"})
+    assert [m["path"] for m in search_workspace(repo.path, "token")["matches"]] == ["app.py"]
+    status = git_status(repo.path)
+    assert status["unstaged"] == [] and status["untracked"] == [] and status["hidden"]["changes"] == 2
+    with pytest.raises(LabkitError) as err:
+        read_file(repo.path, ".envrc")
+    assert err.value.code == "sensitive_path"
