@@ -29,7 +29,7 @@ LABS_DIR = Path(__file__).resolve().parents[1] / "labs"
 #: Experiment sections in the order an instructor tells the story (others follow).
 SECTION_ORDER = [
     "utf8-pagination", "snapshot-drift", "pagination-cost", "mcp-paging", "context-scale", "search-bench",
-    "code-search-eval", "review-examples", "pinned-source",
+    "code-search-eval", "code-search-bench", "review-examples", "pinned-source",
 ]
 
 #: One sentence per experiment: what it measures (never what it found: that comes from the data).
@@ -50,6 +50,8 @@ INTRO = {
                     "processes.",
     "code-search-eval": "Lab 08. The frozen eval over pinned releases of real packages: Hit@1, Hit@5, the search → "
                         "context loop and no-match cases, per backend, ranking and split.",
+    "code-search-bench": "Lab 08. The embedded index and Zoekt side by side on one corpus and one query set: "
+                         "latency (each backend taking turns), build time and index size against the corpus.",
     "review-examples": "Lab 07. The review gate on realistic agent runs, and what it reads first: the numstat "
                        "listing rather than the patch.",
     "pinned-source": "Lab 09. One request through the code each store actually ran, from the deployment table, "
@@ -407,6 +409,19 @@ def _key_eval(d: dict) -> str:
     return head + render_table(rows, cols) + note
 
 
+def _key_index_bench(d: dict) -> str:
+    corpus = d.get("corpus", {})
+    head = (f"<p>Corpus: {html.escape(str(corpus.get('name', '?')))}, {corpus.get('files', 0):,} files, "
+            f"{corpus.get('bytes', 0) / 2**20:,.1f} MiB; {len(d.get('queries', []))} queries.</p>")
+    rows = render_table(d.get("rows", []), [Col("backend", "backend"), Col("p50Ms", "p50", "ms"),
+                                            Col("p95Ms", "p95", "ms"), Col("buildSeconds", "build", "s"),
+                                            Col("indexBytes", "index", "B"),
+                                            Col("indexToCorpus", "index / corpus", "×")])
+    z = d.get("zoekt") or {}
+    note = "" if z.get("available") else f"<p class=note>Zoekt did not run: {html.escape(str(z.get('reason')))}</p>"
+    return head + rows + note
+
+
 def _key_review(d: dict) -> str:
     rows = [{"name": e["name"], "story": e.get("story", ""), "gate": e["gate"].upper(), "complete": e["complete"],
              "files": e["totals"]["files"], "risks": ", ".join(e.get("riskCodes", [])) or "—"}
@@ -430,7 +445,7 @@ def _key_pinned(d: dict) -> str:
 KEY_NUMBERS = {
     "utf8-pagination": _key_utf8, "snapshot-drift": _key_drift, "pagination-cost": _key_pagination,
     "mcp-paging": _key_mcp, "context-scale": _key_context, "search-bench": _key_search,
-    "code-search-eval": _key_eval, "review-examples": _key_review, "pinned-source": _key_pinned,
+    "code-search-eval": _key_eval, "code-search-bench": _key_index_bench, "review-examples": _key_review, "pinned-source": _key_pinned,
 }
 
 

@@ -108,6 +108,18 @@ def test_a_missed_target_is_never_ok():
     assert {v.status for v in others} == {"not run"}
 
 
+def test_a_target_that_could_not_be_measured_says_why():
+    """A comparison with a backend that did not run is neither met nor missed."""
+    bench = {"corpus": {"name": "stdlib", "files": 900, "bytes": 15 * 2**20}, "queries": [{}] * 12,
+             "embedded": {"indexBytes": 18 * 2**20, "indexToCorpus": 1.2},
+             "zoekt": {"available": False, "reason": "not installed: zoekt-webserver"},
+             "latency": {"embedded": {"p50Ms": 9.0, "p95Ms": 30.0}}}
+    verdicts = {v.key: v for v in targets.headline({"code-search-bench": bench})}
+    assert verdicts["index-latency"].status == "not measured"
+    assert "Zoekt did not run: not installed" in verdicts["index-latency"].note
+    assert verdicts["index-size"].status == "met" and "1.20×" in verdicts["index-size"].measured
+
+
 def test_missed_targets_are_marked_but_do_not_change_the_exit_status(tmp_path, monkeypatch):
     from labkit.cli import report_cmd
 

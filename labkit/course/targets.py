@@ -39,6 +39,10 @@ AUTO_OVER_BEST_MAX = 1.15
 PYTHON_OVER_RIPGREP_STDLIB_MAX = 4.0
 #: Embedded index, in-process p50 of literal queries (issue 7).
 INDEX_LITERAL_P50_MAX_MS = 20.0
+#: Embedded index against Zoekt on one corpus and query set, in-process p50 (issue 18).
+INDEX_P50_OVER_ZOEKT_MAX = 1.5
+#: Embedded index bytes over the corpus bytes it serves (issue 18).
+INDEX_SIZE_OVER_CORPUS_MAX = 1.5
 #: Context strategy D: recall at least this, with at most this many times C's bytes (issue 5).
 CONTEXT_D_MIN_RECALL = 1.0
 CONTEXT_D_MAX_BYTES_RATIO = 1.5
@@ -229,6 +233,32 @@ def _search_index(d: dict):
     return measured, p50 < INDEX_LITERAL_P50_MAX_MS, ""
 
 
+def _index_latency(d: dict):
+    lat = d.get("latency") or {}
+    corpus = d.get("corpus", {})
+    where = f" over {len(d.get('queries', []))} queries on {corpus.get('name', 'the corpus')}" + (
+        f" ({corpus['files']:,} files)" if corpus.get("files") else "")
+    if "embedded" not in lat:
+        raise KeyError("no embedded latency in this run")
+    if "zoekt" not in lat:
+        reason = (d.get("zoekt") or {}).get("reason")
+        return (f"embedded p50 {lat['embedded']['p50Ms']:.1f} ms{where}", None,
+                "Zoekt did not run" + (f": {reason}" if reason else ""))
+    ratio = lat["embedded"]["p50Ms"] / lat["zoekt"]["p50Ms"]
+    measured = (f"p50 embedded {lat['embedded']['p50Ms']:.1f} ms, Zoekt {lat['zoekt']['p50Ms']:.1f} ms "
+                f"({_x(ratio)}){where}")
+    return measured, ratio <= INDEX_P50_OVER_ZOEKT_MAX, ""
+
+
+def _index_size(d: dict):
+    emb, corpus = d["embedded"], d["corpus"]
+    zoekt = d.get("zoekt") or {}
+    other = f"; Zoekt {_x(zoekt['indexToCorpus'])}" if zoekt.get("indexToCorpus") is not None else ""
+    measured = (f"embedded {_x(emb['indexToCorpus'])}: {_mib(emb['indexBytes'])} for {_mib(corpus['bytes'])} "
+                f"of corpus{other}")
+    return measured, emb["indexToCorpus"] <= INDEX_SIZE_OVER_CORPUS_MAX, ""
+
+
 def _size_note(n: int) -> str:
     return "" if n >= 0.9 * PAGING_TARGET_BYTES else f"measured at {_mib(n)}, below the target's {_mib(PAGING_TARGET_BYTES)}"
 
@@ -320,6 +350,12 @@ CHECKS: tuple[Check, ...] = (
     Check("search-index", "search-bench", "An index answers without scanning (lab 08)",
           f"Zoekt service: mean search {SEED_CODE_SEARCH['meanSearchMs']:.1f} ms in its eval",
           f"p50 < {INDEX_LITERAL_P50_MAX_MS:g} ms for literal queries, in-process", _search_index),
+    Check("index-latency", "code-search-bench", "An embedded index against Zoekt (lab 08)",
+          f"Zoekt service: mean search {SEED_CODE_SEARCH['meanSearchMs']:.1f} ms in its eval",
+          f"embedded p50 ≤ {INDEX_P50_OVER_ZOEKT_MAX:g}× Zoekt's p50, same queries, in-process", _index_latency),
+    Check("index-size", "code-search-bench", "What an index costs on disk (lab 08)",
+          "not reported by the seed",
+          f"embedded index ≤ {INDEX_SIZE_OVER_CORPUS_MAX:g}× the corpus bytes", _index_size),
     Check("pagination-cost", "pagination-cost", "Regenerating the diff for every page (lab 03)",
           "whole diff regenerated per page: O(N²/P) (read in the source, not timed)",
           f"snapshot ≤ {SNAPSHOT_PAGING_MAX_RATIO:g}× one git diff at {_mib(PAGING_TARGET_BYTES)}", _pagination),

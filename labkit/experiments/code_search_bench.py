@@ -32,8 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-TARGET_P50_RATIO = 1.5  # embedded p50 / Zoekt p50
-TARGET_SIZE_RATIO = 1.5  # embedded index bytes / corpus bytes
+from labkit.course.targets import INDEX_P50_OVER_ZOEKT_MAX as TARGET_P50_RATIO  # embedded p50 / Zoekt p50
+from labkit.course.targets import INDEX_SIZE_OVER_CORPUS_MAX as TARGET_SIZE_RATIO  # index bytes / corpus bytes
 
 QUERIES = [
     ("PurePosixPath", {}),
