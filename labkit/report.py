@@ -58,7 +58,8 @@ INTRO = {
                      "and through main.",
 }
 
-STATUS_LABEL = {"met": "✓ met", "missed": "✗ missed", "not run": "not run", "not measured": "not measured"}
+STATUS_LABEL = {"met": "✓ met", "missed": "✗ missed", "not run": "not run", "not measured": "not measured",
+                "failed to run": "failed to run"}
 
 
 @dataclass
@@ -485,7 +486,7 @@ nav ol{{columns:2;padding-left:1.4em}}
 
 
 def _status_cell(status: str) -> str:
-    cls = {"met": "met", "missed": "missed"}.get(status, "na")
+    cls = {"met": "met", "missed": "missed", "failed to run": "fail"}.get(status, "na")
     return f"<span class={cls}>{html.escape(STATUS_LABEL.get(status, status))}</span>"
 
 
@@ -507,7 +508,9 @@ def _counts(verdicts) -> str:
     from collections import Counter
 
     n = Counter(v.status for v in verdicts)
-    parts = [f"{n[s]} {s}" for s in ("met", "missed", "not measured", "not run") if n[s]]
+    from labkit.course.targets import STATUSES
+
+    parts = [f"{n[s]} {s}" for s in STATUSES if n[s]]
     return f"{len(verdicts)} targets: " + ", ".join(parts)
 
 
@@ -543,15 +546,15 @@ def _section(exp: StepResult, verdicts) -> str:
 
 
 def verdicts_for(experiments: list[StepResult]):
-    """Headline verdicts for the experiments this report ran (a failed one is "not run", and says so)."""
-    from labkit.course.targets import headline
+    """Headline verdicts for the experiments this report ran; an experiment that raised is "failed to run"."""
+    from labkit.course.targets import FAILED, headline
 
     failed = {e.name for e in experiments if not e.ok}
     verdicts = [v for v in headline({e.name: e.data for e in experiments if e.ok})
                 if v.experiment in {e.name for e in experiments}]
     for v in verdicts:
         if v.experiment in failed:
-            v.note = "the experiment failed to run; see its section"
+            v.status, v.note = FAILED, "the experiment raised an error; its section shows it"
     return verdicts
 
 
@@ -671,8 +674,9 @@ def _summary(result: dict, stream) -> None:
     ]
     if result["headline"]:
         statuses = [v["status"] for v in result["headline"]]
-        counts = ", ".join(f"{statuses.count(s)} {s}" for s in ("met", "missed", "not measured", "not run")
-                           if statuses.count(s))
+        from labkit.course.targets import STATUSES
+
+        counts = ", ".join(f"{statuses.count(s)} {s}" for s in STATUSES if statuses.count(s))
         lines.append(f"targets: {counts}")
         lines += [f"  missed: {v['defect']}: {v['measured']} (target {v['target']})"
                   for v in result["headline"] if v["status"] == "missed"]

@@ -27,7 +27,8 @@ def run(args):
 
 
 def render(result: dict) -> str:
+    from labkit.course.targets import STATUSES
+
     statuses = [v["status"] for v in result.get("headline", [])]
-    counts = ", ".join(f"{statuses.count(s)} {s}" for s in ("met", "missed", "not measured", "not run")
-                       if statuses.count(s))
+    counts = ", ".join(f"{statuses.count(s)} {s}" for s in STATUSES if statuses.count(s))
     return f"report written to {result['out']}/index.html" + (f" (targets: {counts})" if counts else "")

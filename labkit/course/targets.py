@@ -9,7 +9,8 @@ figure, the target and whether it was met.
 A verdict is ``met`` or ``missed`` only from data that was measured in the run
 at hand; an experiment that did not run (or failed) is ``not run``, one whose
 result lacks what the target needs (a quick run without index rows, a backend
-that could not start) is ``not measured``. A missed target is never "ok", and
+that could not start) is ``not measured``; the report marks the rows of an
+experiment that raised ``failed to run``. A missed target is never "ok", and
 it never changes the exit status of ``labkit report``, which reports failures
 to run.
 """
@@ -63,6 +64,7 @@ SEED_DRIFT = {"v1Bytes": 6238, "v2Bytes": 6238, "mixedBytes": 6238, "pageCount":
 #: Context read (bytes) by strategy at 6 and 506 files; B's recall (seed ch. 13).
 SEED_CONTEXT = {"bytes": {6: {"A": 583, "B": 837, "C": 1570}, 506: {"A": 24583, "B": 837, "C": 1570}},
                 "recallB": 0.75}
+SEED_CONTEXT_LARGE = 506
 #: Tool-level search call on a small Windows repository, medians of 7 (seed ch. 11).
 SEED_SEARCH = {"nodeMs": 9.275, "ripgrepMs": 68.410, "ripgrepStartMs": 59.746}
 #: The seed's Zoekt eval, raw Zoekt order, 16 positive cases (seed 002, 2026-07-23 run).
@@ -74,7 +76,9 @@ SEED_PINNED = {"deployed": "PRICE_CHANGED", "main": "OK", "totalCents": 3200}
 
 # -- verdicts ------------------------------------------------------------------------------------
 
-MET, MISSED, NOT_RUN, NOT_MEASURED = "met", "missed", "not run", "not measured"
+MET, MISSED, NOT_RUN, NOT_MEASURED, FAILED = "met", "missed", "not run", "not measured", "failed to run"
+#: Every status, in the order summaries count them.
+STATUSES = (MET, MISSED, NOT_MEASURED, FAILED, NOT_RUN)
 
 
 @dataclass
@@ -158,14 +162,15 @@ def _context_rows(d: dict) -> tuple[str, dict]:
 
 def _context_reversal(d: dict):
     shape, table = _context_rows(d)
-    small, large = min(table), max(table)
+    small = min(table)
+    large = SEED_CONTEXT_LARGE if SEED_CONTEXT_LARGE in table else max(table)  # the seed's size when measured
     a0, c0 = table[small]["A"]["estimatedTextBytes"], table[small]["C"]["estimatedTextBytes"]
     a1, c1 = table[large]["A"]["estimatedTextBytes"], table[large]["C"]["estimatedTextBytes"]
     recall_b = max(table[f]["B"]["recall"] or 0 for f in table)
     saved = 100 * (1 - c1 / a1) if a1 else 0
     measured = (f"{small:,} files: A {a0:,} B {'<' if a0 < c0 else '≥'} C {c0:,} B; {large:,} files: "
                 f"A {a1:,} B vs C {c1:,} B (−{saved:.1f}%); B recall ≤ {100 * recall_b:.0f}% ({shape})")
-    note = "" if large >= 506 else f"largest size measured: {large:,} files"
+    note = "" if large >= SEED_CONTEXT_LARGE else f"largest size measured: {large:,} files"
     return measured, a0 < c0 and a1 > c1 and recall_b < 1.0, note
 
 

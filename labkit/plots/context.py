@@ -134,7 +134,8 @@ def stage_times(result: dict):
     c = next((r for r in rows if r["strategy"] == "C"), rows[0])
     total = sum(c["stageMs"][k] for k in stages) or 1.0
     share = 100 * c["stageMs"]["read"] / total
-    return takeaway(fig, f"At {largest:,} files the read stage was {share:.0f}% of {c['strategy']}'s time; "
+    shown = f"{share:.0f}" if share >= 1 or share == 0 else f"{share:.1f}"
+    return takeaway(fig, f"At {largest:,} files the read stage was {shown}% of {c['strategy']}'s time; "
                          "search and diff took the rest, so read time alone is not end-to-end time.")
 
 
