@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import time
 
 import pytest
 
@@ -34,9 +36,11 @@ def small(repo):
 def test_output_shape_and_stats(small):
     r = search_workspace(small.path, "handler", engine="python")
     assert set(r) >= {"engine", "matches", "matchCount", "truncated", "stats"}
-    assert r["matches"] == [{"path": "src/a.py", "line": 1, "text": "def handler():"},
-                            {"path": "src/b.py", "line": 1, "text": "handler()"}]
+    assert r["matches"] == [
+        {"path": "src/a.py", "line": 1, "text": "def handler():", "column": 5, "textTruncated": False},
+        {"path": "src/b.py", "line": 1, "text": "handler()", "column": 1, "textTruncated": False}]
     assert r["matchCount"] == 2 and r["truncated"] is False
+    assert r["complete"] is True and r["incompleteReasons"] == [] and r["redactions"] == 0
     assert r["stats"]["filesScanned"] == 3
     for key in ("skippedBinary", "skippedOversize", "skippedUnreadable"):
         assert r["stats"][key] == 0
@@ -163,12 +167,12 @@ def test_truncated_result_stops_early_but_says_so(repo):
 def test_top_matches_keeps_the_smallest_and_is_exact():
     top = TopMatches(2)
     for path, line in [("b", 1), ("a", 9), ("c", 1), ("a", 2)]:
-        top.add(path, line, "t")
-    matches, truncated = top.result()
+        top.add(path, line, b"t")
+    matches, truncated, _ = top.result()
     assert [(m["path"], m["line"]) for m in matches] == [("a", 2), ("a", 9)] and truncated
     exact = TopMatches(2)
-    exact.add("a", 1, "t")
-    exact.add("a", 2, "t")
+    exact.add("a", 1, b"t")
+    exact.add("a", 2, b"t")
     assert exact.result()[1] is False
 
 
@@ -315,3 +319,61 @@ def test_file_vanishing_after_the_walk_is_counted_not_fatal(repo, monkeypatch):
     r = search_workspace(repo.path, "needle", engine="ripgrep")
     assert [m["path"] for m in r["matches"]] == ["a.txt", "z.txt"]
     assert r["stats"]["skippedUnreadable"] == 1 and r["stats"]["filesScanned"] == 2
+
+
+def test_a_deadline_answers_with_what_it_has(repo, monkeypatch):
+    repo.write_many({f"d{i:03d}/f.txt": "needle\n" for i in range(60)})
+    import labkit.search.walker as walker
+
+    real = walker.Walk._list
+    slow_after = {"n": 0}
+
+    def slow(self, rel):  # a folder that takes long to list: the clock runs out mid-walk
+        slow_after["n"] += 1
+        if slow_after["n"] > 10:
+            time.sleep(0.05)
+        return real(self, rel)
+
+    monkeypatch.setattr(walker.Walk, "_list", slow)
+    for engine in ("python", "ripgrep"):
+        slow_after["n"] = 0
+        r = search_workspace(repo.path, "needle", engine=engine, timeout=0.2, limit=200)
+        assert r["complete"] is False and "deadline" in r["incompleteReasons"], engine
+        assert r["matchCount"] < 60 and r["truncated"] is False
+        # python answers with the files it read in time; ripgrep had not started its first batch
+        assert r["matchCount"] > 0 if engine == "python" else r["matchCount"] >= 0
+
+
+def test_a_thousand_nested_folders_do_not_crash_the_walk(tmp_path):
+    root = tmp_path / "deep"
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(1200):  # deeper than PATH_MAX allows by name: built one descriptor at a time
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    out = os.open("bottom.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+    os.write(out, b"needle at the bottom\n")
+    os.close(out)
+    os.close(fd)
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        for engine in ("python", "ripgrep"):
+            r = search_workspace(root, "needle", engine=engine)
+            assert r["matchCount"] == 1 and r["complete"] is True, engine
+        assert soft >= 64  # the walk keeps at most a few dozen folder descriptors whatever the depth
+    finally:
+        top = root / "d"  # pull the chain up one level at a time: shutil.rmtree recurses and would crash
+        while (top / "d").exists():
+            os.rename(top / "d", root / "up")
+            os.rmdir(top)
+            os.rename(root / "up", top)
+        shutil.rmtree(root)
+
+
+def test_timeout_bounds(small):
+    assert _code(search_workspace, small.path, "handler", timeout=0) == "invalid_argument"
+    assert _code(search_workspace, small.path, "handler", timeout=601) == "invalid_argument"

@@ -30,6 +30,8 @@ def both(root, query, **kw) -> dict:
     assert rg["matches"] == py["matches"], f"engines differ for {query!r} {kw}"
     assert rg["truncated"] == py["truncated"]
     assert auto["matches"] == py["matches"] and auto["truncated"] == py["truncated"]
+    for key in ("complete", "incompleteReasons", "redactions", "matchesInSecrets"):
+        assert rg[key] == py[key] == auto[key], (key, query, kw)
     assert py["matchCount"] == len(py["matches"]) == rg["matchCount"]
     return py
 
@@ -178,13 +180,19 @@ def test_path_into_ignored_or_noise_folder_finds_nothing(repo):
     assert hits(both(repo.path, "needle", path="node_modules")) == []
 
 
-def test_long_lines_cut_to_500_characters(repo):
+def test_long_lines_become_a_window_around_the_match(repo):
     long_ascii = "x" * 3000 + " needle " + "y" * 3000
     long_wide = "é" * 700 + "needle"
-    repo.write_many({"long.txt": long_ascii + "\n" + long_wide + "\n"})
+    far = "z" * 9000 + "needle" + "z" * 30_000
+    repo.write_many({"long.txt": long_ascii + "\n" + long_wide + "\n" + far + "\n" + "short needle\n"})
     result = both(repo.path, "needle")
-    assert [len(m["text"]) for m in result["matches"]] == [500, 500]
-    assert result["matches"][1]["text"] == "é" * 500
+    first, wide, deep, short = result["matches"]
+    assert [len(m["text"]) for m in (first, wide, deep)] == [500, 500, 500]
+    for m in (first, wide, deep):
+        assert "needle" in m["text"] and m["textTruncated"] is True
+    assert (first["column"], wide["column"], deep["column"]) == (3002, 701, 9001)
+    assert wide["text"].endswith("needle") and deep["text"].index("needle") == 100
+    assert short == {"path": "long.txt", "line": 4, "text": "short needle", "column": 7, "textTruncated": False}
 
 
 def test_crlf_invalid_utf8_and_missing_final_newline(repo):
@@ -308,3 +316,48 @@ def test_regex_parity_property(files, parts):
         for i, text in enumerate(files):
             repo.write(f"f{i}.txt", text)
         both(repo.path, pattern, regex=True, limit=20)
+
+
+# -- honest completeness, the same in every engine (issue 14) --------------------------------------
+
+def test_a_match_only_in_an_oversize_file_is_not_a_complete_no(repo):
+    repo.write_many({"small.txt": "nothing here\n", "big.log": "x" * (2 * 1024 * 1024) + "\nneedle\n",
+                     "big.bin": b"\0" + b"y" * (3 * 1024 * 1024)})
+    r = both(repo.path, "needle")
+    assert r["matches"] == [] and r["truncated"] is False
+    assert r["complete"] is False and r["incompleteReasons"] == ["oversize"]
+    assert r["stats"]["skippedOversize"] == 1 and r["stats"]["skippedBinary"] == 1
+
+
+def test_binary_files_never_make_a_result_incomplete(repo):
+    repo.write_many({"a.txt": "needle\n", "blob.bin": b"needle\0\1\2" * 1000})
+    r = both(repo.path, "needle")
+    assert r["complete"] is True and r["stats"]["skippedBinary"] == 1
+
+
+def test_limit_is_a_reason(repo):
+    repo.write_many({f"f{i}.txt": "needle\n" for i in range(5)})
+    r = both(repo.path, "needle", limit=3)
+    assert r["truncated"] is True and r["complete"] is False and r["incompleteReasons"] == ["limit"]
+
+
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+def test_secrets_in_returned_lines_are_withheld_in_every_engine(repo):
+    repo.write_many({"settings.py": f'aws_secret_access_key = "{AWS_SECRET}"\nregion = "eu-west-1"  # aws\n',
+                     "deploy.sh": 'curl https://deployer:Sup3rS3cretPassw0rd@ci.example.com/hook  # aws hook\n'})
+    r = both(repo.path, "aws")
+    text = "\n".join(m["text"] for m in r["matches"])
+    assert AWS_SECRET not in text and "Sup3rS3cretPassw0rd" not in text
+    assert "[REDACTED:AWS Access Key]" in text and "[REDACTED:Basic Auth Credentials]" in text
+    assert r["redactions"] == 2 and r["matchesInSecrets"] == 0
+    assert "region" in text  # ordinary lines are untouched
+
+
+def test_a_regex_that_matches_inside_a_secret_says_so_without_the_secret(repo):
+    repo.write_many({"settings.py": f'aws_secret_access_key = "{AWS_SECRET}"\n'})
+    r = both(repo.path, "K7MDENG", regex=True)
+    (m,) = r["matches"]
+    assert m["matchInSecret"] is True and "K7MDENG" not in m["text"] and AWS_SECRET not in m["text"]
+    assert r["matchesInSecrets"] == 1

@@ -8,17 +8,21 @@ imports nothing heavy, so ``labkit search`` starts fast.
 from __future__ import annotations
 
 
-def search_workspace(root, query, *, path=None, glob=None, limit=50, regex=False, engine="auto") -> dict:
-    """Search ROOT for QUERY and return the contract's search output.
+def search_workspace(workspace, query, *, path=None, glob=None, limit=50, regex=False, engine="auto",
+                     timeout=10.0) -> dict:
+    """Search a workspace (a :class:`~labkit.workspace.Workspace` or a folder) for QUERY.
 
-    ``{"engine", "matches": [{"path", "line", "text"}], "matchCount",
-    "truncated", "stats"}``. Matches are in (path, line) order; ``truncated``
-    is true iff more matches exist than were returned. ``stats`` counts the
-    files scanned and those skipped (binary, oversize, unreadable).
+    ``{"engine", "matches": [{"path", "line", "text", "column", "textTruncated"}],
+    "matchCount", "truncated", "complete", "incompleteReasons", "redactions",
+    "matchesInSecrets", "stats"}``. Matches are in (path, line) order;
+    ``truncated`` is true iff more matches exist than were returned;
+    ``complete`` is false when a text file that could have matched was not
+    searched. ``stats`` counts the files scanned and those skipped.
     """
     from .core import search_workspace as _search
 
-    return _search(root, query, path=path, glob=glob, limit=limit, regex=regex, engine=engine)
+    return _search(workspace, query, path=path, glob=glob, limit=limit, regex=regex, engine=engine,
+                   timeout=timeout)
 
 
 __all__ = ["search_workspace"]

@@ -1,7 +1,7 @@
 """Engine choice and the public search call; see :func:`search_workspace`."""
 from __future__ import annotations
 
-import os
+import time
 from itertools import chain
 
 from labkit.errors import LabkitError
@@ -10,7 +10,7 @@ from labkit.tools import SEARCH_ENGINES
 from . import python_engine
 from .auto_rule import EXTEND_MAX_BYTES, PROBE_BYTES, matcher_kind, prefer_ripgrep, ripgrep_pays_per_file
 from .query import byte_finder, parse_query
-from .results import TopMatches, search_output
+from .results import TopMatches, incomplete_reasons, search_output
 from .walker import Walk
 from labkit.workspace import opened
 
@@ -26,9 +26,24 @@ def _check_limit(limit) -> int:
     return limit
 
 
+DEFAULT_TIMEOUT_S = 10.0
+TIMEOUT_MIN_S, TIMEOUT_MAX_S = 0.1, 600.0
+
+
+def _check_timeout(timeout) -> float:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
+            TIMEOUT_MIN_S <= timeout <= TIMEOUT_MAX_S):
+        raise LabkitError("invalid_argument", f"timeout must be between {TIMEOUT_MIN_S:g} and {TIMEOUT_MAX_S:g} "
+                                              f"seconds, got {timeout!r}")
+    return float(timeout)
+
+
 def search_workspace(workspace, query: str, *, path: str | None = None, glob: str | None = None,
-                     limit: int = 50, regex: bool = False, engine: str = "auto") -> dict:
+                     limit: int = 50, regex: bool = False, engine: str = "auto",
+                     timeout: float = DEFAULT_TIMEOUT_S) -> dict:
+    """Search a workspace (see CONTRACT.md ``labkit search``); stops at ``timeout`` seconds and says so."""
     limit = _check_limit(limit)
+    deadline = time.monotonic() + _check_timeout(timeout)
     if engine not in ENGINES:
         raise LabkitError("invalid_argument", f"engine must be one of {', '.join(ENGINES)}")
     q = parse_query(query, regex=regex)
@@ -37,7 +52,7 @@ def search_workspace(workspace, query: str, *, path: str | None = None, glob: st
         from . import ripgrep_engine
 
         rg = ripgrep_engine.require_rg()
-    with opened(workspace) as ws, Walk(ws, path=path, glob=glob) as walk:
+    with opened(workspace) as ws, Walk(ws, path=path, glob=glob, deadline=deadline) as walk:
         top = TopMatches(limit)
         if engine == "python":
             python_engine.search_files(walk, walk.candidates(), byte_finder(q), top)
@@ -47,10 +62,12 @@ def search_workspace(workspace, query: str, *, path: str | None = None, glob: st
             ran, decision = "ripgrep", "asked"
         else:
             ran, decision, top = _auto(walk, q, top)
-    matches, truncated = top.result()
+        matches, truncated, secret_counts = top.result(byte_finder(q))
+        timed_out = walk.timed_out
     stats = walk.stats.to_json()
     stats["autoDecision"] = decision
-    return search_output(ran, matches, truncated, stats)
+    reasons = incomplete_reasons(stats, truncated=truncated, timed_out=timed_out)
+    return search_output(ran, matches, truncated, stats, reasons=reasons, secret_counts=secret_counts)
 
 
 def _auto(walk: Walk, q, top: TopMatches):

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from .results import TopMatches, line_text
+from .results import TopMatches
 from .walker import Candidate, Walk
 
 
-def matching_lines(data: bytes, find) -> Iterator[tuple[int, bytes]]:
-    """(line number, raw line) for each line of ``data`` that ``find`` matches.
+def matching_lines(data: bytes, find) -> Iterator[tuple[int, bytes, int]]:
+    """(line number, raw line, byte offset of the first match in it) for each line ``find`` matches.
 
     ``find(data, pos)`` returns the start of the next match at or after
     ``pos`` (or -1); a match never spans a newline. A file's lines end at
@@ -31,7 +31,7 @@ def matching_lines(data: bytes, find) -> Iterator[tuple[int, bytes]]:
         line_end = data.find(b"\n", start)
         if line_end < 0:
             line_end = n
-        yield line_no, data[line_start:line_end]
+        yield line_no, data[line_start:line_end], start - line_start
         pos = line_end + 1
         line_no += 1
 
@@ -72,8 +72,8 @@ def search_files(walk: Walk, files: Iterable[Candidate], find, top: TopMatches,
             continue
         if budget is not None:
             budget.text_files.append(cand)
-        for line_no, raw in matching_lines(data, find):
-            top.add(cand.rel, line_no, line_text(raw))
+        for line_no, raw, col in matching_lines(data, find):
+            top.add(cand.rel, line_no, raw, col)
             if top.full():
                 return True
     return False

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -29,7 +30,7 @@ from labkit.errors import LabkitError
 
 from .python_engine import matching_lines
 from .query import Query, byte_finder, to_ripgrep_regex
-from .results import TopMatches, line_text
+from .results import TopMatches
 from .walker import MAX_FILE_BYTES, Candidate, Walk
 
 #: Environment variable naming the ripgrep binary to use (empty: none).
@@ -123,6 +124,16 @@ def _run_batch(argv: list[str], batch: list[Candidate], walk: Walk, top: TopMatc
 
     t = threading.Thread(target=drain, daemon=True)
     t.start()
+    remaining = RG_TIMEOUT_S if walk.deadline is None else max(0.0, walk.deadline - time.monotonic())
+    killed = threading.Event()
+
+    def stop() -> None:
+        killed.set()
+        proc.kill()
+
+    timer = threading.Timer(remaining, stop)
+    timer.daemon = True
+    timer.start()
     saw_output = False
     reported: dict[str, set[int]] = {}
     for raw in proc.stdout:
@@ -133,13 +144,12 @@ def _run_batch(argv: list[str], batch: list[Candidate], walk: Walk, top: TopMatc
         path = os.fsdecode(_decode_field(data["path"]))
         if path in by_rel:
             reported.setdefault(path, set()).add(data["line_number"])
-    try:
-        rc = proc.wait(timeout=RG_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        raise LabkitError("engine_unavailable", f"ripgrep did not finish within {RG_TIMEOUT_S:g} s") from None
+    rc = proc.wait()
+    timer.cancel()
     t.join()
+    if killed.is_set():
+        walk.timed_out = True  # what ripgrep reported before the deadline is still verified below
+        rc = 0
     text = err.decode("utf-8", "replace")
     if rc == 2 and not saw_output and "regex" in text.lower():
         raise RipgrepRejectedPattern(
@@ -154,9 +164,9 @@ def _run_batch(argv: list[str], batch: list[Candidate], walk: Walk, top: TopMatc
             changed += 1  # swapped, replaced or gone since the walk listed it: nothing of it is returned
             continue
         wanted = reported[rel]
-        for line_no, raw in matching_lines(data, find):
+        for line_no, raw, col in matching_lines(data, find):
             if line_no in wanted:
-                top.add(rel, line_no, line_text(raw))
+                top.add(rel, line_no, raw, col)
     # A file that vanished or became unreadable after the walk probed it.
     return text.count("(os error") + changed
 
@@ -174,6 +184,8 @@ def search_files(walk: Walk, files: Iterable[Candidate], query: Query, top: TopM
     argv = rg_argv(rg, query, top.limit)
     find = byte_finder(query)
     for batch in _batches(walk, files, known_text):
+        if walk.out_of_time():
+            return
         unreadable = _run_batch(argv, batch, walk, top, find)
         walk.stats.skippedUnreadable += unreadable
         walk.stats.filesScanned -= unreadable

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
@@ -212,7 +213,8 @@ def _compile_glob(glob: str):
 class Walk:
     """One walk over a workspace; iterate :meth:`candidates` once, then :meth:`close` (or use ``with``)."""
 
-    def __init__(self, workspace, *, path: str | None = None, glob: str | None = None):
+    def __init__(self, workspace, *, path: str | None = None, glob: str | None = None,
+                 deadline: float | None = None):
         from labkit.workspace import Workspace
 
         if not isinstance(workspace, Workspace):
@@ -224,6 +226,8 @@ class Walk:
         self.root = workspace.root
         self.rules = workspace.rules
         self.stats = WalkStats()
+        self.deadline = deadline  # time.monotonic() value; past it the walk stops and says so
+        self.timed_out = False
         self._dirs = fsread.DirCache(workspace.root_fd, OPEN_FOLDERS)
         try:
             self._glob = _compile_glob(glob) if glob is not None else None
@@ -348,6 +352,12 @@ class Walk:
         entries.sort(key=lambda e: e[0] + "/" if stat.S_ISDIR(e[1].st_mode) else e[0], reverse=True)
         return entries
 
+    def out_of_time(self) -> bool:
+        """True (and remembered) once the deadline has passed."""
+        if not self.timed_out and self.deadline is not None and time.monotonic() > self.deadline:
+            self.timed_out = True
+        return self.timed_out
+
     def _walk(self, level: _Level, rel: str) -> Iterator[Candidate]:
         """Depth-first, in path order, with an explicit stack: no recursion limit at any depth."""
         first = self._list(rel)
@@ -355,6 +365,8 @@ class Walk:
             return
         stack = [(level, rel, first)]  # each folder's children, reversed: pop() gives the next in order
         while stack:
+            if self.out_of_time():
+                return
             level, folder, entries = stack[-1]
             if not entries:
                 stack.pop()
@@ -390,7 +402,16 @@ class Walk:
         if self._glob is not None and not self._glob(rel):
             return None
         if st.st_size > MAX_FILE_BYTES:
-            self.stats.skippedOversize += 1
+            # Only a text file that could have matched makes a result incomplete: look at its head.
+            cand = Candidate(rel, folder, name, st.st_size, st.st_dev, st.st_ino)
+            try:
+                head, _ = self.read_bytes(cand, BINARY_PROBE_BYTES)
+            except OSError:
+                head = b""
+            if b"\0" in head:
+                self.stats.skippedBinary += 1
+            else:
+                self.stats.skippedOversize += 1
             return None
         return Candidate(rel, folder, name, st.st_size, st.st_dev, st.st_ino)
 
