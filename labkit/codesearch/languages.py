@@ -6,6 +6,8 @@ into an anchored ``f:`` filter rather than trusting Zoekt's own detector), so a
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from labkit.errors import LabkitError
 
 EXTENSIONS: dict[str, tuple[str, ...]] = {
@@ -36,6 +38,7 @@ ALIASES = {"py": "python", "js": "javascript", "ts": "typescript", "c++": "cpp",
 _BY_EXTENSION = {ext: lang for lang, exts in EXTENSIONS.items() for ext in exts}
 
 
+@lru_cache(maxsize=8192)
 def language_of(path: str) -> str | None:
     """The language of a relative path, or None when no rule names it."""
     name = path.rsplit("/", 1)[-1].lower()

@@ -29,7 +29,7 @@ def _line_text(raw: bytes) -> str:
     return text[:-1] if text.endswith("\r") else text
 
 
-def _verify_file(pattern, plan: Plan, content: str, repo: str, path: str, out: list, room: int,
+def _verify_file(pattern, plan: Plan, data: bytes, repo: str, path: str, out: list, room: int,
                  whole=None) -> None:
     """Append (at most ``room``) matching lines of one file, in line order.
 
@@ -39,7 +39,6 @@ def _verify_file(pattern, plan: Plan, content: str, repo: str, path: str, out: l
     ``Plan.compile_whole_text``) when it safely can, and only the lines its
     matches touch are checked one by one.
     """
-    data = content.encode("utf-8")
     if whole is not None and not plan.literal and b"\r" not in data:
         _verify_lines_touched(pattern, whole, data, repo, path, out, room)
         return
@@ -105,19 +104,23 @@ def _verify_lines_touched(pattern, whole, data: bytes, repo: str, path: str, out
 
 
 def embedded_matches(conn, plan: Plan, *, repo, lang, path_re, stop_after: int | None = None
-                     ) -> tuple[list[dict], bool]:
-    """Verified matches in stable order (repo, path, line); True when cut short.
+                     ) -> tuple[list[dict], bool, dict]:
+    """Verified matches in stable order (repo, path, line); True when cut short; the hit files' blobs.
 
-    Candidate ids come first and file text is read one file at a time, so a
-    search that needs only the first ``stop_after`` matches (no ranking to do)
-    reads only the files it needs.
+    Candidate ids come first and file text is read one file at a time (as
+    UTF-8 bytes, never decoded), so a search that needs only the first
+    ``stop_after`` matches (no ranking to do) reads only the files it needs.
+    The third value maps each file with a match to its ``(blob id, parsed)``
+    for the ranking's symbol lookup.
     """
     where, params = [], []
+    columns = "f.id, f.repo, f.path, f.blob_id, b.parsed"
     if plan.fts is not None:
-        sql = "SELECT f.id, f.repo, f.path FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?"
+        sql = (f"SELECT {columns} FROM fts JOIN files f ON f.id = fts.rowid JOIN blobs b ON b.id = f.blob_id "
+               "WHERE fts MATCH ?")
         params.append(plan.fts)
     else:
-        sql = "SELECT f.id, f.repo, f.path FROM files f WHERE 1"
+        sql = f"SELECT {columns} FROM files f JOIN blobs b ON b.id = f.blob_id WHERE 1"
     if repo is not None:
         where.append("f.repo = ?")
         params.append(repo)
@@ -131,14 +134,18 @@ def embedded_matches(conn, plan: Plan, *, repo, lang, path_re, stop_after: int |
     whole = plan.compile_whole_text()
     cap = MAX_COLLECT if stop_after is None else min(MAX_COLLECT, stop_after)
     out: list[dict] = []
-    for fid, r_repo, r_path in rows:
+    blobs: dict[tuple[str, str], tuple[int, int | None]] = {}
+    for fid, r_repo, r_path, blob_id, parsed in rows:
         if path_re is not None and not path_re.search(r_path):
             continue
-        content = conn.execute("SELECT content FROM files WHERE id = ?", (fid,)).fetchone()[0]
-        _verify_file(pattern, plan, content, r_repo, r_path, out, cap + 1, whole)
+        data = conn.execute("SELECT CAST(content AS BLOB) FROM files WHERE id = ?", (fid,)).fetchone()[0]
+        before = len(out)
+        _verify_file(pattern, plan, data, r_repo, r_path, out, cap + 1, whole)
+        if len(out) > before:
+            blobs[(r_repo, r_path)] = (blob_id, parsed)
         if len(out) > cap:
-            return out[:cap], True
-    return out, False
+            return out[:cap], True, blobs
+    return out, False, blobs
 
 
 def validate_request(query, *, lang, path, limit, literal, backend, ranking):
@@ -174,10 +181,10 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
         symbol = queried_symbol(query, literal=bool(literal)) if ranking == "definition-first" else None
         if backend == "embedded":
             # Without a symbol to rank by, stable order is final: stop after limit + 1 matches.
-            raw, more = embedded_matches(conn, plan, repo=repo, lang=lang, path_re=path_re,
-                                         stop_after=None if symbol else limit)
+            raw, more, hit_blobs = embedded_matches(conn, plan, repo=repo, lang=lang, path_re=path_re,
+                                                    stop_after=None if symbol else limit)
             capped = more and symbol is not None
-            symbols_of = _index_symbols(conn, symbol, plan.case_sensitive, raw) if symbol else None
+            symbols_of = _index_symbols(conn, symbol, plan.case_sensitive, raw, hit_blobs) if symbol else None
         else:
             from .zoekt import zoekt_search
 
@@ -224,14 +231,19 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
             conn.close()
 
 
-def _index_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict]):
-    """``symbols_of`` for the ranking, from the definitions the index extracted at build time."""
+def _index_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict], blobs: dict | None = None):
+    """``symbols_of`` for the ranking, from the definitions the index extracted at build time.
+
+    ``blobs`` maps hit files to ``(blob id, parsed)`` when the caller has them
+    already; otherwise they are looked up.
+    """
     from .symbols import DEFINITION, FileSymbols
 
-    python_hits = {(m["repo"], m["path"]) for m in matches if language_of(m["path"]) == "python"}
-    if not python_hits:
+    if blobs is None:
+        python_hits = {(m["repo"], m["path"]) for m in matches if language_of(m["path"]) == "python"}
+        blobs = file_blobs(conn, python_hits) if python_hits else {}
+    if not blobs:
         return lambda r, p: None
-    blobs = file_blobs(conn, python_hits)
     rows = symbol_rows(conn, symbol, case_sensitive=case_sensitive)
 
     def symbols_of(r, p):
@@ -256,7 +268,7 @@ def _zoekt_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict],
         if source is None:
             return None
         info = blobs.get((r, p))
-        if info is not None and info[2] in _content_ids(source):
+        if info is not None and info[2] in _content_ids(source):  # (blob id, parsed, blob)
             return indexed(r, p)  # the very text the index parsed
         symbols = cached_python_symbols(source)
         return None if symbols is None else lines_for(symbols, symbol, case_sensitive=case_sensitive)
