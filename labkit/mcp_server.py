@@ -174,12 +174,15 @@ def build_server(cfg: ServerConfig, ledger=None):
         return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=payload,
                                     is_error=not ok)
 
-    return Server(
+    server = Server(
         SERVER_NAME, version=__version__, title="labkit evidence tools",
         instructions=("Tools for reading a code workspace as evidence. " + UNTRUSTED +
                       " Page diffs with the snapshot id from the first page."),
         on_list_tools=list_tools, on_call_tool=call_tool,
     )
+    if ledger is not None:  # a tools/call the SDK refuses before call_tool runs is on the record too
+        server.middleware.append(ledger.mcp_middleware())
+    return server
 
 
 def _configure_logging() -> None:
@@ -211,6 +214,8 @@ def serve_stdio(root: str, *, index: str | None = None, ledger_path: str | None 
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
+            if ledger is not None:  # ... and so is one the transport refuses before dispatch
+                read_stream = ledger.watch_stream(read_stream)
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     try:
