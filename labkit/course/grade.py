@@ -1,0 +1,591 @@
+"""``labkit labs grade``: execute learners' notebooks in sandboxes and grade their answers in this process.
+
+For each submission the grader
+
+1. reads the notebook (at most ``MAX_NOTEBOOK_BYTES``) and finds its lab in the
+   metadata ``labkit labs starter`` wrote, ``{"labkit": {"lab": ..., "kind": "starter"}}``;
+2. clears its outputs and appends one grader cell that encodes every
+   ``answer_qN`` the lab asks for (:mod:`labkit.course.answer_codec`);
+3. runs it with nbclient in its own kernel, in its own temporary folder that
+   holds only its notebook, inside :mod:`labkit.course.sandbox` (memory, CPU and
+   file-size limits, a scrubbed environment, and where the machine allows a
+   private root, no network and a dedicated unprivileged user), with a per-cell
+   timeout that interrupts the cell and a per-notebook deadline that kills the
+   kernel; errors in learner cells do not stop the run;
+4. reads the answers the grader cell wrote into the folder it shares with the
+   kernel, decodes them into plain values and runs the lab's checkers on them
+   here, in the grader's process. What the notebook printed, including its own
+   check cells, is never read.
+
+Up to ``jobs`` submissions run at once. Every submission ends with a status;
+only ``grader_error`` means the grader itself failed.
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib
+import os
+import re
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from labkit.course import answer_codec, sandbox
+from labkit.errors import LabkitError
+
+MAX_NOTEBOOK_BYTES = 20 << 20
+OUTPUT_BUDGET_CHARS = 2_000_000       # what the learner's cells may leave in the executed copy
+MAX_MESSAGE_BYTES = 64 << 20          # a bigger kernel message cuts the output channel (answers do not use it)
+GRADER_CELL_TIMEOUT = 60
+
+# Submission statuses. Only GRADER_ERROR makes `labkit labs grade` exit non-zero.
+GRADED = "graded"
+UNREADABLE = "unreadable"
+UNKNOWN_LAB = "unknown_lab"
+TIMEOUT = "timeout"
+KERNEL_DIED = "kernel_died"
+NO_ANSWERS = "no_answers"
+GRADER_ERROR = "grader_error"
+STATUS_TEXT = {
+    GRADED: "graded",
+    UNREADABLE: "not a readable notebook",
+    UNKNOWN_LAB: "names no lab of this course (not made by `labkit labs starter`?)",
+    TIMEOUT: "ran past the per-notebook time limit; the kernel was stopped",
+    KERNEL_DIED: "the kernel exited or was killed before the answers were read",
+    NO_ANSWERS: "the grader cell wrote no readable answers (the notebook interfered with the kernel)",
+    GRADER_ERROR: "the grader failed on this submission",
+}
+# Exercise statuses besides the checkers' correct / incorrect / not_attempted.
+MISSING, UNSUPPORTED, UNREADABLE_ANSWER, NOT_GRADED = "missing", "unsupported", "unreadable", "not_graded"
+CHECK_CALL = re.compile(r"lab(\d\d)\.(q\d+)\.check\((answer_q\d+)\)\s*\Z")
+
+
+@dataclass
+class GradeOptions:
+    jobs: int = 2
+    timeout: int = 600            # seconds per notebook, kernel start to last cell
+    cell_timeout: int = 120       # seconds per cell; the cell is interrupted and the run goes on
+    memory_mb: int = 2048         # address space of the kernel (RLIMIT_AS), each of its children alike
+    disk_mb: int = 512            # namespaces: everything the kernel can write
+    isolation: str = "auto"       # auto | namespaces | user | none
+
+
+@dataclass
+class Submission:
+    path: Path                    # where the grader read it (never printed)
+    name: str                     # relative name shown in the outputs
+    safe: str                     # file-system safe id for the executed copy
+
+
+@dataclass
+class Outcome:
+    submission: str
+    lab: str | None
+    status: str
+    exercises: dict[str, dict] = field(default_factory=dict)   # "q1" -> {"status", "message"}
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    executed: str | None = None
+
+    @property
+    def score(self) -> int:
+        return sum(1 for e in self.exercises.values() if e["status"] == "correct")
+
+    def to_json(self) -> dict:
+        return {"submission": self.submission, "lab": self.lab, "status": self.status,
+                "score": self.score, "total": len(self.exercises), "exercises": self.exercises,
+                "notes": self.notes, "seconds": round(self.seconds, 2), "executed": self.executed}
+
+
+def checker_module(lab: str):
+    """The checker module of ``lab`` (``"03-utf8-pagination"`` or ``"03"``): the one place that knows where checkers live."""
+    return importlib.import_module(f"labkit.check.lab{lab[:2]}")
+
+
+def exercises_of(lab: str) -> dict[str, Any]:
+    """``{"q1": Exercise, ...}`` in question order."""
+    from labkit.check import Exercise
+
+    module = checker_module(lab)
+    found = {k: v for k, v in vars(module).items() if isinstance(v, Exercise) and re.fullmatch(r"q\d+", k)}
+    return dict(sorted(found.items(), key=lambda kv: int(kv[0][1:])))
+
+
+# -- finding submissions ---------------------------------------------------------------------------------
+
+
+def find_submissions(inputs: list[str | Path]) -> list[Submission]:
+    """Every ``.ipynb`` named or inside the folders named (recursively, hidden folders and checkpoints skipped)."""
+    if not inputs:
+        raise LabkitError("invalid_argument", "name at least one submitted notebook or folder of notebooks")
+    files: list[Path] = []
+    for given in inputs:
+        p = Path(given)
+        if p.is_dir():
+            for f in sorted(p.rglob("*.ipynb")):
+                rel = f.relative_to(p).parts
+                if any(part.startswith(".") for part in rel):
+                    continue
+                files.append(f)
+        elif p.exists() or p.is_symlink():
+            files.append(p)
+        else:
+            raise LabkitError("file_not_found", f"no such submission: {p.name}")
+    if not files:
+        raise LabkitError("invalid_argument", "the folders named hold no .ipynb files")
+    parents = [os.path.abspath(f.parent) for f in files]
+    base = os.path.commonpath(parents) if len(set(parents)) > 1 else parents[0]
+    seen: set[str] = set()
+    subs = []
+    for f in files:
+        name = os.path.relpath(os.path.abspath(f), base).replace(os.sep, "/")
+        if name in seen:
+            continue
+        seen.add(name)
+        safe = re.sub(r"[^A-Za-z0-9._-]", "_", name.replace("/", "__"))[:150]
+        while safe in {s.safe for s in subs}:
+            safe = "_" + safe
+        subs.append(Submission(path=f, name=name, safe=safe))
+    return subs
+
+
+def read_submission(sub: Submission):
+    """``(notebook, lab)``, or an ``Outcome`` saying why it cannot be graded."""
+    import nbformat
+
+    if sub.path.is_symlink() or not sub.path.is_file():
+        return Outcome(sub.name, None, UNREADABLE, notes=["not a regular file (a link or a folder)"])
+    try:
+        with open(sub.path, "rb") as fh:
+            data = fh.read(MAX_NOTEBOOK_BYTES + 1)
+    except OSError as exc:
+        return Outcome(sub.name, None, UNREADABLE, notes=[f"cannot be read ({type(exc).__name__})"])
+    if len(data) > MAX_NOTEBOOK_BYTES:
+        return Outcome(sub.name, None, UNREADABLE, notes=[f"larger than {MAX_NOTEBOOK_BYTES >> 20} MiB"])
+    try:
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+        nbformat.validate(nb)
+    except Exception as exc:  # noqa: BLE001 - json, unicode and schema errors alike
+        return Outcome(sub.name, None, UNREADABLE, notes=[f"not a valid notebook ({type(exc).__name__})"])
+    meta = nb.metadata.get("labkit")
+    lab = meta.get("lab") if isinstance(meta, dict) else None
+    from labkit.course.labfiles import lab_names
+
+    if not isinstance(lab, str) or lab not in lab_names():
+        shown = (f" ({lab[:40]!r})" if isinstance(lab, str) else "")
+        return Outcome(sub.name, None, UNKNOWN_LAB,
+                       notes=[f"the notebook metadata names no lab of this course{shown}"])
+    return nb, lab
+
+
+def grading_notebook(nb, lab: str, answers_path: str):
+    """The learner's cells, outputs cleared, then the grader cell; kernel always ``python3``."""
+    import copy
+
+    import nbformat
+
+    run = copy.deepcopy(nb)
+    run.cells = [c for c in run.cells if c.cell_type in ("code", "markdown", "raw")]
+    for cell in run.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    names = [f"answer_{q}" for q in exercises_of(lab)]
+    run.cells.append(nbformat.v4.new_code_cell(answer_codec.grader_cell(names, answers_path)))
+    run.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return run
+
+
+def check_cell_notes(nb, lab: str) -> list[str]:
+    """Which of the starter's check cells are gone or edited (for the instructor; grading never uses them)."""
+    present = set()
+    for cell in nb.cells:
+        m = CHECK_CALL.match(cell.source.strip()) if cell.cell_type == "code" else None
+        if m and m.group(1) == lab[:2] and m.group(3) == f"answer_{m.group(2)}":
+            present.add(m.group(2))
+    changed = [q for q in exercises_of(lab) if q not in present]
+    return [f"check cell removed or edited: {', '.join(changed)} (grading does not use check cells)"] if changed else []
+
+
+# -- running one notebook ---------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _client_classes():
+    from jupyter_client.asynchronous import AsyncKernelClient
+    from jupyter_client.manager import AsyncKernelManager
+    from nbclient import NotebookClient
+    from traitlets import Unicode
+
+    class CappedKernelClient(AsyncKernelClient):
+        """Its sockets drop any single kernel message over MAX_MESSAGE_BYTES (and then reconnect)."""
+
+        def _context_default(self):
+            import zmq
+            import zmq.asyncio
+
+            self._created_context = True
+            context = zmq.asyncio.Context()
+            context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+            return context
+
+    class SandboxedKernelManager(AsyncKernelManager):
+        sandbox_spec = Unicode("")
+
+        def format_kernel_cmd(self, extra_arguments=None):
+            return [*sandbox.launcher(self.sandbox_spec), *super().format_kernel_cmd(extra_arguments)]
+
+    class GradingClient(NotebookClient):
+        """nbclient with an output budget, no widget mimic, and a record of failed cells."""
+
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            self.budget = OUTPUT_BUDGET_CHARS
+            self.truncated = False
+            self.cell_errors: list[tuple[int, str]] = []
+            self.idle_seen: set[int] = set()
+
+        def process_message(self, msg, cell, cell_index):
+            content = msg.get("content") or {}
+            if msg.get("msg_type") == "status" and content.get("execution_state") == "idle":
+                self.idle_seen.add(cell_index)
+            return super().process_message(msg, cell, cell_index)
+
+        def on_comm_open_jupyter_widget(self, msg):
+            return None  # no Output-widget mimic: captured output stays in its cell, nothing is sent back
+
+        def output(self, outs, msg, display_id, cell_index):
+            if cell_index != len(self.nb.cells) - 1:
+                size = len(str(msg.get("content", "")))
+                if size > self.budget:
+                    if not self.truncated:
+                        self.truncated = True
+                        from nbformat.v4 import new_output
+
+                        outs.append(new_output("stream", name="stderr",
+                                               text="[labkit grader: output truncated here]\n"))
+                    return None
+                self.budget -= size
+            return super().output(outs, msg, display_id, cell_index)
+
+    return CappedKernelClient, SandboxedKernelManager, GradingClient
+
+
+@dataclass
+class Run:
+    nb: Any = None
+    status: str = GRADED
+    notes: list[str] = field(default_factory=list)
+    payload: Any = None           # what the grader cell wrote, or an answer_codec.Unreadable
+
+
+class Grader:
+    def __init__(self, options: GradeOptions, scratch: Path, isolation: str, uid_base: int | None):
+        self.options = options
+        self.scratch = scratch
+        self.isolation = isolation
+        self.uid_base = uid_base
+        self.nonce = secrets.token_hex(16)
+        self.classes = _client_classes()
+
+    async def run(self, index: int, sub: Submission, nb, lab: str) -> Run:
+        _, SandboxedKernelManager, GradingClient = self.classes
+        opts = self.options
+        box = self.scratch / f"s{index}"
+        work, runtime, root = box / "work", box / "runtime", box / "root"
+        for d in (work, runtime, root):
+            d.mkdir(parents=True)
+        os.chmod(box, 0o711)
+        os.chmod(runtime, 0o700)
+        notebook_copy = box / "submitted.ipynb"
+        notebook_copy.write_bytes(sub.path.read_bytes()[:MAX_NOTEBOOK_BYTES])
+        os.chmod(notebook_copy, 0o600)
+        uid = None if self.isolation == "none" else self.uid_base + index
+        tmpdir = "/tmp" if self.isolation == "namespaces" else str(work / ".tmp")
+        env = sandbox.kernel_env(str(work), str(runtime))
+        env["TMPDIR"] = tmpdir
+        spec = sandbox.SandboxSpec(
+            level=self.isolation, workdir=str(work), runtime=str(runtime), env=env, uid=uid, gid=uid,
+            root=str(root) if self.isolation == "namespaces" else None,
+            binds=sandbox.python_binds() if self.isolation == "namespaces" else [],
+            copy_in={f"{lab}.ipynb": str(notebook_copy)},
+            memory_bytes=opts.memory_mb << 20, cpu_seconds=2 * opts.timeout + 60,
+            disk_bytes=opts.disk_mb << 20, file_bytes=min(opts.disk_mb, 256) << 20)
+        if self.isolation != "namespaces":
+            (work / ".tmp").mkdir()
+            if uid is not None:
+                os.chown(work / ".tmp", uid, uid)
+        spec_path = box / "sandbox.json"
+        spec.write(spec_path)
+
+        km = SandboxedKernelManager(kernel_name="python3", transport="ipc",
+                                    connection_file=str(runtime / "kernel.json"), sandbox_spec=str(spec_path))
+        km.client_class = "labkit.course.grade.CappedKernelClient"
+        answers_path = str(runtime / f"answers-{self.nonce}.json")
+        run_nb = grading_notebook(nb, lab, answers_path)
+        client = GradingClient(run_nb, km=km, timeout=opts.cell_timeout, kernel_name="python3",
+                               allow_errors=True, interrupt_on_timeout=True, store_widget_state=False,
+                               error_on_timeout={"ename": "CellTimeoutError", "evalue": "", "traceback": []},
+                               shutdown_kernel="immediate", startup_timeout=60, iopub_timeout=4,
+                               resources={"metadata": {"path": str(work)}})
+        last = len(run_nb.cells) - 1
+        timed_out: list[int] = []
+        cut: list[int] = []
+
+        def executed(cell, cell_index, execute_reply, **_):
+            if cell_index not in client.idle_seen and cut == []:
+                cut.append(cell_index)
+            content = (execute_reply or {}).get("content", {})
+            if content.get("status") == "error" and cell_index != last:
+                if content.get("ename") == "CellTimeoutError":
+                    timed_out.append(cell_index)
+                    client.cell_errors.append((cell_index, f"timed out after {opts.cell_timeout} s (interrupted)"))
+                else:
+                    client.cell_errors.append((cell_index, str(content.get("ename", "error"))[:60]))
+
+        def started(cell, cell_index, **_):
+            if cell_index == last:
+                client.timeout = GRADER_CELL_TIMEOUT
+
+        client.on_cell_executed = executed
+        client.on_cell_execute = started
+        group: list[int | None] = []
+        from labkit.notebooks import kernel_group, shutdown_kernel
+
+        client.on_notebook_start = lambda **_: group.append(kernel_group(km))
+        result = Run(nb=run_nb)
+        from nbclient.exceptions import DeadKernelError
+
+        task = asyncio.ensure_future(client.async_execute(cleanup_kc=True))
+        try:
+            done, _ = await asyncio.wait({task}, timeout=opts.timeout)
+            if not done:
+                result.status = TIMEOUT
+                task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            except DeadKernelError:
+                if result.status == GRADED:
+                    result.status = KERNEL_DIED
+            except RuntimeError as exc:
+                if not group:  # never got as far as a running kernel: the sandbox or the machine failed
+                    result.status = GRADER_ERROR
+                    result.notes.append(f"the kernel did not start ({str(exc)[:120]})")
+                elif result.status == GRADED:
+                    result.status = KERNEL_DIED
+        finally:
+            shutdown_kernel(km, group[0] if group else None)
+            if uid is not None:
+                _kill_user(uid)
+        try:
+            result.payload = answer_codec.read_payload(answers_path)
+        except answer_codec.Unreadable as exc:
+            result.payload = exc
+        result.notes.extend(f"cell {i}: {what}" for i, what in client.cell_errors)
+        if client.truncated:
+            result.notes.append(f"output truncated at about {OUTPUT_BUDGET_CHARS // 1_000_000} MB")
+        if cut and result.status == GRADED:
+            result.notes.append(f"cell {cut[0]}: its output stopped arriving (one output over "
+                                f"{MAX_MESSAGE_BYTES >> 20} MB cuts the output channel; answers do not use it)")
+        return result
+
+
+def _kill_user(uid: int) -> None:
+    """SIGKILL every process left running as the submission's dedicated user id."""
+    import signal
+
+    import psutil
+
+    for _ in range(3):
+        left = []
+        for proc in psutil.process_iter(["uids"]):
+            try:
+                if proc.info["uids"] and proc.info["uids"].real == uid:
+                    left.append(proc)
+                    os.kill(proc.pid, signal.SIGKILL)
+            except (psutil.Error, ProcessLookupError):
+                pass
+        if not left:
+            return
+        psutil.wait_procs(left, timeout=2)
+
+
+# -- verdicts, in this process ------------------------------------------------------------------------------
+
+
+def read_answers(payload: Any, lab: str) -> dict | None:
+    """The decoded ``answer_qN`` values from what the grader cell wrote, or None."""
+    if isinstance(payload, answer_codec.Unreadable) or payload is None:
+        return None
+    try:
+        return answer_codec.decode(payload, [f"answer_{q}" for q in exercises_of(lab)])
+    except (answer_codec.Unreadable, ValueError, TypeError, RecursionError):
+        return None
+
+
+def verdicts(lab: str, answers: dict) -> dict[str, dict]:
+    """Run each exercise's checker on its decoded answer."""
+    out = {}
+    for q, exercise in exercises_of(lab).items():
+        value = answers.get(f"answer_{q}", answer_codec.Missing())
+        if isinstance(value, answer_codec.Missing):
+            out[q] = {"status": MISSING, "message": f"answer_{q} is not defined in the notebook"}
+        elif isinstance(value, answer_codec.Unsupported):
+            out[q] = {"status": UNSUPPORTED, "message": f"answer_{q} is a {value.type_name}; the grader reads plain "
+                      "values only (numbers, strings, lists, tuples, sets, dicts)"}
+        elif isinstance(value, answer_codec.Unreadable):
+            out[q] = {"status": UNREADABLE_ANSWER, "message": f"answer_{q} could not be read ({value})"}
+        else:
+            try:
+                result = exercise.check(value)
+                out[q] = {"status": result.status, "message": result.message}
+            except Exception as exc:  # noqa: BLE001 - an answer the checker cannot handle is not a right one
+                out[q] = {"status": "incorrect",
+                          "message": f"the checker could not evaluate this answer ({type(exc).__name__})"}
+    return out
+
+
+# -- the whole run ---------------------------------------------------------------------------------------------
+
+
+def choose_isolation(requested: str, scratch: Path, uid_base: int) -> tuple[str, dict[str, str]]:
+    """The strongest working level (``auto``) or the one asked for; also why stronger levels were not used."""
+    if requested not in ("auto", *sandbox.LEVELS):
+        raise LabkitError("invalid_argument", f"--isolation must be auto, {', '.join(sandbox.LEVELS)}")
+    candidates = sandbox.LEVELS if requested == "auto" else (requested,)
+    why_not: dict[str, str] = {}
+    for level in candidates:
+        problem = sandbox.probe(level, scratch / f"probe-{level}", uid=uid_base)
+        shutil.rmtree(scratch / f"probe-{level}", ignore_errors=True)
+        if problem is None:
+            return level, why_not
+        why_not[level] = problem
+    raise LabkitError("invalid_argument", f"--isolation {requested} does not work on this machine: "
+                      + "; ".join(f"{k}: {v}" for k, v in why_not.items()))
+
+
+def grade(inputs: list[str | Path], out_dir: str | Path, options: GradeOptions | None = None) -> dict:
+    """Grade every submission; write ``grades.csv``, ``grades.html`` and ``executed/`` into ``out_dir``."""
+    from labkit.course import gradebook
+
+    options = options or GradeOptions()
+    if not 1 <= options.jobs <= 32:
+        raise LabkitError("invalid_argument", "--jobs must be between 1 and 32")
+    if not 10 <= options.timeout <= 24 * 3600 or not 5 <= options.cell_timeout <= options.timeout:
+        raise LabkitError("invalid_argument", "--timeout must be 10 s to 24 h and --cell-timeout 5 s to --timeout")
+    if not 256 <= options.memory_mb <= 1 << 20 or not 16 <= options.disk_mb <= 1 << 20:
+        raise LabkitError("invalid_argument", "--memory-mb must be at least 256 and --disk-mb at least 16")
+    subs = find_submissions(inputs)
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise LabkitError("invalid_argument", f"--out {out_dir.name} is a file, not a folder")
+    (out_dir / "executed").mkdir(parents=True, exist_ok=True)
+    scratch = Path(os.path.realpath(tempfile.mkdtemp(prefix="labkit-grade-")))
+    os.chmod(scratch, 0o711)
+    uid_base = 1_000_000 + secrets.randbelow(1_000_000) * 1000
+    try:
+        isolation, why_not = choose_isolation(options.isolation, scratch, uid_base)
+        if isolation == "none":
+            _no_dump()  # kernels run as this user: keep them out of this process's memory and environment
+        started = time.perf_counter()
+        outcomes = asyncio.run(_grade_all(subs, out_dir, options, scratch, isolation, uid_base))
+        elapsed = time.perf_counter() - started
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    meta = {"isolation": isolation, "notUsed": why_not, "jobs": options.jobs, "timeout": options.timeout,
+            "cellTimeout": options.cell_timeout, "memoryMb": options.memory_mb,
+            "diskMb": options.disk_mb if isolation == "namespaces" else None, "seconds": round(elapsed, 1)}
+    gradebook.write_csv(outcomes, out_dir / "grades.csv")
+    gradebook.write_html(outcomes, out_dir / "grades.html", meta)
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        counts[o.status] = counts.get(o.status, 0) + 1
+    return {"out": str(out_dir), "files": ["grades.csv", "grades.html", "executed/"], **meta,
+            "statuses": counts, "graderFailed": counts.get(GRADER_ERROR, 0),
+            "submissions": [o.to_json() for o in outcomes]}
+
+
+async def _grade_all(subs, out_dir, options, scratch, isolation, uid_base) -> list[Outcome]:
+    grader = Grader(options, scratch, isolation, uid_base)
+    asyncio.get_running_loop().set_exception_handler(_quiet_dead_kernel_pollers)
+    gate = asyncio.Semaphore(options.jobs)
+
+    async def one(index: int, sub: Submission) -> Outcome:
+        async with gate:
+            return await _grade_one(grader, index, sub, out_dir)
+
+    return list(await asyncio.gather(*(one(i, s) for i, s in enumerate(subs))))
+
+
+async def _grade_one(grader: Grader, index: int, sub: Submission, out_dir: Path) -> Outcome:
+    import nbformat
+
+    started = time.perf_counter()
+    read = read_submission(sub)
+    if isinstance(read, Outcome):
+        return read
+    nb, lab = read
+    outcome = Outcome(sub.name, lab, GRADED)
+    try:
+        run = await grader.run(index, sub, nb, lab)
+        outcome.status = run.status
+        outcome.notes = check_cell_notes(nb, lab) + run.notes
+        answers = read_answers(run.payload, lab) if run.status == GRADED else None
+        if run.status == GRADED and answers is None:
+            outcome.status = NO_ANSWERS
+        if answers is None:
+            outcome.exercises = {q: {"status": NOT_GRADED, "message": STATUS_TEXT[outcome.status]}
+                                 for q in exercises_of(lab)}
+        else:
+            outcome.exercises = verdicts(lab, answers)
+        target = out_dir / "executed" / sub.safe
+        if not target.name.endswith(".ipynb"):
+            target = target.with_name(target.name + ".ipynb")
+        nbformat.write(run.nb, target)
+        outcome.executed = f"executed/{target.name}"
+    except Exception as exc:  # noqa: BLE001 - recorded, and the run goes on
+        outcome.status = GRADER_ERROR
+        outcome.notes.append(f"grader error: {type(exc).__name__}")
+        if os.environ.get("LABKIT_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        outcome.exercises = {q: {"status": NOT_GRADED, "message": STATUS_TEXT[GRADER_ERROR]}
+                             for q in exercises_of(lab)}
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def _quiet_dead_kernel_pollers(loop, context) -> None:
+    """nbclient's liveness poller can outlive a killed kernel; its leftover failure is not news."""
+    task = context.get("future") or context.get("task")
+    coro = getattr(task, "get_coro", lambda: None)()
+    if getattr(coro, "__qualname__", "").endswith("_async_poll_kernel_alive"):
+        return
+    loop.default_exception_handler(context)
+
+
+def _no_dump() -> None:
+    """Make this process non-dumpable: a kernel of the same user cannot read its memory or environment."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+        except Exception:  # noqa: BLE001 - hardening only
+            pass
+
+
+def __getattr__(name: str):
+    # km.client_class is a dotted name; the class is built lazily (heavy imports).
+    if name == "CappedKernelClient":
+        return _client_classes()[0]
+    raise AttributeError(name)
