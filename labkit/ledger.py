@@ -220,9 +220,9 @@ class _Scrubber:
 
 
 # For each tool: argument name -> (ledger key, kind), from the tool declarations
-# (labkit.tools). Anything else is dropped. Kinds: "int", "bool", "enum", "text"
-# (scanned, cut), "path" (relative only), "hash" (a sha256 id), "id" (a store id),
-# "paths" (list of relative paths).
+# (labkit.tools). Anything else is dropped. Kinds: "int", "number" (finite, below 2^53),
+# "bool", "enum", "text" (scanned, cut), "path" (relative only), "hash" (a sha256 id),
+# "id" (a store id), "paths" (list of relative paths).
 ARG_WHITELIST: dict[str, dict[str, tuple[str, str]]] = ledger_whitelist()
 _ENUMS = ledger_enums()
 
@@ -252,6 +252,12 @@ def whitelist_args(tool: str, args: Any, *, root: str | os.PathLike | None = Non
             continue
         if kind == "int":
             if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**53:
+                out[key] = value
+            else:
+                out[key + "Invalid"] = True
+        elif kind == "number":
+            if (isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+                    and abs(value) < 2**53):
                 out[key] = value
             else:
                 out[key + "Invalid"] = True
@@ -484,7 +490,8 @@ def check_ledger_path(path: str | os.PathLike) -> None:
     except OSError:
         raise LabkitError("invalid_argument", "the ledger path cannot be examined") from None
     if stat.S_ISLNK(st.st_mode):
-        raise LabkitError("invalid_argument", "the ledger path is a symlink; give the file itself")
+        raise LabkitError("invalid_argument", "the ledger path is a symlink; a ledger must be a regular file "
+                                               "(give the file itself)")
     if not stat.S_ISREG(st.st_mode):
         what = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
                 else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
@@ -764,17 +771,17 @@ class UnreadableLine(dict):
 def _parse(chunk: bytes) -> tuple[dict | None, str | None]:
     """One line's object, or why it has none (the reason never repeats the line's bytes).
 
-    pydantic-core's JSON parser (jiter) reads a line in a few microseconds,
-    refuses NaN and Infinity, lone surrogates and bytes that are not UTF-8,
-    and stops at 200 levels of nesting; numbers past 2^53 and ``1e999``
-    parse and are then refused by the schema.
+    pydantic-core's JSON parser (jiter, the one :func:`summarize_file` uses
+    too) reads a line in a few microseconds, refuses lone surrogates and
+    bytes that are not UTF-8, and stops at 200 levels of nesting; numbers
+    past 2^53, NaN and ``1e999`` parse and are then refused by the schema.
     """
     from pydantic_core import from_json
 
     if len(chunk) > MAX_READ_LINE_BYTES:
         return None, f"line: longer than {MAX_READ_LINE_BYTES} bytes (the writer never writes one)"
     try:
-        obj = from_json(chunk, allow_inf_nan=False)
+        obj = from_json(chunk)
     except ValueError as exc:
         from .ledger_schema import parse_failure
 

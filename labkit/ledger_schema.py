@@ -46,7 +46,7 @@ Scalar = Annotated[Union[Text, bool, Annotated[int, Field(ge=-MAX_SAFE, le=MAX_S
                          Annotated[float, Field(ge=-MAX_SAFE, le=MAX_SAFE, allow_inf_nan=False)]], _L2R]
 #: Any other value of ``args`` or ``result``: a scalar, a list of scalars or a one-level object of scalars.
 Flat = Annotated[Union[Scalar, Annotated[list[Scalar], Field(max_length=1000)],
-                       Annotated[dict[Key, Scalar], Field(max_length=100)]], _L2R]
+                       Annotated[dict[Annotated[str, Field(max_length=200)], Scalar], Field(max_length=100)]], _L2R]
 SessionId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")]
 Seq = Annotated[int, Field(ge=1, le=MAX_SAFE)]
 ToolName = Annotated[str, Field(pattern=r"^(<unknown>|[a-z][a-z0-9_]{0,63})$")]
