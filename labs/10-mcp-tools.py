@@ -33,6 +33,8 @@
 # %matplotlib inline
 import json
 
+from mcp.shared.exceptions import MCPError
+
 from labkit.cli._common import table
 from labkit.experiments import run_experiment
 from labkit.ledger_replay import build_review_world
@@ -150,7 +152,9 @@ print(head["content"])
 #
 # A failing call comes back as an MCP tool result with `isError: true` whose text is the contract's
 # error object. The server keeps running; the agent can read the code and correct itself. Paths that
-# escape the root, sensitive files, unknown tools and arguments outside the schema are all refused:
+# escape the root, sensitive files and arguments outside the schema are all refused that way. A call to
+# a tool that does not exist is different: it is not a tool's answer at all, so the server rejects the
+# request itself with the JSON-RPC error `-32602` (invalid params), which the client raises as `MCPError`:
 
 # %%
 bad_calls = [
@@ -160,13 +164,16 @@ bad_calls = [
     ("search_workspace", {"query": "apply_discount", "limit": 10_000}),
     ("git_diff", {"max_bytes": 100}),
     ("git_status", {"verbose": True}),
-    ("delete_branch", {"name": "main"}),
 ]
 async with connect(params) as client:
     for name, args in bad_calls:
         result = await client.call_tool(name, args)
         error = json.loads(result.content[0].text)["error"]
         print(f"{name:17} isError={result.is_error}  {error['code']:22} {error['message']}")
+    try:
+        await client.call_tool("delete_branch", {"name": "main"})
+    except MCPError as exc:
+        print(f"{'delete_branch':17} protocol error {exc.error.code}: {exc.error.message}")
     alive = await client.call_tool("git_status", {})
 print("server still answering:", not alive.is_error)
 
