@@ -42,6 +42,7 @@ INDEX_FILE = "labkit-codesearch.sqlite"
 SCHEMA_VERSION = "4"
 MAX_FILE_BYTES = 1024 * 1024
 BINARY_PROBE = 8192
+MMAP_BYTES = 1 << 30
 _CAT_FILE_CHUNK = 32 * 1024 * 1024
 
 _SCHEMA = """
@@ -112,8 +113,14 @@ def connect(index_dir, *, create: bool = False) -> sqlite3.Connection:
         except OSError as exc:
             raise LabkitError("invalid_argument", "INDEX_DIR cannot be created") from exc
     conn = sqlite3.connect(str(path), isolation_level=None, timeout=5.0)
+    # Candidate texts are read whole: map the file instead of copying it page by page.
+    conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
     if create:
-        # Free pages (a rebuilt FTS segment, a removed file) go back to the file system after a build.
+        # 16 KiB pages: a file's text spans 4x fewer overflow pages than with the default 4 KiB
+        # (reading candidates about twice as fast) for a few percent of size. Free pages (a
+        # rebuilt FTS segment, a removed file) go back to the file system after a build. Both
+        # take effect only on a new file, before its first table.
+        conn.execute("PRAGMA page_size = 16384")
         conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
         conn.executescript(_SCHEMA)
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
