@@ -339,8 +339,9 @@ class Grader:
         cut: list[int] = []
 
         def executed(cell, cell_index, execute_reply, **_):
-            if cell_index not in client.idle_seen and cut == []:
+            if cell_index not in client.idle_seen and not cut:
                 cut.append(cell_index)
+                client.iopub_timeout = 0  # the channel does not come back: stop waiting on it for each cell
             content = (execute_reply or {}).get("content", {})
             if content.get("status") == "error" and cell_index != last:
                 if content.get("ename") == "CellTimeoutError":
