@@ -26,10 +26,12 @@ from . import names
 from .errors import LabkitError
 from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE, zsplit
 from .pager import Page, page_from_window, paginate_naive
+from .listing import cap
 from .paths import check_relative_syntax
 from .rules import PathRules
 from .tools import DIFF_MODES as MODES
 from .tools import DIFF_PAGERS as PAGERS
+from .rules import LABIGNORE, ChangedPolicy
 from .workspace import GitDir, Workspace, opened
 
 MAX_DIFF_BYTES = 64 * 1024 * 1024
@@ -70,6 +72,9 @@ class DiffSource:
     source_revision: str
     utf8: bool
     chunk_sha256: tuple[str, ...] = ()
+    secret_lines: tuple[tuple[int, list[str]], ...] = ()  # (byte offset of the line in D, finding types)
+    secret_lines_total: int = 0
+    hidden_by_changed_policy: tuple[str, ...] = ()
 
 
 def parse_name_status(data: bytes) -> list[Change]:
@@ -98,13 +103,21 @@ def _check_mode(mode: str) -> None:
         raise LabkitError("invalid_argument", f"mode must be one of {', '.join(MODES)}")
 
 
-def mode_args(git: GitDir, mode: str) -> list[str]:
+def mode_args(git: GitDir, mode: str, head: str | None = None) -> list[str]:
     """The revision arguments of ``git diff`` for a mode; no commit means the empty tree."""
     _check_mode(mode)
     if mode == "unstaged":
         return []
-    base = git.head_commit() or EMPTY_TREE
+    base = (head if head is not None else git.head_commit()) or EMPTY_TREE
     return ["--cached", base] if mode == "staged" else [base]
+
+
+def head_and_policy(ws: Workspace) -> tuple[str | None, ChangedPolicy]:
+    """HEAD's commit and the path policy of the change (HEAD's ``.labignore`` with the work tree's): one git call."""
+    git = ws.git
+    head, labignore = git.objects(["HEAD^{commit}", git.spec("HEAD", LABIGNORE)])
+    data = labignore[2] if labignore is not None and labignore[1] == "blob" else None
+    return (head[0] if head is not None else None), git.policy_at("HEAD" if head else None, ws.rules, data)
 
 
 def _git_diff(git: GitDir, args: list[str], **kw) -> bytes:
@@ -129,16 +142,28 @@ def _scope(path: str | None, rules: PathRules) -> str | None:
 
 
 def list_visible_changes(ws: Workspace, mode: str = "unstaged", path: str | None = None, *,
-                         revs: list[str] | None = None) -> tuple[list[Change], int]:
-    """The listing for a mode, with sensitive entries dropped; returns (visible, hidden count)."""
+                         revs: list[str] | None = None, policy: ChangedPolicy | None = None,
+                         named: set[str] | None = None) -> tuple[list[Change], int]:
+    """The listing for a mode, with sensitive entries dropped; returns (visible, hidden count).
+
+    ``named`` collects the printed paths that only the change's own ``.labignore`` hides.
+    """
     git = ws.git
-    scope = _scope(path, ws.rules)
-    revs = mode_args(git, mode) if revs is None else revs
+    if policy is None or revs is None:
+        head, policy = head_and_policy(ws)
+        revs = mode_args(git, mode, head)
+    scope = _scope(path, policy)
     args = ["--name-status", "-z", *revs, "--"]
     if scope is not None:
         args.append(_pathspec(scope))
     changes = _one_entry_per_unmerged_path(parse_name_status(_git_diff(git, args, max_bytes=MAX_DIFF_BYTES)))
-    visible = [c for c in changes if not any(ws.rules.is_sensitive(p) for p in c.paths())]
+    visible = []
+    for change in changes:
+        hidden = [p for p in change.paths() if policy.is_sensitive(p)]
+        if not hidden:
+            visible.append(change)
+        elif named is not None:
+            named.update(names.printable(p) for p in hidden if policy.hidden_by_change(p))
     return visible, len(changes) - len(visible)
 
 
@@ -173,10 +198,12 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None) -> Di
     from .snapshots import StreamDigest
 
     digest = StreamDigest()
+    named: set[str] = set()
     with opened(workspace, require_git=True) as ws:
         git = ws.git
-        revs = mode_args(git, mode)
-        visible, hidden = list_visible_changes(ws, mode, path, revs=revs)
+        head, policy = head_and_policy(ws)
+        revs = mode_args(git, mode, head)
+        visible, hidden = list_visible_changes(ws, mode, path, revs=revs, policy=policy, named=named)
         parts: list[bytes] = []
         used = 0
         for specs in _batches(visible):
@@ -186,8 +213,13 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None) -> Di
             parts.append(chunk)
     data = parts[0] if len(parts) == 1 else b"".join(parts)
     digest.finish()
+    from .secrets import secret_lines
+
+    found, total = secret_lines(data)
     return DiffSource(data=data, files=tuple(visible), hidden_changes=hidden,
-                      source_revision=digest.source_revision, utf8=digest.utf8, chunk_sha256=tuple(digest.chunks))
+                      source_revision=digest.source_revision, utf8=digest.utf8, chunk_sha256=tuple(digest.chunks),
+                      secret_lines=tuple((o, t) for o, t in found), secret_lines_total=total,
+                      hidden_by_changed_policy=tuple(sorted(named)))
 
 
 def source_revision_of(data: bytes) -> str:
@@ -206,8 +238,20 @@ def check_page_bytes(max_bytes: int) -> int:
     return max_bytes
 
 
+def _page_secret_lines(page: Page, secret_lines) -> list[dict]:
+    """The page's lines (1-based within the page) on which secrets were detected, and of which types."""
+    lo, hi = page.offset, page.offset + page.returned_bytes
+    out = []
+    for offset, types in secret_lines:
+        if lo <= offset < hi:
+            out.append({"line": page.data.count(b"\n", 0, offset - lo) + 1, "types": list(types)})
+    return out
+
+
 def page_result(*, mode: str, page: Page, source_revision: str | None, snapshot_id: str | None,
-                 hidden_changes: int, files, pager: str, path: str | None, bound: bool = True) -> dict:
+                 hidden_changes: int, files, pager: str, path: str | None, bound: bool = True,
+                 secret_lines=(), secret_lines_total: int = 0, files_total: int | None = None,
+                 hidden_by_changed_policy=()) -> dict:
     """The contract's diff page object: the one place this shape is built.
 
     The first page (offset 0) also lists the visible changed files; later pages leave the list out so a
@@ -226,12 +270,18 @@ def page_result(*, mode: str, page: Page, source_revision: str | None, snapshot_
         "snapshotId": snapshot_id,
         "pageSha256": hashlib.sha256(page.data).hexdigest() if bound else None,
         "hidden": {"changes": hidden_changes},
+        "secretLines": _page_secret_lines(page, secret_lines),
         "path": None if path is None else names.printable(path),
         "pager": pager,
         "tool": "git_diff",
     }
     if page.offset == 0:
-        result["files"] = [f.to_json() if isinstance(f, Change) else dict(f) for f in files]
+        listed, total, cut = cap(list(files))
+        result["files"] = [f.to_json() if isinstance(f, Change) else dict(f) for f in listed]
+        result["filesTotal"] = files_total if files_total is not None else total
+        result["filesTruncated"] = cut or (files_total is not None and files_total > len(listed))
+        result["secretLinesTotal"] = secret_lines_total
+        result["hiddenByChangedPolicy"] = list(hidden_by_changed_policy)
     return result
 
 
@@ -273,7 +323,9 @@ def _page(ws: Workspace, *, mode: str, path: str | None, offset: int, max_bytes:
         page = paginate_naive(source.data, offset, max_bytes)
         return page_result(mode=mode, page=page, source_revision=None, snapshot_id=None,
                            hidden_changes=source.hidden_changes, files=source.files, pager=pager,
-                           path=scope, bound=False)
+                           path=scope, bound=False, secret_lines=source.secret_lines,
+                           secret_lines_total=source.secret_lines_total,
+                           hidden_by_changed_policy=source.hidden_by_changed_policy)
 
     store = store if store is not None else SnapshotStore()
     key = _snapshot_key(ws, mode, scope)
@@ -289,7 +341,10 @@ def _page(ws: Workspace, *, mode: str, path: str | None, offset: int, max_bytes:
         page = page_from_window(window, offset, snap.total_bytes, utf8=snap.meta.get("utf8", True))
         return page_result(mode=mode, page=page, source_revision=snap.source_revision, snapshot_id=snap.id,
                            hidden_changes=snap.meta.get("hiddenChanges", 0), files=snap.meta.get("files", []),
-                           pager=pager, path=scope)
+                           pager=pager, path=scope, secret_lines=snap.meta.get("secretLines", ()),
+                           secret_lines_total=snap.meta.get("secretLinesTotal", 0),
+                           files_total=snap.meta.get("filesTotal"),
+                           hidden_by_changed_policy=snap.meta.get("hiddenByChangedPolicy", ()))
 
     if offset != 0 and revision is None:
         raise LabkitError("snapshot_required", "a page after the first needs --snapshot (or --revision) "
@@ -303,9 +358,15 @@ def _page(ws: Workspace, *, mode: str, path: str | None, offset: int, max_bytes:
     snap = store.put(source.data, key=key, source_revision=source.source_revision, chunks=list(source.chunk_sha256),
                      meta={"key": key, "mode": mode, "path": None if scope is None else names.printable(scope), "utf8": source.utf8,
                            "hiddenChanges": source.hidden_changes,
-                           "files": [f.to_json() for f in source.files]})
+                           "files": [f.to_json() for f in cap(list(source.files))[0]],
+                           "filesTotal": len(source.files),
+                           "secretLines": [list(x) for x in source.secret_lines],
+                           "secretLinesTotal": source.secret_lines_total,
+                           "hiddenByChangedPolicy": list(source.hidden_by_changed_policy)})
     return page_result(mode=mode, page=page, source_revision=source.source_revision, snapshot_id=snap.id,
-                       hidden_changes=source.hidden_changes, files=source.files, pager=pager, path=scope)
+                       hidden_changes=source.hidden_changes, files=source.files, pager=pager, path=scope,
+                       secret_lines=source.secret_lines, secret_lines_total=source.secret_lines_total,
+                       hidden_by_changed_policy=source.hidden_by_changed_policy)
 
 
 def client_bytes(page: dict) -> bytes:

@@ -108,6 +108,9 @@ def run_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> tuple
             log.error("tool %s produced a result that is not valid UTF-8 JSON", tool.name)
             raise LabkitError("internal_error", f"tool '{tool.name}' produced output that cannot be encoded; "
                                                 "see the server log")
+        if encoded_size(result) > MAX_RESULT_BYTES:
+            raise LabkitError("output_too_large", f"the result of '{tool.name}' is over {MAX_RESULT_BYTES} bytes; "
+                                                  "ask for less (a smaller max_bytes or limit, or a path)")
     except LabkitError as exc:
         if ledger is not None:
             ledger.record(tool.name, args, status="error", error_code=exc.code)
@@ -125,21 +128,31 @@ def run_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> tuple
 
 # -- the MCP server --------------------------------------------------------------------------
 
-#: Result fields that carry bodies (diff text, file lines). They travel once, in
-#: the structured content; the text block names them instead of repeating them,
-#: so a 256 KiB diff page is not serialized twice in one tool result.
-BODY_FIELDS = ("diff", "content")
+#: Most bytes one tool result may take on the wire (its JSON, body included).
+MAX_RESULT_BYTES = 1024 * 1024
 
 
 def text_view(payload: dict) -> dict:
-    """The text block of a successful result: the payload with bodies replaced by a note."""
-    view = {}
+    """The text block of a successful result: a short summary, never the body a second time.
+
+    The result travels once, in the structured content. The text block keeps
+    the top-level scalars (sizes, flags, revisions, ids) and says how long
+    each list and body is, so a host that shows only text still sees what
+    came back, and a 5 MB status is not sent twice.
+    """
+    view: dict = {"body": "in structuredContent"}
     for key, value in payload.items():
-        if key in BODY_FIELDS and isinstance(value, str):
-            view[key] = {"omitted": "see structuredContent", "chars": len(value)}
+        if isinstance(value, (list, dict)):
+            view[key] = {"items": len(value)}
+        elif isinstance(value, str) and len(value) > 256:
+            view[key] = {"chars": len(value)}
         else:
             view[key] = value
     return view
+
+
+def encoded_size(payload: dict) -> int:
+    return len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 def build_server(cfg: ServerConfig, ledger=None):

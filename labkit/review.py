@@ -33,7 +33,7 @@ from . import names
 from .errors import LabkitError
 from .fsutil import write_private_atomic
 from .gitrunner import DIFF_SAFETY_FLAGS, GitError, zsplit
-from .rules import PathRules
+from .rules import LABIGNORE, PathRules
 from .workspace import GitDir, Workspace, opened
 
 SCHEMA_VERSION = "labkit.review/1"
@@ -65,8 +65,13 @@ SENSITIVE_PATH = "SENSITIVE_PATH"
 DEPENDENCY_MANIFEST_CHANGED = "DEPENDENCY_MANIFEST_CHANGED"
 CI_CONFIG_CHANGED = "CI_CONFIG_CHANGED"
 EXECUTABLE_MODE_CHANGED = "EXECUTABLE_MODE_CHANGED"
+#: The change edits a file that decides what labkit or git shows: the workspace's
+#: ``.labignore`` (blocks: a change must not choose what its reviewer sees) or a
+#: ``.gitignore`` (review: it decides which untracked files are listed at all).
+POLICY_FILE_CHANGED = "POLICY_FILE_CHANGED"
 RISK_CODES = (UNAUTHORIZED_PATH, LOCKFILE_CHANGED, BINARY_CHANGED, SUBMODULE_CHANGED, SENSITIVE_PATH,
-              DEPENDENCY_MANIFEST_CHANGED, CI_CONFIG_CHANGED, EXECUTABLE_MODE_CHANGED)
+              DEPENDENCY_MANIFEST_CHANGED, CI_CONFIG_CHANGED, EXECUTABLE_MODE_CHANGED, POLICY_FILE_CHANGED)
+_BLOCKING = frozenset({UNAUTHORIZED_PATH})
 
 _GITLINK = "160000"
 _SYMLINK = "120000"
@@ -210,8 +215,19 @@ def _file_risks(fact: FileFact, allow: tuple[str, ...], rules: PathRules, *, bla
     return risks
 
 
-def _risk(code: str, path: str) -> dict:
-    return {"code": code, "path": path, "severity": "block" if code == UNAUTHORIZED_PATH else "review"}
+def _risk(code: str, path: str, severity: str | None = None) -> dict:
+    return {"code": code, "path": path, "severity": severity or ("block" if code in _BLOCKING else "review")}
+
+
+def _policy_risks(fact: FileFact, root_prefix: str) -> list[dict]:
+    """POLICY_FILE_CHANGED for the workspace's own .labignore (blocks) and any .gitignore (review)."""
+    risks = []
+    for p in fact.paths():
+        if p == root_prefix + LABIGNORE:
+            risks.append(_risk(POLICY_FILE_CHANGED, names.printable(p), "block"))
+        elif p.rsplit("/", 1)[-1] == ".gitignore":
+            risks.append(_risk(POLICY_FILE_CHANGED, names.printable(p)))
+    return risks
 
 
 def _sort_files(files: list[dict]) -> list[dict]:
@@ -586,9 +602,11 @@ def collect_facts(workspace, *, base: str | None = None, max_files: int = DEFAUL
                         max_untracked_bytes=max_untracked_bytes, withhold_sensitive=withhold_sensitive)
 
 
-def _collect(git: GitDir, rules: PathRules, *, base, max_files, max_listing_bytes, max_untracked_bytes,
+def _collect(git: GitDir, current: PathRules, *, base, max_files, max_listing_bytes, max_untracked_bytes,
              withhold_sensitive) -> dict:
     resolved = resolve_base(git, base)
+    # What the base revision's .labignore hid stays hidden; what only the change hides is withheld too.
+    rules = git.policy_at(resolved, current)
     reasons: list[str] = []
     listings = {}
     for key, args, what in (("tracked", _listing_args(resolved), "tracked-change"),
@@ -620,7 +638,7 @@ def _collect(git: GitDir, rules: PathRules, *, base, max_files, max_listing_byte
         if again != (listings["tracked"], listings["untracked"]):
             reasons.append("the worktree changed while it was being reviewed; review again")
     return {"base": resolved, "facts": facts, "complete": not reasons,
-            "incompleteReasons": reasons, "rules": rules}
+            "incompleteReasons": reasons, "rules": rules, "rootPrefix": git.prefix + "/" if git.prefix else ""}
 
 
 def review_diff(workspace, *, allow: Iterable[str] = (), base: str | None = None, baseline=None,
@@ -642,7 +660,7 @@ def review_diff(workspace, *, allow: Iterable[str] = (), base: str | None = None
     # it is withheld from the report below.
     got = collect_facts(workspace, base=base, max_files=max_files, max_listing_bytes=max_listing_bytes,
                         max_untracked_bytes=max_untracked_bytes, withhold_sensitive=baseline is None)
-    rules: PathRules = got["rules"]
+    rules = got["rules"]
     facts: list[FileFact] = got["facts"]
     if baseline is not None and baseline["base"] != got["base"]:
         raise LabkitError("invalid_argument", "the baseline was taken against a different base commit")
@@ -664,6 +682,7 @@ def review_diff(workspace, *, allow: Iterable[str] = (), base: str | None = None
                 item["contentId"], item["contentWithheld"] = None, True
         files.append(item)
         risks.extend(_file_risks(fact, allow_t, rules, blame=blame))
+        risks.extend(_policy_risks(fact, got["rootPrefix"]))
     report = {
         "schemaVersion": SCHEMA_VERSION,
         "base": got["base"],
@@ -698,8 +717,8 @@ def review_diff(workspace, *, allow: Iterable[str] = (), base: str | None = None
 
 
 def decide_gate(risks: list[dict], complete: bool) -> str:
-    """``block`` if incomplete or unauthorized, ``review`` on any other risk, else ``pass``."""
-    if not complete or any(r["code"] == UNAUTHORIZED_PATH for r in risks):
+    """``block`` if incomplete or any risk blocks (unauthorized, the policy file), ``review`` on any other, else ``pass``."""
+    if not complete or any(r["severity"] == "block" for r in risks):
         return "block"
     return "review" if risks else "pass"
 

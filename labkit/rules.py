@@ -214,3 +214,33 @@ class PathRules:
 
     def is_hidden(self, rel: str, *, is_dir: bool = False) -> bool:
         return self.is_noise(rel, is_dir=is_dir) or self.is_sensitive(rel, is_dir=is_dir)
+
+
+@dataclass
+class ChangedPolicy:
+    """The path rules of a change: the work tree's ``.labignore`` and the base revision's, together.
+
+    A change must not be able to hide itself: a path the base revision's
+    rules hide stays hidden (deleting a line does not expose a secret), and a
+    path hidden *only* by the work tree's rules is withheld too (the user may
+    have just protected a new secret) but named, so a reviewer sees that the
+    policy, not the code, decided it.
+    """
+
+    current: PathRules
+    base: PathRules
+
+    @classmethod
+    def unchanged(cls, rules: PathRules) -> "ChangedPolicy":
+        return cls(rules, rules)
+
+    @property
+    def changed(self) -> bool:
+        return self.current.labignore_lines != self.base.labignore_lines
+
+    def is_sensitive(self, rel: str, *, is_dir: bool = False) -> bool:
+        return self.current.is_sensitive(rel, is_dir=is_dir) or self.base.is_sensitive(rel, is_dir=is_dir)
+
+    def hidden_by_change(self, rel: str) -> bool:
+        """True when only the work tree's new ``.labignore`` lines hide ``rel``."""
+        return self.changed and self.current.is_sensitive(rel) and not self.base.is_sensitive(rel)

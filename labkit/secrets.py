@@ -240,3 +240,25 @@ def redact_line(text: str, findings: Sequence[Finding]) -> tuple[str, int]:
     for start, end, fs in reversed(merged):
         text = text[:start] + f"[REDACTED:{_label(fs)}]" + text[end:]
     return text, len(merged)
+
+
+#: Most secret lines a diff reports; more are counted, not listed.
+MAX_SECRET_LINES = 10_000
+
+
+def secret_lines(data: bytes, filename: str = "diff") -> tuple[list[tuple[int, list[str]]], int]:
+    """([(byte offset of a line start, [finding types])], total) for the lines of ``data`` holding secrets.
+
+    The prefilter runs over the bytes in one linear pass; only its candidate
+    lines are decoded and given to detect-secrets.
+    """
+    starts = candidate_lines(data)
+    if not starts:
+        return [], 0
+    lines = []
+    for start in starts:
+        end = data.find(b"\n", start)
+        lines.append(data[start:end if end >= 0 else len(data)].decode("utf-8", "replace"))
+    found = scan_lines(lines, filename)
+    out = [(starts[i], sorted({f.type for f in fs})) for i, fs in sorted(found.items())]
+    return out[:MAX_SECRET_LINES], len(out)

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from . import names
-from .rules import PathRules
+from .listing import cap
+from .rules import LABIGNORE, ChangedPolicy, PathRules
 from .workspace import opened
 
 _STATUS_LETTERS = set("AMDRCT")
@@ -17,13 +18,16 @@ def _entry(path: str, letter: str, orig: str | None) -> dict:
     return item
 
 
-def parse_porcelain_v2(data: bytes) -> dict:
+def parse_porcelain_v2(data: bytes, *, watch: str | None = None) -> dict:
     """Parse ``git status --porcelain=v2 --branch -z`` into raw lists (no rules).
 
     Paths are relative to the top of the repository. An entry from a rename
     record that is not itself the rename (``status`` not R/C) carries the
     record's source path under ``_other``; :func:`git_status` drops it.
+    ``watched`` says how the path ``watch`` changed: None (not at all),
+    ``"untracked"``, or its blob id at HEAD (all zeros when HEAD lacks it).
     """
+    watched = None
     branch = {"head": None, "oid": None, "upstream": None, "ahead": None, "behind": None}
     staged, unstaged, untracked, conflicted = [], [], [], []
     records = data.split(b"\0")
@@ -50,6 +54,8 @@ def parse_porcelain_v2(data: bytes) -> dict:
         elif kind == b"1":
             fields = rec.split(b" ", 8)
             xy, path = names.to_internal(fields[1]), names.to_internal(fields[8])
+            if path == watch:
+                watched = fields[6].decode("ascii")
             if xy[0] in _STATUS_LETTERS:
                 staged.append(_entry(path, xy[0], None))
             if xy[1] in _STATUS_LETTERS:
@@ -58,6 +64,8 @@ def parse_porcelain_v2(data: bytes) -> dict:
             fields = rec.split(b" ", 9)
             xy, path = names.to_internal(fields[1]), names.to_internal(fields[9])
             orig = names.to_internal(records[i])
+            if watch in (path, orig):
+                watched = fields[6].decode("ascii") if orig == watch else "0" * 40
             i += 1
             # Both halves of a rename record answer for its source path: an
             # unstaged edit on top of ".env -> notes.txt" is still that rename.
@@ -70,8 +78,10 @@ def parse_porcelain_v2(data: bytes) -> dict:
             conflicted.append({"path": names.to_internal(fields[10])})
         elif kind == b"?":
             untracked.append({"path": names.to_internal(rec[2:])})
+            if untracked[-1]["path"] == watch:
+                watched = "untracked"
     return {"branch": branch, "staged": staged, "unstaged": unstaged,
-            "untracked": untracked, "conflicted": conflicted}
+            "untracked": untracked, "conflicted": conflicted, "watched": watched}
 
 
 def _under(prefix: str, path: str) -> str | None:
@@ -94,13 +104,28 @@ def git_status(workspace) -> dict:
         git = ws.git
         data = git.bytes(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", "."],
                          timeout=60)
-        return status_result(parse_porcelain_v2(data), git.prefix, ws.rules)
+        prefix = git.prefix + "/" if git.prefix else ""
+        raw = parse_porcelain_v2(data, watch=prefix + LABIGNORE)
+        watched = raw["watched"]
+        if watched is None:  # .labignore did not change: one policy (and no further git process)
+            policy = ChangedPolicy.unchanged(ws.rules)
+        elif watched == "untracked" or set(watched) == {"0"}:
+            policy = ChangedPolicy(ws.rules, PathRules())
+        else:
+            policy = git.policy_at("HEAD", ws.rules)
+        return status_result(raw, git.prefix, policy)
 
 
-def status_result(raw: dict, root_prefix: str, rules: PathRules) -> dict:
-    """Contract JSON from a parsed listing: rules applied, paths relative to the root and printable."""
+def status_result(raw: dict, root_prefix: str, policy) -> dict:
+    """Contract JSON from a parsed listing: rules applied, paths relative to the root and printable.
+
+    ``policy`` is a :class:`~labkit.rules.ChangedPolicy` (or plain :class:`PathRules`).
+    """
+    if isinstance(policy, PathRules):
+        policy = ChangedPolicy.unchanged(policy)
     prefix = root_prefix + "/" if root_prefix else ""
     hidden = {"changes": 0, "conflicts": 0}
+    by_policy: set[str] = set()
 
     def visible(entry: dict) -> dict | None:
         """The entry with root-relative paths, or None when it must stay hidden."""
@@ -108,7 +133,11 @@ def status_result(raw: dict, root_prefix: str, rules: PathRules) -> dict:
         for key in ("path", "origPath", "_other"):
             if key in entry:
                 rel = _under(prefix, entry[key])
-                if rel is None or rules.is_sensitive(rel):
+                if rel is None:
+                    return None
+                if policy.is_sensitive(rel):
+                    if policy.hidden_by_change(rel):
+                        by_policy.add(names.printable(rel))
                     return None
                 rels[key] = rel
         out = {k: v for k, v in entry.items() if k not in rels}
@@ -121,9 +150,14 @@ def status_result(raw: dict, root_prefix: str, rules: PathRules) -> dict:
     for key in ("head", "upstream"):
         branch[key] = None if branch[key] is None else names.printable(branch[key])
     out = {"branch": branch}
+    totals, truncated = {}, False
     for key in ("staged", "unstaged", "untracked", "conflicted"):
         kept = [v for v in map(visible, raw[key]) if v is not None]
         hidden["conflicts" if key == "conflicted" else "changes"] += len(raw[key]) - len(kept)
-        out[key] = kept
+        out[key], totals[key], cut = cap(kept)
+        truncated = truncated or cut
     out["hidden"] = hidden
+    out["hiddenByChangedPolicy"] = sorted(by_policy)
+    out["totals"] = totals
+    out["truncated"] = truncated
     return out

@@ -196,11 +196,16 @@ TOOLS: tuple[Tool, ...] = (
         summary=("Branch, staged, unstaged, untracked and conflicted files of the workspace repository; changes "
                  "on sensitive paths are only counted in `hidden`."),
         target="git", function="labkit.status:git_status", args=(),
-        output=_obj({"branch": _O, "staged": _A, "unstaged": _A, "untracked": _A, "conflicted": _A, "hidden": _O}),
+        output=_obj({"branch": _O, "staged": _A, "unstaged": _A, "untracked": _A, "conflicted": _A, "hidden": _O},
+                    {"totals": _O, "truncated": _B, "hiddenByChangedPolicy": _A}),
         errors=("not_a_repository", "git_failed", "git_timeout", "git_memory_limit", "internal_error"),
         output_notes=("Staged and unstaged entries are `{path, status, origPath}` (`status` one of A M D R C T; "
                       "`origPath` only for renames and copies). An entry with a sensitive path on either side is "
-                      "left out and counted in `hidden`. Escaped names carry `pathEscaped`/`pathNotUtf8`."),
+                      "left out and counted in `hidden`. Escaped names carry `pathEscaped`/`pathNotUtf8`. Each list "
+                      "holds at most 1,000 entries: `totals` counts them all and `truncated` says a list was cut. "
+                      "`.labignore` is read from HEAD and the work tree: a path HEAD's rules hide stays hidden, "
+                      "and a path hidden only by the work tree's new rules is withheld but named in "
+                      "`hiddenByChangedPolicy`."),
     ),
     Tool(
         name="git_diff", command="diff", title="Git diff, one page",
@@ -226,14 +231,21 @@ TOOLS: tuple[Tool, ...] = (
         ),
         output=_obj({"mode": _S, "encoding": _S, "totalBytes": _I, "offset": _I, "returnedBytes": _I,
                      "nextOffset": _NI, "hasMore": _B, "diff": _S, "sourceRevision": _NS, "snapshotId": _NS,
-                     "pageSha256": _NS, "hidden": _O}, {"files": _A, "path": _NS, "pager": _S, "tool": _S}),
+                     "pageSha256": _NS, "hidden": _O},
+                    {"files": _A, "filesTotal": _I, "filesTruncated": _B, "secretLines": _A, "secretLinesTotal": _I,
+                     "hiddenByChangedPolicy": _A,
+                     "path": _NS, "pager": _S, "tool": _S}),
         errors=_WS_ERRORS + _GIT_ERRORS + ("invalid_offset", "snapshot_required", "snapshot_not_found",
                                            "snapshot_drift", "snapshot_corrupt"),
         output_notes=("`sourceRevision` is `sha256:` + the hex SHA-256 of the whole diff D; `pageSha256` hashes "
                       "this page's bytes; `nextOffset == offset + returnedBytes` (null when `hasMore` is false). "
                       "A page never splits a UTF-8 character; a diff that is not UTF-8 is paged as base64 "
-                      "(`encoding`). `files` is on the first page only. More than 64 MiB of diff is "
-                      "`output_too_large`."),
+                      "(`encoding`). `files` is on the first page only, at most 1,000 entries (`filesTotal`, "
+                      "`filesTruncated`). Pages stay byte-exact evidence: a detected secret is not removed, but "
+                      "`secretLines` names the page's lines (1-based within the page) where one was detected, "
+                      "with its types; `secretLinesTotal` (first page) counts them in the whole diff. "
+                      "`hiddenByChangedPolicy` (first page) names paths withheld only by the work tree's new "
+                      "`.labignore`. More than 64 MiB of diff is `output_too_large`."),
     ),
     Tool(
         name="review_diff", command="review", title="Diff review gate",
@@ -257,9 +269,11 @@ TOOLS: tuple[Tool, ...] = (
                     {"incompleteReasons": _A, "allow": _A}),
         errors=_WS_ERRORS + _GIT_ERRORS,
         output_notes=("Risk codes: UNAUTHORIZED_PATH, LOCKFILE_CHANGED, BINARY_CHANGED, SUBMODULE_CHANGED, "
-                      "SENSITIVE_PATH, DEPENDENCY_MANIFEST_CHANGED, CI_CONFIG_CHANGED, EXECUTABLE_MODE_CHANGED. "
-                      "`gate` is block when any path is unauthorized or the report is incomplete, review on any "
-                      "other risk, else pass. `reportSha256` hashes the canonical JSON of the report without "
+                      "SENSITIVE_PATH, DEPENDENCY_MANIFEST_CHANGED, CI_CONFIG_CHANGED, EXECUTABLE_MODE_CHANGED, "
+                      "POLICY_FILE_CHANGED (the workspace's `.labignore`: severity block; a `.gitignore`: review). "
+                      "`.labignore` is read from the base revision and the work tree. "
+                      "`gate` is block when any risk has severity block or the report is incomplete, review on "
+                      "any other risk, else pass. `reportSha256` hashes the canonical JSON of the report without "
                       "itself. A sensitive path is named (as a SENSITIVE_PATH risk) with `contentWithheld`; its "
                       "content never appears. The CLI exits 3 when the gate blocks."),
     ),
@@ -325,10 +339,13 @@ TOOLS: tuple[Tool, ...] = (
                 maximum=10_000_000, ledger=("endLine", "int")),
         ),
         output=_obj({"path": _S, "startLine": _I, "endLine": _I, "totalLines": _I, "truncated": _B,
-                     "nextStartLine": _NI, "content": _S, "contentSha256": _S, "rangeSha256": _S}),
+                     "nextStartLine": _NI, "content": _S, "contentSha256": _S, "rangeSha256": _S},
+                    {"redactions": _I, "redactedLines": _A}),
         errors=_WS_ERRORS + ("file_not_found", "not_regular_file", "file_too_large", "binary_file",
                              "line_out_of_range"),
-        output_notes="Symlinks are never followed, at any component of the path.",
+        output_notes=("Symlinks are never followed, at any component of the path. A detected secret in the "
+                      "returned lines is replaced by `[REDACTED:<type>]` (`redactions`, `redactedLines`); "
+                      "`contentSha256` hashes the whole file as stored, `rangeSha256` the returned content."),
     ),
 )
 

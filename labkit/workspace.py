@@ -44,7 +44,7 @@ from .gitrunner import (
     config_env, describe, git_executable, hardened_env, pinned_config, private_dir, resolve_commit_with,
     spawn_git, with_auto_flags, zsplit,
 )
-from .rules import PathRules
+from .rules import LABIGNORE, ChangedPolicy, PathRules
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _SMALL_FILE = 64 * 1024
@@ -300,6 +300,49 @@ class GitDir:
 
     def head_commit(self) -> str | None:
         return self.resolve_commit("HEAD")
+
+    def objects(self, names: Sequence[str], *, max_bytes: int = 1024 * 1024) -> list[tuple[str, str, bytes] | None]:
+        """``(oid, type, content)`` for each object name (``HEAD^{commit}``, ``REV:path``), or None when absent.
+
+        One ``cat-file --batch`` for all of them; an object over ``max_bytes`` counts as absent.
+        """
+        if not names or any("\n" in n for n in names):
+            return [None for _ in names]
+        stdin = "".join(n + "\n" for n in names).encode("utf-8", "surrogateescape")
+        out = self.bytes(["cat-file", "--batch"], input_bytes=stdin, max_bytes=len(names) * (max_bytes + 4096))
+        found: list[tuple[str, str, bytes] | None] = []
+        pos = 0
+        for _ in names:
+            end = out.index(b"\n", pos)
+            fields = out[pos:end].split()
+            pos = end + 1
+            if len(fields) != 3 or not fields[2].isdigit():  # "<name> missing" / "ambiguous"
+                found.append(None)
+                continue
+            size = int(fields[2])
+            content = out[pos:pos + size]
+            pos += size + 1
+            found.append(None if size > max_bytes else (fields[0].decode(), fields[1].decode(), content))
+        return found
+
+    def file_at(self, rev: str, rel: str) -> bytes | None:
+        """The bytes of ``rel`` (relative to the workspace root) at revision ``rev``; None when absent."""
+        got = self.objects([self.spec(rev, rel)])[0]
+        return got[2] if got is not None and got[1] == "blob" else None
+
+    def spec(self, rev: str, rel: str) -> str:
+        """``REV:path`` naming ``rel`` (relative to the workspace root) for git."""
+        return f"{rev}:{self.prefix + '/' if self.prefix else ''}{rel}"
+
+    def policy_at(self, rev: str | None, current: PathRules, data: bytes | None = None) -> ChangedPolicy:
+        """``current`` rules together with the ``.labignore`` of revision ``rev`` (none without a commit).
+
+        ``data``: that file's bytes when the caller already fetched them.
+        """
+        if rev is not None and data is None:
+            data = self.file_at(rev, LABIGNORE)
+        base = PathRules(labignore_lines=tuple(data.decode("utf-8", "replace").splitlines()) if data else ())
+        return ChangedPolicy(current, base)
 
     def close(self) -> None:
         for fd in self._fds:

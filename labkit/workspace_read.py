@@ -97,15 +97,36 @@ def line_window(rel: str, data: bytes, *, start_line: int = 1, end_line: int | N
         last = min(wanted_last, first + MAX_LINES - 1)
     chunk = b"".join(lines[first - 1:last]) if total else b""
     truncated = last < total
-    return {
+    content, withheld = _withhold_secrets(rel, chunk.decode("utf-8", "replace"), first)
+    result = {
         **names.fields("path", rel),
         "startLine": first,
         "endLine": last,
         "totalLines": total,
         "truncated": truncated,
         "nextStartLine": last + 1 if truncated else None,
-        "content": chunk.decode("utf-8", "replace"),
+        "content": content,
         "contentSha256": hashlib.sha256(data).hexdigest(),
-        "rangeSha256": hashlib.sha256(chunk).hexdigest(),
+        # Over what was returned: a hash of a one-line range would let a guess at a secret be checked.
+        "rangeSha256": hashlib.sha256(content.encode("utf-8")).hexdigest(),
         "bytes": len(data),
+        "redactions": sum(n for _, n in withheld),
+        "redactedLines": [line for line, _ in withheld],
     }
+    return result
+
+
+def _withhold_secrets(rel: str, content: str, first: int) -> tuple[str, list[tuple[int, int]]]:
+    """``content`` with detected secrets replaced, and [(file line number, replacements)]."""
+    from . import secrets
+
+    lines = content.split("\n")
+    found = secrets.scan_lines(lines, filename=names.printable(rel))
+    if not found:
+        return content, []
+    withheld = []
+    for i, findings in sorted(found.items()):
+        lines[i], n = secrets.redact_line(lines[i], findings)
+        if n:
+            withheld.append((first + i, n))
+    return "\n".join(lines), withheld

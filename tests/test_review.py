@@ -100,7 +100,7 @@ def test_special_file_names_parse_exactly(repo, tracked):
         assert f[name]["contentId"] == plain_blob_id(repo, name), name
         assert f[name]["source"] == ("tracked" if tracked else "untracked")
         assert (f[name]["additions"], f[name]["deletions"]) == ((1, 0) if tracked else (1, 0))
-    unauthorized = {p for c, p in risk_set(report) if c == "UNAUTHORIZED_PATH"}
+    unauthorized = {names.decode_argument(p) for c, p in risk_set(report) if c == "UNAUTHORIZED_PATH"}
     assert unauthorized == set(SPECIAL_NAMES) - {"中文/文件 名.txt"}
     assert not (repo.path / "PWNED").exists(), "a file name was run as a shell command"
 

