@@ -472,12 +472,12 @@ def work_tree_states(repos: dict[str, dict]) -> dict[str, WorkTree]:
     moved since indexing, the changes are taken against the indexed revision
     instead (``git diff`` plus the untracked files).
     """
-    from labkit.gitrunner import GitError, git_bytes, zsplit
-
     states = {}
     for name, info in repos.items():
         if info["kind"] != "git":
             continue
+        from labkit.gitrunner import GitError, git_bytes, zsplit  # only for git repositories (start-up time)
+
         root = Path(info["root"])
         if not root.is_dir():
             states[name] = WorkTree(None, [])
@@ -529,14 +529,14 @@ def dirty_repos(repos: dict[str, dict], states: dict[str, WorkTree] | None = Non
     names that are not UTF-8); noise paths are never indexed and not listed.
     A plain folder is indexed as it stands and has no work tree to compare.
     """
-    from labkit.rules import PathRules
-
     states = work_tree_states(repos) if states is None else states
     out = {}
     for name, info in repos.items():
         state = states.get(name)
         if state is None or not state.changed:
             continue
+        from labkit.rules import PathRules  # only when something changed (start-up time)
+
         try:
             rules = PathRules.for_root(info["root"])
         except OSError:
