@@ -963,6 +963,7 @@ def _check_chains(valid: list[tuple]) -> tuple[dict[str, _Session], bool]:
     """Walk each session's lines in file order: the chain, the order of ``seq`` and missing lines."""
     sessions: dict[str, _Session] = {}
     write_failed = False
+    sha256 = hashlib.sha256
     for number, obj, raw in valid:
         sid, seq, prev = obj["sessionId"], obj["seq"], obj.get("prevSha256")
         s = sessions.get(sid)
@@ -975,24 +976,31 @@ def _check_chains(valid: list[tuple]) -> tuple[dict[str, _Session], bool]:
                 problem = ("the session's first line does not start from the genesis value: "
                            "lines before it were removed, or it was inserted")
         else:
-            if seq <= s.last_seq:
+            last = s.last_seq
+            if s.broken is not None:
+                pass  # named once, at its first bad line
+            elif seq <= last:
                 problem = "seq does not increase: a line was reordered, duplicated or inserted"
             elif (prev is not None) != s.chained:
                 problem = ("a line without prevSha256 in a chained session" if s.chained
                            else "a chained line in a session that started without a chain")
-            elif s.chained and not _links(s.prev[0], s.prev[1], prev):
-                problem = ("prevSha256 does not match the previous line of this session: "
-                           "a line before it was edited, removed or inserted")
-            if seq > s.last_seq + 1:
+            elif s.chained:
+                prev_obj, prev_raw = s.prev
+                if not ((prev_raw is not None and sha256(prev_raw).hexdigest() == prev)
+                        or _links(prev_obj, None, prev)):
+                    problem = ("prevSha256 does not match the previous line of this session: "
+                               "a line before it was edited, removed or inserted")
+            if seq > last + 1:
                 s.lost_before(seq)
-        if obj.get("priorWriteFailures"):
+        if "priorWriteFailures" in obj and obj["priorWriteFailures"]:
             s.lost_before(seq)
         if s.first_loss is not None:
             write_failed = True
         if problem is not None and s.broken is None:
             s.broken = {"sessionId": sid, "seq": seq, "line": number, "reason": problem}
         s.lines += 1
-        s.last_seq = max(s.last_seq, seq)
+        if seq > s.last_seq:
+            s.last_seq = seq
         s.prev = (obj, raw)
     return sessions, write_failed
 
@@ -1092,6 +1100,7 @@ def _summarize(entries: list[tuple], root) -> dict:
     valid = [(n, obj, raw) for n, obj, raw, why in entries if why is None]
     sessions, write_failed = _check_chains(valid)
     calls = [obj for _, obj, _ in valid if obj["kind"] == "call"]
+    capped = len(calls) < len(valid)  # the other valid lines are truncation markers
 
     # Reads.
     reads: list[dict] = []
@@ -1115,7 +1124,7 @@ def _summarize(entries: list[tuple], root) -> dict:
                 current[entry["path"]] = _file_sha256(root, entry["path"])
             entry["stillMatches"] = current[entry["path"]] == entry["contentSha256"]
 
-    diff_objects = summarize_diff_pages(calls)
+    diff_objects = summarize_diff_pages([c for c in calls if c["tool"] == "git_diff"])
     revisions_now: dict[tuple, str | None] = {}
     for obj in diff_objects:
         obj["stillMatches"] = None
@@ -1227,7 +1236,7 @@ def _summarize(entries: list[tuple], root) -> dict:
         "firstDecisionSeq": decision["seq"] if decision is not None else None,
         "evidenceBeforeDecision": evidence,
         "evidenceUnknownReason": unknown_reason,
-        "ledgerTruncated": any(obj["kind"] == "truncated" for _, obj, _ in valid),
+        "ledgerTruncated": capped,
         "unreadableLines": len(malformed),
         "malformedLines": malformed_listed,
         "malformedLinesOmitted": malformed_omitted,
