@@ -5,14 +5,16 @@ before reading a single field, so a crafted line (a value of the wrong type,
 a structure nested a thousand deep, a number past 2^53, a lone surrogate) is
 reported as ``ledger_malformed`` with a reason and never reaches the summary.
 
-The schema is written as pydantic models because pydantic-core validates a
-line in microseconds (the MCP SDK already depends on it), while
-``jsonschema`` takes about a millisecond a line here: 100,000 lines would
-take minutes. The same models export the JSON Schema in
-``data/ledger-line.schema.json`` for readers and other tools
+The schema is written as pydantic TypedDicts because pydantic-core parses
+and validates a line in one pass in microseconds (the MCP SDK already
+depends on pydantic), while ``jsonschema`` takes about a millisecond a line
+here: 100,000 lines would take minutes. The same types export the JSON
+Schema in ``data/ledger-line.schema.json`` for readers and other tools
 (``python -m labkit.ledger_schema --write`` regenerates it), and a test
 checks with ``jsonschema`` that the published file accepts and refuses what
-the models do.
+the code does. The code is stricter in three places JSON Schema cannot
+express or Python's ``jsonschema`` reads differently: no lone surrogates,
+``1.0`` is not an integer, and ``$`` never matches before a final newline.
 
 What a schema cannot say (the per-session SHA-256 chain, the order of
 ``seq``) is checked in :mod:`labkit.ledger`.

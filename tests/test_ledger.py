@@ -99,8 +99,12 @@ def test_no_body_diff_secret_or_absolute_path_reaches_the_file(smuggler, tmp_pat
     assert by_seq[10]["result"]["paths"] == ["src/pay.py"]  # .env changed too, but is never named
     assert by_seq[11]["status"] == "refused" and by_seq[11]["args"] == {"argsDropped": 1}
     for ln in lines:
-        assert set(ln) >= {"seq", "tool", "status", "errorCode", "args", "result", "recordedAtMs"}
-        assert isinstance(ln["recordedAtMs"], int)
+        assert set(ln) >= {"seq", "tool", "status", "errorCode", "args", "result", "recordedAtMs", "prevSha256"}
+        assert isinstance(ln["recordedAtMs"], int) and ln["schemaVersion"] == 2
+    # Every line links to the one before it; the file as written verifies.
+    summary = summarize_file(ledger_path)
+    assert summary["chainStatus"] == "intact" and summary["malformedLines"] == []
+    assert [s["lines"] for s in summary["sessions"]] == [len(calls)]
 
 
 def test_whitelist_cuts_long_strings_keeping_length_and_hash():
