@@ -124,26 +124,32 @@ def _utf8(text: str) -> str:
 
 
 def secret_flags(texts: Sequence[str]) -> set[int]:
-    """Indices of ``texts`` in which :mod:`labkit.secrets` detects a secret (one batch, linear prefilter)."""
+    """Indices of ``texts`` in which :mod:`labkit.secrets` detects a secret (batched; a linear prefilter first).
+
+    Each way of reading only sees the texts the ways before it did not flag.
+    """
     from .secrets import scan_lines
 
-    rows: list[str] = []
-    owner: list[int] = []
+    safe = [_utf8(text) for text in texts]
+    flagged: set[int] = set()
+    for filename in ("", _CONFIG_VIEW):
+        rows: list[str] = []
+        owner: list[int] = []
+        for i, text in enumerate(safe):
+            if i not in flagged:
+                for row in text.split("\n"):
+                    rows.append(row)
+                    owner.append(i)
+        if rows:
+            flagged.update(owner[j] for j in scan_lines(rows, filename))
     tokens: list[str] = []
     token_owner: list[int] = []
-    for i, text in enumerate(texts):
-        text = _utf8(text)
-        for row in text.split("\n"):
-            rows.append(row)
-            owner.append(i)
-        for token in _TOKEN_SPLIT.split(text):
-            if len(token) >= _MIN_TOKEN:
-                tokens.append(f'"{token}"')
-                token_owner.append(i)
-    flagged: set[int] = set()
-    if rows:
-        flagged.update(owner[j] for j in scan_lines(rows))
-        flagged.update(owner[j] for j in scan_lines(rows, _CONFIG_VIEW))
+    for i, text in enumerate(safe):
+        if i not in flagged:
+            for token in _TOKEN_SPLIT.split(text):
+                if len(token) >= _MIN_TOKEN:
+                    tokens.append(f'"{token}"')
+                    token_owner.append(i)
     if tokens:
         flagged.update(token_owner[j] for j in scan_lines(tokens))
     return flagged
@@ -1043,6 +1049,21 @@ def _query_key(call: dict):
     return None
 
 
+#: Queries from unchained lines the summary scans again before repeating them; later ones are withheld unread.
+MAX_RESCANNED_QUERIES = 100
+_SCANNED = object()
+
+
+def _echoed_query(call: dict, sessions: dict) -> Any:
+    """A query the summary may repeat: ``_SCANNED`` when a chained line's writer already scanned it,
+    the text when it must be scanned again (an unchained line, whose writer may have used weaker
+    patterns), ``None`` when there is none."""
+    query = (call.get("args") or {}).get("query")
+    if not isinstance(query, str):
+        return None
+    return _SCANNED if sessions[call["sessionId"]].chained else query
+
+
 def _listed(items: list, limit: int = MAX_LISTED) -> tuple[list, int]:
     return items[:limit], max(0, len(items) - limit)
 
@@ -1151,8 +1172,9 @@ def _summarize(entries: list[tuple], root) -> dict:
         if res.get("matchesInSecrets"):
             in_secrets.append({"seq": c["seq"], "matchesInSecrets": res["matchesInSecrets"]})
     not_followed_calls, not_followed_omitted = _listed(not_followed_rev[::-1])
-    queries = [(c.get("args") or {}).get("query") for c in not_followed_calls]
-    withheld = secret_flags([q for q in queries if isinstance(q, str)]) if any(queries) else set()
+    queries = [_echoed_query(c, sessions) for c in not_followed_calls]
+    to_scan = [q for q in queries if isinstance(q, str)][:MAX_RESCANNED_QUERIES]
+    withheld = secret_flags(to_scan) if to_scan else set()
     not_followed: list[dict] = []
     text_index = 0
     for c, query in zip(not_followed_calls, queries):
@@ -1163,8 +1185,10 @@ def _summarize(entries: list[tuple], root) -> dict:
             entry["incompleteReasons"] = res["incompleteReasons"]
         if (c.get("args") or {}).get("queryRedacted") is True:
             entry["queryWithheld"] = True  # the writer withheld it: it held a secret
-        if isinstance(query, str):
-            if text_index in withheld:
+        if query is _SCANNED:
+            entry["query"] = (c.get("args") or {}).get("query")
+        elif isinstance(query, str):
+            if text_index in withheld or text_index >= MAX_RESCANNED_QUERIES:
                 entry["query"] = None
                 entry["queryWithheld"] = True
             text_index += 1

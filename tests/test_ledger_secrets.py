@@ -145,3 +145,21 @@ def test_the_summary_never_repeats_a_query_holding_a_secret():
     first, second = summary["truncatedSearchesNotFollowed"]
     assert first["query"] is None and first["queryWithheld"] is True
     assert second["query"] == "ordinary" and "queryWithheld" not in second
+
+
+def test_queries_of_unchained_lines_are_scanned_again_up_to_a_bound():
+    """A chained line's writer scanned its query; an unchained one's is scanned again, at most 100 of them."""
+    lines = [_search(i, f"ordinary_{i}", truncated=True, complete=False) for i in range(1, 151)]
+    entries = summarize(lines)["truncatedSearchesNotFollowed"]
+    assert [e["query"] for e in entries[:100]] == [f"ordinary_{i}" for i in range(1, 101)]
+    assert all(e["query"] is None and e["queryWithheld"] for e in entries[100:])
+
+
+def test_queries_of_chained_lines_are_repeated_as_written(tmp_path):
+    path = tmp_path / "ledger.jsonl"
+    ledger = Ledger(path)
+    for i in range(150):
+        ledger.record("search_workspace", {"query": f"ordinary_{i}"}, status="ok",
+                      result={"matchCount": 5, "truncated": True, "complete": False})
+    entries = summarize_file(path)["truncatedSearchesNotFollowed"]
+    assert [e["query"] for e in entries] == [f"ordinary_{i}" for i in range(150)]
