@@ -39,6 +39,10 @@ CODES: dict[str, str] = {
     "deployment_unresolved": "no deployment, or overlapping deployments, match (target, time, repo)",
     "invalid_revision": "a deployment record names an object that is not a commit of that repository",
     "path_not_allowed": "the path is not on the repository's allowed-files list",
+    "ledger_malformed": "a ledger line fails the line schema (reported per line by `ledger summarize`, never a "
+                        "traceback)",
+    "file_exists": "`labs starter` would overwrite a learner's notebook; pass --force to replace it",
+    "lab_not_found": "a lab file is missing from the package or damaged",
     "internal_error": "labkit failed unexpectedly; the message names no path and the traceback stays in the log",
 }
 

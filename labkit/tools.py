@@ -365,64 +365,80 @@ def output_schema(tool: Tool) -> dict:
     return tool.output
 
 
-_VALIDATORS: dict[str, Any] = {}
+def _type_ok(arg: Arg, value) -> bool:
+    if arg.type is bool:
+        return isinstance(value, bool)
+    if arg.type is int:
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer())
+    if arg.type is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if arg.type is list:
+        return isinstance(value, list)
+    return isinstance(value, str)
 
 
-def _validator(tool: Tool, *, cli: bool):
-    key = f"{tool.name}/{'cli' if cli else 'mcp'}"
-    if key not in _VALIDATORS:
-        import jsonschema
+def _violation(arg: Arg, value) -> tuple[str, str] | None:
+    """(what was broken, message) for one value against its declaration, or None when it is fine."""
+    what = f"argument '{arg.name}'"
+    if not _type_ok(arg, value):
+        return "type", f"{what} must be of type {_JSON_TYPES[arg.type]}"
+    if arg.type in (int, float):
+        if arg.minimum is not None and value < arg.minimum:
+            return "minimum", f"{what} must be at least {arg.minimum}"
+        if arg.maximum is not None and value > arg.maximum:
+            return "maximum", f"{what} must be at most {arg.maximum}"
+    if arg.type is str:
+        if arg.min_length is not None and len(value) < arg.min_length:
+            return "minLength", f"{what} must be at least {arg.min_length} characters"
+        if arg.max_length is not None and len(value) > arg.max_length:
+            return "maxLength", f"{what} must be at most {arg.max_length} characters"
+        if arg.enum and value not in arg.enum:
+            return "enum", f"{what} must be one of {', '.join(arg.enum)}"
+        if arg.pattern is not None:
+            import re
 
-        args = tool.args if cli else tool.mcp_args()
-        schema = {"type": "object", "properties": {a.name: a.schema() for a in args},
-                  "required": [a.name for a in args if a.required], "additionalProperties": False}
-        _VALIDATORS[key] = jsonschema.Draft202012Validator(schema)
-    return _VALIDATORS[key]
-
-
-def _error_message(err) -> str:
-    where = "/".join(str(p) for p in err.absolute_path)
-    what = f"argument '{where}'" if where else "arguments"
-    v = err.validator
-    if v == "required":
-        missing = [name for name in err.validator_value if name not in (err.instance or {})]
-        return f"missing required argument(s): {', '.join(missing)}"
-    if v == "additionalProperties":
-        extra = sorted(str(k) for k in (err.instance or {}) if k not in err.schema.get("properties", {}))
-        return f"unexpected argument(s): {', '.join(e[:40] for e in extra[:5])}"
-    if v in ("minimum", "maximum"):
-        return f"{what} must be {'at least' if v == 'minimum' else 'at most'} {err.validator_value}"
-    if v in ("minLength", "maxLength"):
-        return f"{what} must be {'at least' if v == 'minLength' else 'at most'} {err.validator_value} characters"
-    if v == "maxItems":
-        return f"{what} may hold at most {err.validator_value} items"
-    if v == "type":
-        return f"{what} must be of type {err.validator_value}"
-    if v == "enum":
-        return f"{what} must be one of {', '.join(map(str, err.validator_value))}"
-    if v == "pattern":
-        return f"{what} does not have the expected form"
-    return f"{what} is not valid ({v})"
+            if not re.fullmatch(arg.pattern.strip("^$"), value):
+                return "pattern", f"{what} does not have the expected form"
+    if arg.type is list:
+        if arg.max_items is not None and len(value) > arg.max_items:
+            return "maxItems", f"{what} may hold at most {arg.max_items} items"
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                return "type", f"argument '{arg.name}/{i}' must be of type string"
+            if arg.item_max_length is not None and len(item) > arg.item_max_length:
+                return "maxLength", f"argument '{arg.name}/{i}' must be at most {arg.item_max_length} characters"
+    return None
 
 
 def check_arguments(tool: Tool, arguments: Any, *, cli: bool = False) -> dict:
     """Validate arguments against the declaration; ``invalid_argument`` with a message otherwise.
 
-    Returns the arguments with integral floats turned into ints (JSON Schema
-    counts 3.0 as an integer; the tools want a real int).
+    The declarations are simple (a type, bounds, an enum or a pattern per
+    argument), so they are checked here directly: the same rules and messages
+    as the JSON Schema the MCP client sees, without loading a schema library
+    into every CLI start. Returns the arguments with integral floats turned
+    into ints for integer arguments.
     """
     args = {} if arguments is None else arguments
     if not isinstance(args, dict):
         raise LabkitError("invalid_argument", "arguments must be a JSON object")
-    errors = sorted(_validator(tool, cli=cli).iter_errors(args), key=lambda e: (list(e.absolute_path), e.validator))
-    if errors:
-        err = errors[0]
-        code = "invalid_argument"
-        if err.validator in ("minimum", "maximum") and err.absolute_path:
-            declared = next((a for a in tool.args if a.name == err.absolute_path[0]), None)
-            code = declared.bound_error if declared is not None else code
-        raise LabkitError(code, _error_message(err))
-    return {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in args.items()}
+    declared = {a.name: a for a in (tool.args if cli else tool.mcp_args())}
+    missing = [name for name, a in declared.items() if a.required and name not in args]
+    if missing:
+        raise LabkitError("invalid_argument", f"missing required argument(s): {', '.join(missing)}")
+    extra = sorted(str(k) for k in args if k not in declared)
+    if extra:
+        raise LabkitError("invalid_argument", f"unexpected argument(s): {', '.join(e[:40] for e in extra[:5])}")
+    out = {}
+    for name in sorted(args):
+        arg, value = declared[name], args[name]
+        broken = _violation(arg, value)
+        if broken is not None:
+            kind, message = broken
+            raise LabkitError(arg.bound_error if kind in ("minimum", "maximum") else "invalid_argument", message)
+        out[name] = int(value) if arg.type is int and isinstance(value, float) else value
+    return out
 
 
 def keywords(tool: Tool, arguments: dict) -> dict:

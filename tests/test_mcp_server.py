@@ -42,18 +42,23 @@ def _payload(result) -> dict:
     """The tool result as the agent sees it: the contract JSON.
 
     Errors carry it as the text block; successes as structured content, with a
-    text block that repeats the metadata but never the body (diff, content).
+    short text block that summarises it (scalars, and the size of each list or
+    long string) but never carries a body or a listing a second time.
     """
     assert len(result.content) == 1 and result.content[0].type == "text"
     text = json.loads(result.content[0].text)
     if result.is_error:
         return text
     payload = result.structured_content
+    assert text["body"] == "in structuredContent"
     for key, value in payload.items():
-        if key in ("diff", "content") and isinstance(value, str):
-            assert text[key] == {"omitted": "see structuredContent", "chars": len(value)}
+        if isinstance(value, (list, dict)):
+            assert text[key] == {"items": len(value)}
+        elif isinstance(value, str) and len(value) > 256:
+            assert text[key] == {"chars": len(value)}
         else:
             assert text[key] == value
+    assert len(result.content[0].text) < 4096
     return payload
 
 
