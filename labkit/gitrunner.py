@@ -300,12 +300,14 @@ _CHUNK = 1 << 16
 
 
 def _pump(proc, input_bytes: bytes | None, max_bytes: int, deadline: float, what: str,
-          sink: Callable[[bytes], None] | None = None) -> tuple[bytes, bytes]:
-    """Feed stdin and drain stdout/stderr in this thread (one ``select`` loop, like ``communicate``).
+          sink: Callable[[bytes], None] | None = None) -> tuple[bytes, bytes, bool]:
+    """Feed stdin, drain stdout/stderr and see git exit, in this thread (one ``select`` loop).
 
     Going over ``max_bytes`` on stdout kills the process group (a partial
     result is useless); stderr keeps only its head. A descendant that still
-    holds the pipes after git exited is ended too.
+    holds the pipes after git exited is ended too. Git's exit is watched
+    through a pidfd where the system has one, so the caller reaps it at once
+    (``Popen.wait`` with a timeout polls with growing sleeps).
     """
     import selectors
 
@@ -313,6 +315,13 @@ def _pump(proc, input_bytes: bytes | None, max_bytes: int, deadline: float, what
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ, out)
     sel.register(proc.stderr, selectors.EVENT_READ, err)
+    pidfd = None
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+        sel.register(pidfd, selectors.EVENT_READ, "exit")
+    except (AttributeError, OSError):
+        pidfd = None
+    exited = False
     view = memoryview(input_bytes) if input_bytes is not None else None
     sent = 0
     if view is not None:
@@ -336,6 +345,12 @@ def _pump(proc, input_bytes: bytes | None, max_bytes: int, deadline: float, what
             if not events and linger_until is None and proc.poll() is not None:
                 linger_until = time.monotonic() + _LINGER_S
             for key, _ in events:
+                if key.data == "exit":
+                    sel.unregister(pidfd)
+                    exited = True
+                    if linger_until is None:
+                        linger_until = time.monotonic() + _LINGER_S
+                    continue
                 if key.fileobj is proc.stdin:
                     try:
                         sent += os.write(proc.stdin.fileno(), view[sent:sent + _CHUNK])
@@ -362,13 +377,15 @@ def _pump(proc, input_bytes: bytes | None, max_bytes: int, deadline: float, what
                     err += chunk[:_STDERR_KEEP - len(err)]
     finally:
         sel.close()
+        if pidfd is not None:
+            os.close(pidfd)
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None and not stream.closed:
                 try:
                     stream.close()
                 except OSError:
                     pass
-    return bytes(out), bytes(err)
+    return bytes(out), bytes(err), exited
 
 
 def spawn_git(argv: list[str], cwd: str, env: dict[str, str], *, input_bytes: bytes | None = None,
@@ -396,11 +413,14 @@ def spawn_git(argv: list[str], cwd: str, env: dict[str, str], *, input_bytes: by
         raise GitError("not_a_repository", "the given root is not a folder") from exc
     _cap_memory(proc.pid, memory_bytes)
     try:
-        out, err = _pump(proc, input_bytes, max_bytes, deadline, what, sink)
+        out, err, exited = _pump(proc, input_bytes, max_bytes, deadline, what, sink)
     except GitError as exc:
         if exc.code == "git_timeout":
             raise GitError("git_timeout", f"{what} did not finish within {timeout:g} s") from None
         raise
+    if exited:
+        proc.wait()  # already gone: reaped at once
+        return out, err, proc.returncode
     try:
         proc.wait(timeout=max(0.0, deadline - time.monotonic()) + _LINGER_S)
     except subprocess.TimeoutExpired:
