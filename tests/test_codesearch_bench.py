@@ -22,7 +22,8 @@ def test_both_backends_answer_the_same_queries_on_the_same_corpus(bench):
         assert bench["zoekt"]["available"] is False and "not installed" in bench["zoekt"]["reason"]
         return
     assert [r["backend"] for r in bench["rows"]] == ["embedded", "zoekt"]
-    assert all(q["sameTopMatches"] for q in bench["queries"])  # same files, same ranking, same answers
+    # Same files, same ranking: the same answers, wherever neither backend hit its collection cap.
+    assert all(q["sameTopMatches"] for q in bench["queries"] if not q["capped"])
     assert {q["query"] for q in bench["queries"]} >= {"PurePosixPath", "raise NotImplementedError"}
     for b in ("embedded", "zoekt"):
         lat = bench["latency"][b]

@@ -180,10 +180,13 @@ def run(quick: bool = False) -> dict:
                         found[b] = res
                 row = {"query": q, "literal": kw["literal"], "totalMatches": found["embedded"]["totalMatches"],
                        "medianMs": {b: round(statistics.median(v), 2) for b, v in per.items()}}
+                row["capped"] = any(res["capped"] for res in found.values())
                 if server:
+                    # Past MAX_COLLECT each backend ranks the matches it collected first, in its own
+                    # order, so the answers may differ; below it they must be the same.
                     same = [(m["path"], m["line"]) for m in found["embedded"]["matches"]] == \
                            [(m["path"], m["line"]) for m in found["zoekt"]["matches"]]
-                    row["sameTopMatches"] = same
+                    row["sameTopMatches"] = None if row["capped"] else same
                 result["queries"].append(row)
         finally:
             if server:
