@@ -104,11 +104,13 @@ def run_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> tuple
         return False, exc.to_json()
     try:
         result = _call(cfg, tool, args)
-        if not names.json_safe(result):
+        try:
+            size = encoded_size(result)
+        except (UnicodeEncodeError, TypeError):
             log.error("tool %s produced a result that is not valid UTF-8 JSON", tool.name)
             raise LabkitError("internal_error", f"tool '{tool.name}' produced output that cannot be encoded; "
-                                                "see the server log")
-        if encoded_size(result) > MAX_RESULT_BYTES:
+                                                "see the server log") from None
+        if size > MAX_RESULT_BYTES:
             raise LabkitError("output_too_large", f"the result of '{tool.name}' is over {MAX_RESULT_BYTES} bytes; "
                                                   "ask for less (a smaller max_bytes or limit, or a path)")
     except LabkitError as exc:
@@ -151,8 +153,23 @@ def text_view(payload: dict) -> dict:
     return view
 
 
-def encoded_size(payload: dict) -> int:
-    return len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+_ESCAPED = bytes(range(0x20)) + b'"\\'
+
+
+def encoded_size(payload) -> int:
+    """An upper bound of the payload's JSON size in bytes; ``UnicodeEncodeError`` if a string is not UTF-8.
+
+    One pass of C-level work per string (encode, then count the bytes JSON
+    escapes), instead of serialising a 256 KiB page twice to check it.
+    """
+    if isinstance(payload, str):
+        data = payload.encode("utf-8")
+        return len(data) + 2 + 5 * (len(data) - len(data.translate(None, _ESCAPED)))
+    if isinstance(payload, dict):
+        return 2 + sum(encoded_size(k) + 1 + encoded_size(v) + 1 for k, v in payload.items())
+    if isinstance(payload, (list, tuple)):
+        return 2 + sum(encoded_size(v) + 1 for v in payload)
+    return 24  # numbers, booleans, null
 
 
 def build_server(cfg: ServerConfig, ledger=None):
@@ -226,7 +243,8 @@ def serve_stdio(root: str, *, index: str | None = None, ledger_path: str | None 
     server = build_server(cfg, ledger)
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        streams = await _pipe_streams()
+        async with stdio_server(*streams) as (read_stream, write_stream):
             if ledger is not None:  # ... and so is one the transport refuses before dispatch
                 read_stream = ledger.watch_stream(read_stream)
             await server.run(read_stream, write_stream, server.create_initialization_options())
@@ -243,6 +261,93 @@ def serve_stdio(root: str, *, index: str | None = None, ledger_path: str | None 
         if ledger is not None and ledger.write_failed:
             log.warning("ledger: %d write(s) failed during this session", ledger.write_failures)
     return 0
+
+
+class _PipeLines:
+    """The protocol's input as lines, read by the event loop itself (no thread per line)."""
+
+    def __init__(self, reader):
+        self._reader = reader
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", "replace")
+
+
+class _PipeWriter:
+    """The protocol's output, written by the event loop itself (no thread per write)."""
+
+    def __init__(self, writer):
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        import anyio
+
+        if self._writer.is_closing():
+            raise anyio.ClosedResourceError
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        import anyio
+
+        try:
+            await self._writer.drain()
+        except (BrokenPipeError, ConnectionResetError):  # the client hung up: the session is over
+            raise anyio.ClosedResourceError from None
+
+
+#: Pipe buffer asked for on the protocol's output: a whole 256 KiB diff page (as JSON) then
+#: goes into the pipe at once instead of in 64 KiB turns that wait on the client.
+PIPE_BYTES = 1024 * 1024
+
+
+def _widen_pipe(fd: int) -> None:
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+    except (ImportError, OSError):  # not Linux, or above the system's pipe-max-size: keep the default
+        pass
+
+
+async def _pipe_streams():
+    """(stdin, stdout) for ``stdio_server`` as event-loop pipe streams, or (None, None) for the SDK's own.
+
+    The SDK reads and writes stdio through a worker thread per line; a 256 KiB
+    diff page then costs several thread hops. When stdin and stdout are pipes
+    (as under an MCP client), labkit hands the SDK streams that asyncio drives
+    directly, after moving the descriptors aside as the SDK would: fd 0 reads
+    the null device and fd 1 goes to stderr, so stray output never reaches the
+    protocol stream.
+    """
+    import asyncio
+    import stat as stat_mod
+
+    try:
+        if not all(stat_mod.S_ISFIFO(os.fstat(fd).st_mode) or stat_mod.S_ISSOCK(os.fstat(fd).st_mode)
+                   for fd in (0, 1)):
+            return None, None
+        loop = asyncio.get_running_loop()
+    except (OSError, RuntimeError):
+        return None, None
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    _widen_pipe(proto_out)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(proto_in, "rb", 0))
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
+                                                        os.fdopen(proto_out, "wb", 0))
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    return _PipeLines(reader), _PipeWriter(writer)
 
 
 # -- client side: how a notebook, a test or an agent harness starts this server -------------

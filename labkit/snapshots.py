@@ -149,6 +149,9 @@ class SnapshotStore:
         self.directory = Path(directory) if directory is not None else default_directory()
         self.ttl = float(ttl) if ttl is not None else default_ttl()
         self.clock = clock
+        # Parsed metadata by id, with the (mtime, size) it was read at: paging one
+        # snapshot re-reads its metadata only when the file changed.
+        self._meta_cache: dict[str, tuple[tuple[int, int], "Snapshot"]] = {}
 
     # -- folder ---------------------------------------------------------------
     def _ensure_private_dir(self) -> Path:
@@ -251,6 +254,7 @@ class SnapshotStore:
 
     # -- housekeeping -----------------------------------------------------------
     def remove(self, snapshot_id: str) -> None:
+        self._meta_cache.pop(snapshot_id, None)
         for p in self._paths(snapshot_id):
             try:
                 p.unlink()
@@ -289,6 +293,17 @@ class SnapshotStore:
     def _load_meta(self, snapshot_id: str, *, missing_ok: bool) -> Snapshot | None:
         _, meta_path = self._paths(snapshot_id)
         try:
+            st = os.stat(meta_path)
+        except FileNotFoundError:
+            self._meta_cache.pop(snapshot_id, None)
+            if missing_ok:
+                return None
+            raise _not_found() from None
+        stamp = (st.st_mtime_ns, st.st_size)
+        cached = self._meta_cache.get(snapshot_id)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        try:
             raw = meta_path.read_bytes()
         except FileNotFoundError:
             if missing_ok:
@@ -303,6 +318,7 @@ class SnapshotStore:
             snap = self._snapshot_from(record)
             if len(snap.chunk_sha256) != -(-snap.total_bytes // CHUNK_BYTES):
                 raise ValueError("chunk count")
+            self._meta_cache[snapshot_id] = (stamp, snap)
             return snap
         except (ValueError, KeyError, TypeError, AttributeError):
             self._refuse(snapshot_id, "its metadata is unreadable")

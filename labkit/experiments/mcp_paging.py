@@ -9,7 +9,7 @@ Both sides run in one process, side by side, several rounds; we report
 medians and their ratio. The server is started once (an agent keeps it
 running), so its start-up is reported separately and not in the ratio.
 
-    labkit experiment mcp-paging                       # full size (~9 MiB diff)
+    labkit experiment mcp-paging                       # full size (~32 MiB diff)
     python benchmarks/mcp_paging.py --quick            # ~2 MiB, a smoke run
 """
 from __future__ import annotations
@@ -67,7 +67,7 @@ def run(quick: bool = False, rounds: int | None = None) -> dict:
     from labkit.mcp_server import connect, run_async, server_parameters
     from labkit.repo_builder import IsolatedRepo
 
-    target = (2 if quick else 8) * 1024 * 1024
+    target = (2 if quick else 32) * 1024 * 1024
     rounds = rounds or (3 if quick else 7)
     with tempfile.TemporaryDirectory(prefix="labkit-bench-") as tmp, IsolatedRepo() as repo:
         build_world(repo, target)
