@@ -1,0 +1,87 @@
+"""Benchmark: what honesty and safety cost search, measured side by side in one run.
+
+    python benchmarks/search_bounds.py [--rounds 15]
+
+- ``redaction``: a search over a copy of the standard library with secret
+  detection on returned lines (labkit.secrets) against the same search with
+  the detector switched off in-process. Target: <= 1.2x.
+- ``gitignore``: a search over 1,000 files under a 100,000-line .gitignore
+  (four kinds of line). Target: <= 2 s.
+
+Medians of ``rounds``; the two variants of a comparison alternate within each
+round so machine noise hits both. Not a test: nothing here asserts a time.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+
+def _median_ms(fn, rounds: int) -> float:
+    samples = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(samples)
+
+
+def redaction_cost(rounds: int) -> dict:
+    from labkit import secrets
+    from labkit.repo_builder import IsolatedRepo
+    from labkit.search import corpora, search_workspace
+    from labkit.workspace import Workspace
+
+    queries = [("getpreferredencoding", False), ("import", False), ("KeyboardInterrupt", False),
+               ("password", False), (r"token\w*", True)]
+    rows = []
+    with IsolatedRepo(prefix="labkit-bounds-") as repo:
+        corpora.build_stdlib(repo)
+        real = secrets.scan_lines
+        with Workspace.open(repo.path) as ws:
+            for query, regex in queries:
+                on, off = [], []
+                for _ in range(rounds):
+                    for variant in ("on", "off"):
+                        secrets.scan_lines = real if variant == "on" else (lambda lines, filename="": {})
+                        t0 = time.perf_counter()
+                        result = search_workspace(ws, query, regex=regex, engine="python")
+                        (on if variant == "on" else off).append((time.perf_counter() - t0) * 1000)
+                        if variant == "on":
+                            redactions = result["redactions"]
+                secrets.scan_lines = real
+                rows.append({"query": query, "withDetectionMs": round(statistics.median(on), 2),
+                             "withoutMs": round(statistics.median(off), 2),
+                             "ratio": round(statistics.median(on) / statistics.median(off), 3),
+                             "redactions": redactions})
+    return {"rows": rows, "worstRatio": max(r["ratio"] for r in rows), "target": 1.2}
+
+
+def gitignore_scale(rounds: int) -> dict:
+    from labkit.repo_builder import IsolatedRepo
+    from labkit.search import search_workspace
+
+    with IsolatedRepo(prefix="labkit-bounds-") as repo:
+        for i in range(1000):
+            repo.write(f"src/p{i % 20}/m{i}.py", f"x = {i}\nneedle_{i}\n")
+        kinds = (lambda i: f"file{i}.tmp", lambda i: f"build{i}/", lambda i: f"*.ext{i}",
+                 lambda i: f"src/**/gen{i}_*.py")
+        repo.write(".gitignore", "\n".join(kinds[i % 4](i) for i in range(100_000)) + "\n")
+        ms = {e: _median_ms(lambda e=e: search_workspace(repo.path, "needle", engine=e, limit=200), rounds)
+              for e in ("python", "ripgrep")}
+    return {"lines": 100_000, "files": 1000, "medianMs": {k: round(v, 1) for k, v in ms.items()},
+            "targetMs": 2000}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+    print(json.dumps({"redaction": redaction_cost(args.rounds), "gitignore": gitignore_scale(max(3, args.rounds // 3))},
+                     indent=1))
+
+
+if __name__ == "__main__":
+    main()
