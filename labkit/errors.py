@@ -43,6 +43,7 @@ CODES: dict[str, str] = {
                         "traceback)",
     "file_exists": "`labs starter` would overwrite a learner's notebook; pass --force to replace it",
     "lab_not_found": "a lab file is missing from the package or damaged",
+    "resource_not_found": "a file labkit ships in its package (a schema, an eval set) is missing or damaged",
     "internal_error": "labkit failed unexpectedly; the message names no path and the traceback stays in the log",
 }
 

@@ -162,7 +162,7 @@ page_size_explorer()
 # N/P full diffs: O(N²/P). labkit computes the diff once, stores it as a snapshot, and serves each later
 # page with one seek and one read of about P bytes: O(N) in total. The quick run below uses small diffs
 # (per-call start-up dominates there); `labkit experiment pagination-cost` runs 1 to 32 MiB, where the
-# snapshot line sits within 3x of one plain `git diff`. Times are medians in milliseconds; a regenerate
+# snapshot line aims at 2x one plain `git diff` at 32 MiB. Times are medians in milliseconds; a regenerate
 # time marked *(estimated)* comes from timing a few regenerated pages and multiplying by the number of
 # pages, because reading every page that way would take too long.
 
