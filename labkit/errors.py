@@ -36,6 +36,7 @@ CODES: dict[str, str] = {
     "repository_not_found": "the index holds no repository of that name",
     "backend_unavailable": "Zoekt was asked for but is unreachable or has no index (never a silent fallback)",
     "eval_corpus_mismatch": "an eval case file names another version of its corpus than the one present",
+    "eval_corpus_unavailable": "an eval corpus release is neither cached, downloadable nor installed at that version",
     "deployment_unresolved": "no deployment, or overlapping deployments, match (target, time, repo)",
     "invalid_revision": "a deployment record names an object that is not a commit of that repository",
     "path_not_allowed": "the path is not on the repository's allowed-files list",

@@ -64,7 +64,8 @@ def test_errors_are_json_with_exit_status_1(world, cli, kw, code):
 def test_missing_flag_is_a_usage_error(world, cli):
     proc = cli("source", "read", "--config", str(world.config_path), "--target", fx.STORE_1, "--repo", "backend",
                "--path", "pricing.py", "--json")
-    assert proc.returncode == 2 and proc.stdout == b""
+    # A usage error under --json is the contract's error object on stdout (still exit 2).
+    assert proc.returncode == 2 and json.loads(proc.stdout)["error"]["code"] == "invalid_argument"
 
 
 def test_human_output_shows_evidence_marking_and_numbered_lines(world, cli):
