@@ -522,3 +522,30 @@ def test_status_starts_at_most_two_git_processes_and_a_snapshot_page_none(tmp_pa
     with Workspace.open(repo.path) as ws:
         page = git_diff(ws, max_bytes=1024, offset=first["nextOffset"], snapshot=first["snapshotId"])
     assert page["offset"] == first["nextOffset"] and spawned == []
+
+
+@pytest.mark.parametrize("how", ["gitdir file", "symlink"])
+def test_index_build_refuses_a_borrowed_git_dir(tmp_path, how):
+    from labkit.codesearch import build_index
+
+    other = _other_repo(tmp_path)
+    ws = tmp_path / "innocent"
+    ws.mkdir()
+    (ws / "readme.txt").write_text("hello\n")
+    if how == "gitdir file":
+        (ws / ".git").write_text(f"gitdir: {other.path / '.git'}\n")
+    else:
+        (ws / ".git").symlink_to(other.path / ".git")
+    assert b"private-plans" in plain_git(ws, "ls-tree", "-r", "HEAD").stdout, "positive control"
+    with pytest.raises(LabkitError) as err:
+        build_index(tmp_path / "index", [ws])
+    assert err.value.code == "not_a_repository" and "private-plans" not in err.value.message
+
+
+def test_index_build_runs_no_driver_of_the_indexed_repository(corpus, tmp_path):
+    from labkit.codesearch import build_index, search_code
+
+    before = git_tree_hash(corpus.root)
+    build_index(tmp_path / "index", [corpus.root])
+    search_code(tmp_path / "index", "outer")
+    assert corpus.fired() == [] and git_tree_hash(corpus.root) == before

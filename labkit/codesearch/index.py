@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from labkit import fsread
 from labkit.errors import LabkitError
 
 from .languages import language_of
@@ -137,7 +138,7 @@ def repo_name(repo_dir) -> str:
 
 
 def _is_git_root(path: Path) -> bool:
-    return (path / ".git").exists()
+    return os.path.lexists(path / ".git")
 
 
 def _skip_reason(rules, rel: str) -> str | None:
@@ -148,14 +149,14 @@ def _skip_reason(rules, rel: str) -> str | None:
     return None
 
 
-def _git_entries(build: RepoBuild, rules) -> tuple[str, list[Entry]]:
-    """HEAD's commit and the blobs worth indexing, from ``ls-tree -z``."""
-    from labkit.gitrunner import git_bytes, head_commit, zsplit
+def _git_entries(build: RepoBuild, git, rules) -> tuple[str, list[Entry]]:
+    """HEAD's commit and the blobs worth indexing, from ``ls-tree -z`` (through the workspace's git)."""
+    from labkit.gitrunner import zsplit
 
-    head = head_commit(build.root)
+    head = git.head_commit()
     if head is None:
         raise LabkitError("invalid_argument", f"repository '{build.name}' has no commit to index yet")
-    out = git_bytes(build.root, ["ls-tree", "-r", "-l", "-z", "--full-tree", head])
+    out = git.bytes(["ls-tree", "-r", "-l", "-z", "--full-tree", head], at_top=True)
     entries = []
     for record in zsplit(out):
         meta, _, raw_path = record.partition(b"\t")
@@ -181,10 +182,8 @@ def _git_entries(build: RepoBuild, rules) -> tuple[str, list[Entry]]:
     return head, entries
 
 
-def _read_blobs(root: Path, oids: list[str], sizes: dict[str, int]) -> dict[str, bytes]:
-    """Read blobs with ``git cat-file --batch`` through the runner, in bounded chunks."""
-    from labkit.gitrunner import run_git
-
+def _read_blobs(git, oids: list[str], sizes: dict[str, int]) -> dict[str, bytes]:
+    """Read blobs with ``git cat-file --batch`` through the workspace's git, in bounded chunks."""
     blobs: dict[str, bytes] = {}
     chunk: list[str] = []
     budget = 0
@@ -193,8 +192,8 @@ def _read_blobs(root: Path, oids: list[str], sizes: dict[str, int]) -> dict[str,
         if not chunk:
             return
         expected = sum(sizes[o] + 64 for o in chunk)
-        out = run_git(root, ["cat-file", "--batch"], input_bytes=("\n".join(chunk) + "\n").encode(),
-                      max_bytes=expected + 1024).stdout
+        out = git.bytes(["cat-file", "--batch"], input_bytes=("\n".join(chunk) + "\n").encode(),
+                        max_bytes=expected + 1024)
         pos = 0
         for oid in chunk:
             nl = out.index(b"\n", pos)
@@ -280,16 +279,24 @@ def _decode(build: RepoBuild, data: bytes) -> str | None:
 
 
 def _build_one(conn: sqlite3.Connection, repo_dir) -> dict:
-    import hashlib
-
-    from labkit.rules import PathRules
+    from labkit.workspace import Workspace
 
     root = Path(os.path.realpath(repo_dir))
     name = repo_name(repo_dir)
     if not root.is_dir():
         raise LabkitError("invalid_argument", f"'{name}' is not a folder")
     build = RepoBuild(name=name, root=root, kind="git" if _is_git_root(root) else "folder")
-    rules = PathRules.for_root(root)
+    # An untrusted folder: opened once, its .git (if any) must belong to it, git runs on a private config.
+    with Workspace.open(root, require_git=build.kind == "git") as ws:
+        if build.kind == "git" and ws.git.prefix:
+            raise LabkitError("not_a_repository", f"'{name}' is a folder inside a repository, not its top")
+        return _build_into(conn, build, ws)
+
+
+def _build_into(conn: sqlite3.Connection, build: RepoBuild, ws) -> dict:
+    import hashlib
+
+    root, name, rules = build.root, build.name, ws.rules
 
     previous = conn.execute("SELECT root FROM repos WHERE name = ?", (name,)).fetchone()
     # Same name, another folder: nothing stored can be reused.
@@ -298,9 +305,9 @@ def _build_one(conn: sqlite3.Connection, repo_dir) -> dict:
         "SELECT id, path, blob, size, mtime_ns FROM files WHERE repo = ?", (name,))}
 
     if build.kind == "git":
-        revision, entries = _git_entries(build, rules)
+        revision, entries = _git_entries(build, ws.git, rules)
         changed = [e for e in entries if e.path not in stored or stored[e.path][1] != e.blob]
-        blobs = _read_blobs(root, [e.blob for e in changed], {e.blob: e.size for e in changed})
+        blobs = _read_blobs(ws.git, [e.blob for e in changed], {e.blob: e.size for e in changed})
         texts = {}
         for e in changed:
             build.files_read += 1
@@ -313,8 +320,8 @@ def _build_one(conn: sqlite3.Connection, repo_dir) -> dict:
             if old is not None and old[2] == e.size and old[3] == e.mtime_ns:
                 e.blob = old[1]
                 continue
-            try:
-                data = (root / e.path).read_bytes()
+            try:  # relative to the root's descriptor, no symlink followed on the way
+                data, _ = fsread.read_file(ws.root_fd, e.path, MAX_FILE_BYTES + 1)
             except OSError:
                 build.skipped["unreadable"] += 1
                 continue
@@ -476,15 +483,22 @@ def work_tree_states(repos: dict[str, dict]) -> dict[str, WorkTree]:
     for name, info in repos.items():
         if info["kind"] != "git":
             continue
-        from labkit.gitrunner import GitError, git_bytes, zsplit  # only for git repositories (start-up time)
+        from labkit.gitrunner import zsplit  # only for git repositories (start-up time)
+        from labkit.workspace import Workspace
 
         root = Path(info["root"])
         if not root.is_dir():
             states[name] = WorkTree(None, [])
             continue
         try:
-            records = zsplit(git_bytes(root, ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all",
-                                              "--no-renames", "--ignore-submodules=all"]))
+            ws = Workspace.open(root, require_git=True)
+        except LabkitError:
+            states[name] = WorkTree(None, [])
+            continue
+        try:
+            git = ws.git
+            records = zsplit(git.bytes(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all",
+                                        "--no-renames", "--ignore-submodules=all"], at_top=True))
             head, changed = None, set()
             for r in records:
                 if r.startswith(b"# branch.oid "):
@@ -497,12 +511,14 @@ def work_tree_states(repos: dict[str, dict]) -> dict[str, WorkTree]:
                 elif r[:2] == b"? ":
                     changed.add(r[2:])
             if head is not None and head != info["revision"]:
-                tracked = zsplit(git_bytes(root, ["diff", "--name-only", "-z", "--no-renames",
-                                                  "--ignore-submodules=all", info["revision"], "--"]))
+                tracked = zsplit(git.bytes(["diff", "--name-only", "-z", "--no-renames",
+                                            "--ignore-submodules=all", info["revision"], "--"], at_top=True))
                 changed = set(tracked) | {r[2:] for r in records if r[:2] == b"? "}
-        except GitError:
+        except LabkitError:
             states[name] = WorkTree(None, [])
             continue
+        finally:
+            ws.close()
         states[name] = WorkTree(head, sorted(changed))
     return states
 
