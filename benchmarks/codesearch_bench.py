@@ -57,8 +57,8 @@ SEARCH_API_SNIPPET = ("import json, sys; from labkit.search import search_worksp
 
 def build_corpus(dest: Path, copies: int) -> dict:
     """The standard library (no tests), copied ``copies`` times under ``dest``."""
-    from labkit.repo_builder import IsolatedRepo
-    from labkit.search import corpora
+    from labkit.course.repo_builder import IsolatedRepo
+    from labkit.course import search_corpora as corpora
 
     first = dest / "copy01"
     corpora.build_stdlib(IsolatedRepo(first, init=False), commit=False)

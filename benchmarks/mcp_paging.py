@@ -1,6 +1,6 @@
 """Benchmark: paging a large diff in 256 KiB pages through one running MCP server vs one full ``git diff``.
 
-The measurement lives in :mod:`labkit.experiments.mcp_paging` (also ``labkit
+The measurement lives in :mod:`labkit.course.experiments.mcp_paging` (also ``labkit
 experiment mcp-paging``); this script runs it and exits non-zero when the
 median ratio misses the target (labkit.course.targets.MCP_PAGING_MAX_RATIO: 2x at 32 MiB).
 
@@ -14,7 +14,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    from labkit.experiments.mcp_paging import run
+    from labkit.course.experiments.mcp_paging import run
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a ~2 MiB diff instead of ~32 MiB")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from labkit.experiments.pagination_cost import run
+from labkit.course.experiments.pagination_cost import run
 
 
 def main() -> None:

@@ -30,8 +30,8 @@ def _median_ms(fn, rounds: int) -> float:
 
 def redaction_cost(rounds: int) -> dict:
     from labkit import secrets
-    from labkit.repo_builder import IsolatedRepo
-    from labkit.search import corpora, search_workspace
+    from labkit.course.repo_builder import IsolatedRepo
+    from labkit.course import search_corpora as corpora, search_workspace
     from labkit.workspace import Workspace
 
     queries = [("getpreferredencoding", False), ("import", False), ("KeyboardInterrupt", False),
@@ -60,7 +60,7 @@ def redaction_cost(rounds: int) -> dict:
 
 
 def gitignore_scale(rounds: int) -> dict:
-    from labkit.repo_builder import IsolatedRepo
+    from labkit.course.repo_builder import IsolatedRepo
     from labkit.search import search_workspace
 
     with IsolatedRepo(prefix="labkit-bounds-") as repo:

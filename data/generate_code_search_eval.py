@@ -5,7 +5,7 @@
 Corpora: exact releases of click, Jinja2 and attrs (an application framework,
 a template engine and a data-class library), fetched with ``pip download
 --no-deps PKG==VERSION`` into the corpus cache and laid out as git repositories
-(``labkit.codesearch.corpus``: fixed identity and dates, so the commit id pins
+(``labkit.course.codesearch_corpus``: fixed identity and dates, so the commit id pins
 the exact text). Every gold line is computed here by an independent scan,
 ``git grep -n`` on that commit, never by labkit's search. Each case names the
 grep that defines its gold and how many lines that grep must find; literal
@@ -32,8 +32,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from labkit.codesearch.corpus import fetch_release, layout_release
-from labkit.codesearch.eval import hashed_split
+from labkit.course.codesearch_corpus import fetch_release, layout_release
+from labkit.course.codesearch_eval import hashed_split
 from labkit.gitrunner import git_bytes, run_git
 
 CORPORA = [("click", "8.5.1", "click"), ("jinja2", "3.1.6", "jinja2"), ("attrs", "26.1.0", "attrs")]

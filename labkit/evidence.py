@@ -26,22 +26,20 @@ import binascii
 import hashlib
 import json
 from functools import lru_cache
-from pathlib import Path
 
 from .errors import LabkitError
 
 SCHEMA_VERSION = "labkit-evidence/1"
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "data" / "evidence-contract.schema.json"
+SCHEMA_RESOURCE = ("data", "evidence-contract.schema.json")  # package data, read with labkit.resources
 KINDS = ("diff-page", "search", "file-context")
 TOOLS = {"diff-page": "labkit.git_diff", "search": "labkit.search_workspace", "file-context": "labkit.get_file_context"}
 
 
 @lru_cache(maxsize=1)
 def load_schema() -> dict:
-    try:
-        return json.loads(SCHEMA_PATH.read_text("utf-8"))
-    except FileNotFoundError as exc:
-        raise LabkitError("invalid_argument", "the Evidence Contract schema file is missing from data/") from exc
+    from .resources import read_json
+
+    return read_json(*SCHEMA_RESOURCE)
 
 
 @lru_cache(maxsize=1)

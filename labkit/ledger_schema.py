@@ -30,7 +30,7 @@ from typing import Annotated, Literal, Optional, Union
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from typing_extensions import Required, TypedDict
 
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "data" / "ledger-line.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "ledger-line.schema.json"  # package data
 #: The largest integer JSON carries exactly (2^53): counts, offsets and times stay below it.
 MAX_SAFE = 2**53
 #: Longest string a ledger line holds (the writer keeps 200 characters of an argument).

@@ -8,7 +8,7 @@ Everything that describes a tool's surface is derived from :data:`TOOLS`:
   :func:`output_schema`), and the argument check both front ends share
   (:func:`check_arguments`: a value out of range is ``invalid_argument``);
 - the audit ledger's argument whitelist (:func:`ledger_whitelist`);
-- ``docs/reference.md`` (:mod:`labkit.reference`).
+- ``docs/reference.md`` (:mod:`labkit.cli.reference`).
 
 Enums (diff modes, engines, pagers, backends) exist once, here.
 """

@@ -24,13 +24,13 @@
 
 # %%
 # %matplotlib inline
-from labkit.check import lab00
+from labkit.course.check import lab00
 from labkit.cli._common import table
-from labkit.plots.setup import runner_overhead as plot_runner_overhead
-from labkit.preflight import environment_report, isolation_demo, payload_demo, payload_table, runner_overhead
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.plots.setup import runner_overhead as plot_runner_overhead
+from labkit.course.preflight import environment_report, isolation_demo, payload_demo, payload_table, runner_overhead
+from labkit.course.repo_builder import IsolatedRepo
 from labkit.status import git_status
-from labkit.widgets.setup import payload_explorer
+from labkit.course.widgets.setup import payload_explorer
 
 # %% [markdown]
 # ## 1. Check the tools

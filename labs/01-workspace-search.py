@@ -29,13 +29,13 @@
 # %matplotlib inline
 from IPython.display import display
 
-from labkit.check import lab01
+from labkit.course.check import lab01
 from labkit.cli._common import table
-from labkit.experiments import run_experiment
-from labkit.plots import search as search_plots
+from labkit.course.experiments import run_experiment
+from labkit.course.plots import search as search_plots
 from labkit.search import search_workspace
-from labkit.search.lesson import MATRIX_COLUMNS, build_lab_world, callers_of, engine_matrix
-from labkit.widgets.search import limit_explorer
+from labkit.course.search_lesson import MATRIX_COLUMNS, build_lab_world, callers_of, engine_matrix
+from labkit.course.widgets.search import limit_explorer
 
 world = build_lab_world()   # a small invoices project in a temporary git repository
 root = world.path

@@ -31,9 +31,9 @@
 # %matplotlib inline
 from labkit.diff import git_diff, list_visible_changes
 from labkit.errors import LabkitError
-from labkit.experiments import git_worlds
-from labkit.plots.diff import mode_sizes
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.experiments import git_worlds
+from labkit.course.plots.diff import mode_sizes
+from labkit.course.repo_builder import IsolatedRepo
 from labkit.status import git_status
 from labkit.workspace import Workspace
 
@@ -184,7 +184,7 @@ except LabkitError as exc:
 # from path to kind, e.g. `{"src/feature.ts": "...", ...}` with all four paths.
 
 # %%
-from labkit.check import lab02
+from labkit.course.check import lab02
 
 # %% tags=["solution"]
 answer_q1 = {"src/feature.ts": "staged", "src/report.ts": "unstaged", "notes/todo.md": "untracked", ".env": "hidden"}

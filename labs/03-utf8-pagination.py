@@ -29,11 +29,11 @@
 # %matplotlib inline
 from labkit.diff import build_diff, client_bytes, git_diff, read_all_pages
 from labkit.errors import LabkitError
-from labkit.experiments import git_worlds
-from labkit.experiments.utf8_pagination import boundary_view, paging_summary, run as utf8_experiment
-from labkit.plots.diff import pagination_cost, utf8_pages
-from labkit.repo_builder import IsolatedRepo
-from labkit.widgets.diff import page_size_explorer
+from labkit.course.experiments import git_worlds
+from labkit.course.experiments.utf8_pagination import boundary_view, paging_summary, run as utf8_experiment
+from labkit.course.plots.diff import pagination_cost, utf8_pages
+from labkit.course.repo_builder import IsolatedRepo
+from labkit.course.widgets.diff import page_size_explorer
 
 repo = git_worlds.utf8_world(IsolatedRepo(prefix="lab03-"))
 full = build_diff(repo.path).data          # the whole safe diff D, as bytes
@@ -167,7 +167,7 @@ page_size_explorer()
 # pages, because reading every page that way would take too long.
 
 # %%
-from labkit.experiments.pagination_cost import run as cost_experiment
+from labkit.course.experiments.pagination_cost import run as cost_experiment
 
 cost = cost_experiment(quick=True)
 for r in cost["rows"]:
@@ -189,7 +189,7 @@ pagination_cost(cost)
 # the day's specials, was written without line breaks. Its diff is not shown here: use labkit on it.
 
 # %%
-from labkit.check import lab03
+from labkit.course.check import lab03
 from labkit.course.exercise_worlds import build_menu_world
 
 menu = IsolatedRepo(prefix="lab03-menu-")

@@ -28,11 +28,11 @@
 # %matplotlib inline
 from labkit.diff import build_diff, client_bytes, git_diff
 from labkit.errors import LabkitError
-from labkit.experiments import git_worlds
-from labkit.experiments.snapshot_drift import run as drift_experiment
-from labkit.plots.diff import drift_pages
-from labkit.repo_builder import IsolatedRepo
-from labkit.widgets.diff import snapshot_explorer
+from labkit.course.experiments import git_worlds
+from labkit.course.experiments.snapshot_drift import run as drift_experiment
+from labkit.course.plots.diff import drift_pages
+from labkit.course.repo_builder import IsolatedRepo
+from labkit.course.widgets.diff import snapshot_explorer
 
 repo = git_worlds.drift_world(IsolatedRepo(prefix="lab04-"))   # a throwaway repository in a temp folder
 v1 = build_diff(repo.path)
@@ -184,7 +184,7 @@ for attempt in range(2):
 # `True` for "would have told" and `False` otherwise.
 
 # %%
-from labkit.check import lab04
+from labkit.course.check import lab04
 
 # %% tags=["solution"]
 answer_q1 = {"offsets": False, "totalBytes": False, "head": False, "sourceRevision": True}

@@ -28,8 +28,8 @@
 import json
 from labkit.diff import git_diff, read_all_pages
 from labkit.evidence import load_schema, page_set_report, problems, wrap
-from labkit.experiments import git_worlds
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.experiments import git_worlds
+from labkit.course.repo_builder import IsolatedRepo
 from labkit.search import search_workspace
 
 schema = load_schema()
@@ -105,7 +105,7 @@ for name, rec in examples.items():
 # repository for this lab, summarised the way a careless reviewer would summarise them:
 
 # %%
-from labkit.check import lab05
+from labkit.course.check import lab05
 
 sets = lab05.page_sets()
 print(f"{'set':6} {'pages':>5} {'first offset':>12} {'bytes covered (B)':>18} {'totalBytes (B)':>15}")

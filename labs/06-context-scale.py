@@ -28,11 +28,11 @@
 
 # %%
 # %matplotlib inline
-from labkit.context_scale.fixtures import SHAPES, build_fixture
-from labkit.context_scale.strategies import ExpansionRule, run_strategy
-from labkit.context_scale.experiment import run, seed_table, table_text
-from labkit.plots.context import bytes_vs_files, recall_vs_files, stage_times, strategy_bars
-from labkit.widgets.context import context_explorer
+from labkit.course.context_scale.fixtures import SHAPES, build_fixture
+from labkit.course.context_scale.strategies import ExpansionRule, run_strategy
+from labkit.course.context_scale.experiment import run, seed_table, table_text
+from labkit.course.plots.context import bytes_vs_files, recall_vs_files, stage_times, strategy_bars
+from labkit.course.widgets.context import context_explorer
 
 project = build_fixture("invoice", 6)   # a real git repository in a temp folder
 print("files:", ", ".join(project.repo.ls_files()))
@@ -223,7 +223,7 @@ for note in trial["coverage"]["mightHaveMissed"]:
     print("  -", note)
 
 # %%
-from labkit.check import lab06
+from labkit.course.check import lab06
 
 # %% tags=["solution"]
 answer_q1 = {"callee_depth": 3, "caller_depth": 1, "max_files": 40, "max_bytes": 65536}

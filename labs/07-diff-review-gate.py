@@ -28,12 +28,12 @@
 
 # %%
 # %matplotlib inline
-from labkit.check import lab07
+from labkit.course.check import lab07
 from labkit.cli._common import table
 from labkit.errors import LabkitError
-from labkit.experiments import review_examples as rx
-from labkit.plots.review import gate_examples, listing_vs_patch
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.experiments import review_examples as rx
+from labkit.course.plots.review import gate_examples, listing_vs_patch
+from labkit.course.repo_builder import IsolatedRepo
 from labkit.review import approval_holds, review_diff, take_baseline, verify_report_hash
 
 repo = rx.base_world(IsolatedRepo(prefix="lab07-"))   # a small shop project, committed as the base
@@ -221,7 +221,7 @@ gate_examples(examples)
 # inherent.) Try `src` against `src/`.
 
 # %%
-from labkit.widgets.review import allow_explorer
+from labkit.course.widgets.review import allow_explorer
 
 allow_explorer()
 

@@ -33,15 +33,15 @@
 # %matplotlib inline
 from IPython.display import display
 
-from labkit.check import lab08
+from labkit.course.check import lab08
 from labkit.codesearch import get_file_context, search_code
-from labkit.codesearch.demo import hits_table, lab_world
+from labkit.course.codesearch_demo import hits_table, lab_world
 from labkit.codesearch.zoekt import build_query, missing_binaries, zoekt_literal, zoekt_quote
 from labkit.codesearch.query import plan_query
 from labkit.errors import LabkitError
-from labkit.experiments import run_experiment
-from labkit.plots.codesearch import hit_at_k, latency
-from labkit.widgets.codesearch import ranking_explorer
+from labkit.course.experiments import run_experiment
+from labkit.course.plots.codesearch import hit_at_k, latency
+from labkit.course.widgets.codesearch import ranking_explorer
 
 # %% [markdown]
 # ## 1. Two repositories, one index

@@ -29,10 +29,10 @@
 
 # %%
 # %matplotlib inline
-from labkit.source import fixtures as fx
+from labkit.course import source_fixtures as fx
 from labkit.source import load_config, parse_instant, resolve_target, source_read, source_search
-from labkit.widgets.pinned_source import deployment_explorer, timeline_data
-from labkit.plots.pinned_source import plot_deployment_timeline, plot_request_outcomes
+from labkit.course.widgets.pinned_source import deployment_explorer, timeline_data
+from labkit.course.plots.pinned_source import plot_deployment_timeline, plot_request_outcomes
 from labkit.errors import LabkitError
 
 world = fx.build_world()          # repos/frontend, repos/backend and deployments.json in a temp folder
@@ -172,7 +172,7 @@ attempt(source_read, start=1, end=60)                            # more than 40 
 # your permissions, and a reader's answer must not depend on trusting what it reads.
 
 # %%
-from labkit.experiments.pinned_source import compare_versions
+from labkit.course.experiments.pinned_source import compare_versions
 
 comparison = compare_versions(world)
 for row in comparison["rows"]:
@@ -196,7 +196,7 @@ plot_request_outcomes(comparison)
 # (Look at the table first: which release was that store's *backend* on?)
 
 # %%
-from labkit.check import lab09
+from labkit.course.check import lab09
 
 # %% tags=["solution"]
 answer_q1 = source_read(world.config_path, target="demo-brand/store-002", at="2026-09-14T21:30:00+08:00",

@@ -36,12 +36,12 @@ import json
 from mcp.shared.exceptions import MCPError
 
 from labkit.cli._common import table
-from labkit.experiments import run_experiment
-from labkit.ledger_replay import build_review_world
+from labkit.course.experiments import run_experiment
+from labkit.course.ledger_replay import build_review_world
 from labkit.mcp_server import connect, server_parameters, tool_rows
-from labkit.plots.mcp import paging_cost
-from labkit.repo_builder import IsolatedRepo
-from labkit.widgets.mcp import diff_calls_explorer
+from labkit.course.plots.mcp import paging_cost
+from labkit.course.repo_builder import IsolatedRepo
+from labkit.course.widgets.mcp import diff_calls_explorer
 
 repo = IsolatedRepo(prefix="labkit-lab10-")
 build_review_world(repo)                      # a shop; src/pricing.py has an uncommitted change
@@ -252,8 +252,8 @@ paging_cost(cost)
 # ## 7. Exercises
 
 # %%
-from labkit.check import lab10
-from labkit.check.lab10 import Q1_RESULT, Q2_FIRST_PAGE, Q3_CHOICES
+from labkit.course.check import lab10
+from labkit.course.check.lab10 import Q1_RESULT, Q2_FIRST_PAGE, Q3_CHOICES
 
 # %% [markdown]
 # **Q1.** An agent called `read_file(path="data/prices.csv")` and got `Q1_RESULT` (printed below).

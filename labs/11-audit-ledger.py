@@ -36,10 +36,10 @@ import json
 
 from labkit.cli._common import table
 from labkit.ledger import Ledger, read_lines, summarize
-from labkit.ledger_replay import careful_steps, careless_steps, ledger_table, replay_both
+from labkit.course.ledger_replay import careful_steps, careless_steps, ledger_table, replay_both
 from labkit.mcp_server import ServerConfig, run_tool
-from labkit.plots.mcp import ledger_timelines
-from labkit.widgets.mcp import ledger_cap_explorer
+from labkit.course.plots.mcp import ledger_timelines
+from labkit.course.widgets.mcp import ledger_cap_explorer
 
 
 # %% [markdown]
@@ -171,8 +171,8 @@ ledger_cap_explorer(runs["careful"]["lines"], max_lines=4)
 import tempfile
 from pathlib import Path
 
-from labkit.ledger_replay import build_review_world
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.ledger_replay import build_review_world
+from labkit.course.repo_builder import IsolatedRepo
 
 with tempfile.TemporaryDirectory() as tmp, IsolatedRepo() as repo:
     build_review_world(repo)
@@ -190,7 +190,7 @@ with tempfile.TemporaryDirectory() as tmp, IsolatedRepo() as repo:
 # ## 6. Exercises
 
 # %%
-from labkit.check import lab11
+from labkit.course.check import lab11
 
 # %% [markdown]
 # **Q1.** For each run, did the agent read the file `git_status` offered (`src/pricing.py`)
@@ -246,7 +246,7 @@ import tempfile
 from pathlib import Path
 
 from labkit.course.exercise_worlds import build_session_world
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.repo_builder import IsolatedRepo
 
 q4_repo = IsolatedRepo(prefix="lab11-q4-")
 build_session_world(q4_repo)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.repo_builder import IsolatedRepo
 
 ROOT = Path(__file__).resolve().parents[1]
 LABS = ROOT / "labs"

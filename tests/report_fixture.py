@@ -1,8 +1,8 @@
 """A tiny real experiment used by the report tests (not part of the course)."""
 from __future__ import annotations
 
-from labkit.plots import new_figure, takeaway
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.plots import new_figure, takeaway
+from labkit.course.repo_builder import IsolatedRepo
 
 
 def commit_sizes(quick: bool = False) -> dict:

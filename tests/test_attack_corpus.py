@@ -36,7 +36,7 @@ from labkit.cli import main as cli_main
 from labkit.diff import git_diff
 from labkit.errors import LabkitError
 from labkit.mcp_server import connect, server_parameters
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.repo_builder import IsolatedRepo
 from labkit.review import review_diff
 from labkit.search import search_workspace
 from labkit.status import git_status

@@ -4,10 +4,10 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab00
+from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab00
 from labkit.gitrunner import EMPTY_TREE
-from labkit.preflight import PAYLOAD_KINDS
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.preflight import PAYLOAD_KINDS
+from labkit.course.repo_builder import IsolatedRepo
 
 from .conftest import LABS
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab02
+from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab02
 from labkit.course.exercise_worlds import build_commit_preview_world
 from labkit.diff import git_diff
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.repo_builder import IsolatedRepo
 
 RIGHT_PATHS = ["README.md", "src/app.py", "src/new_name.py"]
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab03
+from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab03
 from labkit.course.exercise_worlds import build_menu_world
 from labkit.diff import build_diff, read_all_pages
 from labkit.pager import is_continuation
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.repo_builder import IsolatedRepo
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab04
+from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab04
 
 
 @pytest.fixture(autouse=True)

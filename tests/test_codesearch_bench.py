@@ -10,7 +10,7 @@ from labkit.codesearch.zoekt import missing_binaries
 
 @pytest.fixture(scope="module")
 def bench():
-    from labkit.experiments import run_experiment
+    from labkit.course.experiments import run_experiment
 
     return run_experiment("code-search-bench", quick=True)
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from labkit.codesearch import build_index
-from labkit.codesearch.corpus import fetch_release
-from labkit.codesearch.eval import (DEFAULT_EVAL, SPLITS, hashed_split, load_eval, prepare_corpora, run_case,
+from labkit.course.codesearch_corpus import fetch_release
+from labkit.course.codesearch_eval import (DEFAULT_EVAL, SPLITS, hashed_split, load_eval, prepare_corpora, run_case,
                                     run_eval, summarize, table_rows)
 from labkit.errors import LabkitError
 
@@ -93,7 +93,9 @@ def test_gold_is_reproduced_by_git_grep(tmp_path):
         if exc.code == "eval_corpus_unavailable":
             pytest.skip(f"eval corpora unavailable here: {exc.message}")
         raise
-    assert out.read_text("utf-8") == DEFAULT_EVAL.read_text("utf-8")
+    from labkit.resources import read_text
+
+    assert out.read_text("utf-8") == read_text(*DEFAULT_EVAL)
 
 
 @pytest.fixture(scope="module")
@@ -243,7 +245,7 @@ def test_eval_cli_reports_both_rankings(prepared, cli):
 
 
 def test_experiment_result_fields(prepared):
-    from labkit.experiments import run_experiment
+    from labkit.course.experiments import run_experiment
 
     res = run_experiment("code-search-eval", quick=True)
     pairs = {(r["backend"], r["ranking"]) for r in res["rows"]}

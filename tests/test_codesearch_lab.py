@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from labkit.check import lab08
+from labkit.course.check import lab08
 from labkit.codesearch import get_file_context, search_code
-from labkit.codesearch.demo import lab_world
+from labkit.course.codesearch_demo import lab_world
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,7 +104,7 @@ def test_q3_missing_revision_key_is_named():
 
 
 def test_explorer_renders_its_default_headless():
-    from labkit.widgets.codesearch import compute, ranking_explorer, render
+    from labkit.course.widgets.codesearch import compute, ranking_explorer, render
 
     ui = ranking_explorer()
     assert [c.description for c in ui.children[:-1]] == ["query", "ranking", "Top-k", "literal"]

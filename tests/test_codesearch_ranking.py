@@ -11,7 +11,7 @@ from labkit.codesearch.query import plan_query, queried_symbol, quote_meta, rege
 from labkit.codesearch.query import fts_phrase
 from labkit.codesearch.ranking import TIER_DEFINITION, TIER_OTHER, TIER_WORD, rank_matches
 from labkit.codesearch.symbols import DEFINITION, PARAMETER, FileSymbols, lines_for, python_symbols
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.repo_builder import IsolatedRepo
 
 LINES = ["abc def", "abcdef", "ABC_def()", "x.y(z)", "foo bar baz", "bar-baz", "zzz", "a.b.c", "defabc",
          "Abc Def", "[abc]", "(abc|def)", "tab\there", "ünïcode abc", ""]

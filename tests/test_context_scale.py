@@ -9,15 +9,15 @@ import json
 
 import pytest
 
-from labkit.context_scale import pyast
-from labkit.context_scale.experiment import goals, measure, run, seed_table
-from labkit.context_scale.fixtures import SHAPES, build_fixture, noise_files
-from labkit.context_scale.strategies import (
+from labkit.course.context_scale import pyast
+from labkit.course.context_scale.experiment import goals, measure, run, seed_table
+from labkit.course.context_scale.fixtures import SHAPES, build_fixture, noise_files
+from labkit.course.context_scale.strategies import (
     ExpansionRule, changed_files, changed_lines, run_strategy, search_json_bytes, strategy_b, strategy_c,
     strategy_d,
 )
 from labkit.errors import LabkitError
-from labkit.experiments import run_experiment
+from labkit.course.experiments import run_experiment
 
 CONTRACT_ROW = {"shape", "files", "strategy", "filesRead", "estimatedTextBytes", "recall", "precision"}
 
@@ -286,7 +286,7 @@ def test_repeats_take_medians_and_counts_stay_stable():
 
 
 def test_change_outside_any_function_is_reported(repo):
-    from labkit.context_scale.fixtures import Task
+    from labkit.course.context_scale.fixtures import Task
 
     repo.write("app/config.py", "RATE = 1\n\n\ndef rate():\n    return RATE\n")
     repo.write("README.md", "notes\n")

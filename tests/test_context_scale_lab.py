@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.check import lab06
+from labkit.course.check import lab06
 
 REFERENCE_RULE = {"callee_depth": 3, "caller_depth": 1, "max_files": 40, "max_bytes": 65536}
 
@@ -55,7 +55,7 @@ def test_q2_reference_passes_and_mistakes_fail():
 
 
 def test_explorer_renders_default_headless():
-    from labkit.widgets.context import compute, context_explorer
+    from labkit.course.widgets.context import compute, context_explorer
 
     result = compute("statements", 6, callee_depth=1)
     d = next(r for r in result["rows"] if r["strategy"] == "D")
@@ -67,8 +67,8 @@ def test_explorer_renders_default_headless():
 
 
 def test_strategy_bars_figure():
-    from labkit.plots.context import strategy_bars
-    from labkit.widgets.context import compute
+    from labkit.course.plots.context import strategy_bars
+    from labkit.course.widgets.context import compute
 
     fig = strategy_bars(compute("invoice", 6))
     ax = fig.axes[0]

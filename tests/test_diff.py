@@ -12,7 +12,7 @@ import labkit.diff as diff_mod
 import labkit.gitrunner as gitrunner
 from labkit.diff import build_diff, client_bytes, git_diff, parse_name_status, read_all_pages
 from labkit.errors import LabkitError
-from labkit.experiments.git_worlds import (
+from labkit.course.experiments.git_worlds import (
     DRIFT_PATH, DRIFT_V2, FAKE_SECRET_NEW, FAKE_SECRET_OLD, rename_world, status_world, utf8_world,
 )
 from labkit.snapshots import SnapshotStore
@@ -254,7 +254,7 @@ def test_later_pages_need_a_snapshot_or_revision(repo):
 
 
 def test_snapshot_paging_is_consistent_whatever_the_worktree_does(repo):
-    from labkit.experiments.git_worlds import drift_world
+    from labkit.course.experiments.git_worlds import drift_world
 
     drift_world(repo)
     v1 = build_diff(repo.path).data

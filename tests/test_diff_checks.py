@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab02, lab04, lab05
+from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab02, lab04, lab05
 
 
 @pytest.fixture(autouse=True)
@@ -13,7 +13,7 @@ def private_snapshots(tmp_path, monkeypatch):
 
 def _measured_head_size() -> int:
     from labkit.diff import git_diff
-    from labkit.repo_builder import IsolatedRepo
+    from labkit.course.repo_builder import IsolatedRepo
 
     with IsolatedRepo() as repo:
         lab02._world_with_double_edit(repo)
@@ -22,7 +22,7 @@ def _measured_head_size() -> int:
 
 def _measured_sizes() -> dict:
     from labkit.diff import git_diff
-    from labkit.repo_builder import IsolatedRepo
+    from labkit.course.repo_builder import IsolatedRepo
 
     with IsolatedRepo() as repo:
         lab02._world_with_double_edit(repo)

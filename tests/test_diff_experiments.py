@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from labkit.experiments import run_experiment
+from labkit.course.experiments import run_experiment
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +39,7 @@ def test_snapshot_drift_reproduces_the_6238_mixture():
 
 @pytest.mark.parametrize("bind,expect", [("none", "mixed"), ("snapshot", "V1"), ("revision", "refused")])
 def test_reader_view_per_binding(bind, expect):
-    from labkit.experiments.snapshot_drift import reader_view
+    from labkit.course.experiments.snapshot_drift import reader_view
 
     v = reader_view(bind, change_after=3)
     outcome = "refused" if v["error"] else "V1" if v["matchesV1"] else "V2" if v["matchesV2"] else "mixed"
@@ -49,7 +49,7 @@ def test_reader_view_per_binding(bind, expect):
 
 
 def test_pagination_cost_rows_hold_the_contract_fields():
-    from labkit.experiments.pagination_cost import run
+    from labkit.course.experiments.pagination_cost import run
 
     r = run(sizes_mib=(0.1, 0.3), repeats=1)
     for row in r["rows"]:
@@ -61,7 +61,7 @@ def test_pagination_cost_rows_hold_the_contract_fields():
 
 
 def test_one_snapshot_page_request_holds_a_page_not_the_diff(repo, tmp_path):
-    from labkit.experiments.pagination_cost import _content, _page_peak_bytes
+    from labkit.course.experiments.pagination_cost import _content, _page_peak_bytes
 
     repo.write("big.txt", "start\n")
     repo.commit("initial")
@@ -71,7 +71,7 @@ def test_one_snapshot_page_request_holds_a_page_not_the_diff(repo, tmp_path):
 
 
 def test_explorers_render_headless():
-    from labkit.widgets.diff import page_size_explorer, snapshot_explorer
+    from labkit.course.widgets.diff import page_size_explorer, snapshot_explorer
 
     assert page_size_explorer().children
     assert snapshot_explorer(bind="snapshot", change_after=2).children

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from labkit.experiments import EXPERIMENTS, load_target, run_experiment
-from labkit.plots import FIGURES
+from labkit.course.experiments import EXPERIMENTS, load_target, run_experiment
+from labkit.course.plots import FIGURES
 
 CASES = [(name, target) for name, targets in sorted(FIGURES.items()) for target in targets]
 UNIT = re.compile(r"\(([^)]+)\)|\[([^\]]+)\]|\b(ms|bytes|B|KiB|MiB|files|s|%|count|fraction|pages|lines|calls)\b")
@@ -43,7 +43,7 @@ def test_figure_is_accessible(name, target):
 @pytest.mark.filterwarnings("error:Glyph")  # a glyph missing from every font fails the figure
 @pytest.mark.parametrize("name,target", CASES, ids=[t for _n, t in CASES])
 def test_figure_draws_every_glyph(name, target):
-    from labkit.plots import figure_to_png
+    from labkit.course.plots import figure_to_png
 
     fig = load_target(target)(_data(name))
     assert figure_to_png(fig, caption=False).startswith(b"\x89PNG")
@@ -52,10 +52,10 @@ def test_figure_draws_every_glyph(name, target):
 def test_captions_say_only_what_ran():
     data = _data("code-search-eval")
     only = dict(data, rows=[r for r in data["rows"] if r["backend"] == "embedded"])
-    latency = load_target("labkit.plots.codesearch:latency")(only).labkit_takeaway
+    latency = load_target("labkit.course.plots.codesearch:latency")(only).labkit_takeaway
     assert latency.startswith("Only the embedded backend ran") and "zoekt" not in latency.lower()
     assert "both" not in latency.lower()
-    hits = load_target("labkit.plots.codesearch:hit_at_k")(only).labkit_takeaway
+    hits = load_target("labkit.course.plots.codesearch:hit_at_k")(only).labkit_takeaway
     assert "zoekt" not in hits.lower()
 
 
@@ -63,7 +63,7 @@ def test_figures_take_targets_from_the_one_place():
     from labkit.course.targets import MCP_PAGING_MAX_RATIO
 
     stale = dict(_data("mcp-paging"), target=4.0)  # a result saved before the target changed
-    fig = load_target("labkit.plots.mcp:paging_cost")(stale)
+    fig = load_target("labkit.course.plots.mcp:paging_cost")(stale)
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert f"target: {MCP_PAGING_MAX_RATIO:g}x the full diff" in labels
     verdict = "within" if stale["ratio"] <= MCP_PAGING_MAX_RATIO else "above"

@@ -30,7 +30,7 @@ def test_every_character_in_the_labs_package_and_tests_is_covered():
 
 
 def test_lab03_line_and_report_symbols_are_covered():
-    from labkit.experiments.git_worlds import UTF8_UNIT
+    from labkit.course.experiments.git_worlds import UTF8_UNIT
 
     assert fonts.missing_glyphs(f"export const text = '{UTF8_UNIT * 3}…'; ✓ met ✗ missed → ≤ ≥ × U+FFFD \ufffd") == set()
     assert fonts.missing_glyphs("\U0001F9EA") == {"\U0001F9EA"}  # a glyph no font here has is reported
@@ -69,7 +69,7 @@ def _draw(text: str) -> list[str]:
 def test_course_figures_draw_cjk_and_emoji_without_missing_glyphs():
     import matplotlib
 
-    from labkit.plots import apply_style
+    from labkit.course.plots import apply_style
 
     saved = matplotlib.rcParams.copy()
     try:
@@ -84,9 +84,9 @@ def test_course_figures_draw_cjk_and_emoji_without_missing_glyphs():
 @pytest.mark.slow
 def test_the_utf8_figure_draws_the_lab03_line():
     """The report's UTF-8 figure names the lab 03 line in its title, and every glyph of it is drawn."""
-    from labkit.experiments.utf8_pagination import run
-    from labkit.plots import figure_to_png
-    from labkit.plots.diff import utf8_pages
+    from labkit.course.experiments.utf8_pagination import run
+    from labkit.course.plots import figure_to_png
+    from labkit.course.plots.diff import utf8_pages
 
     fig = utf8_pages(run(quick=True))
     assert "汉🚀" in fig.axes[0].get_title()

@@ -25,7 +25,7 @@ from labkit.errors import LabkitError
 from labkit.gitrunner import (
     DIFF_SAFETY_FLAGS, GitError, hardened_env, head_commit, resolve_commit, run_git, with_auto_flags, zsplit,
 )
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.repo_builder import IsolatedRepo
 from labkit.status import git_status
 from labkit.workspace import Workspace
 

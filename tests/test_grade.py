@@ -25,7 +25,7 @@ from labkit.course import answer_codec, gradebook
 from labkit.course.grade import (Outcome, exercises_of, find_submissions, grading_notebook, read_submission,
                                  verdicts)
 from labkit.course.labfiles import read_lab
-from labkit.starter import make_starter
+from labkit.course.starter import make_starter
 
 LAB = "02-git-status-and-diff"
 SECRET = "labkit-test-secret-4b1d"
@@ -49,7 +49,7 @@ def _short(answers: dict, *hostile: str, checks: bool = True):
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["labkit"] = {"lab": LAB, "kind": "starter"}
-    nb.cells.append(nbformat.v4.new_code_cell("from labkit.check import lab02"))
+    nb.cells.append(nbformat.v4.new_code_cell("from labkit.course.check import lab02"))
     nb.cells.extend(nbformat.v4.new_code_cell(src) for src in hostile)
     for q in exercises_of(LAB):
         nb.cells.append(nbformat.v4.new_code_cell(f"answer_{q} = {answers[q]}"))
@@ -152,7 +152,7 @@ def matrix(tmp_path_factory, reference):
                                  "    except KeyboardInterrupt:\n        pass"), subs / "stubborn_loop.ipynb")
     nbformat.write(_short(right, "import sys\nsys.exit(3)"), subs / "sys_exit.ipynb")
     nbformat.write(_short(right, "import os\nos._exit(0)"), subs / "os_exit.ipynb")
-    nbformat.write(_short(wrong, "from labkit.check import CheckResult\n"
+    nbformat.write(_short(wrong, "from labkit.course.check import CheckResult\n"
                                  "for q in (lab02.q1, lab02.q2, lab02.q3, lab02.q4):\n"
                                  "    q.check = lambda a, q=q: CheckResult(q.name, 'correct', 'well done.')"),
                    subs / "edited_checks.ipynb")

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED
-from labkit.check import lab11
+from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED
+from labkit.course.check import lab11
 from labkit.ledger import summarize
 
 
 @pytest.fixture(scope="module")
 def runs():
-    from labkit.ledger_replay import replay_both
+    from labkit.course.ledger_replay import replay_both
 
     result = replay_both()
     if not result["careful"]["results"][1].get("matches"):
@@ -79,7 +79,7 @@ def _q4_session(tmp_path, *, skip_untracked=False, status=True, decide=True, rea
     from labkit.course.exercise_worlds import build_session_world
     from labkit.ledger import Ledger, read_lines
     from labkit.mcp_server import ServerConfig, run_tool
-    from labkit.repo_builder import IsolatedRepo
+    from labkit.course.repo_builder import IsolatedRepo
 
     with IsolatedRepo() as repo:
         build_session_world(repo)

@@ -1,9 +1,9 @@
 """Lab 10 checkers: the reference passes, realistic agent mistakes fail with the right message."""
 from __future__ import annotations
 
-from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED
-from labkit.check import lab10
-from labkit.check.lab10 import Q1_RESULT, Q2_FIRST_PAGE
+from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED
+from labkit.course.check import lab10
+from labkit.course.check.lab10 import Q1_RESULT, Q2_FIRST_PAGE
 
 
 def _fails(exercise, answer, *fragments):
@@ -68,7 +68,7 @@ def test_q1_reference_matches_the_real_server(repo):
 
 def test_q4_counts_whole_fields_over_every_page(repo):
     """The reference count from the real file; partial pages, both warehouses and substrings are named."""
-    from labkit.check import lab10
+    from labkit.course.check import lab10
     from labkit.course.exercise_worlds import stock_csv
     from labkit.workspace_read import read_file
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from labkit.ledger import summarize
-from labkit.widgets.mcp import calls_for_diff, cap_view, capped_lines, diff_calls_explorer, ledger_cap_explorer
+from labkit.course.widgets.mcp import calls_for_diff, cap_view, capped_lines, diff_calls_explorer, ledger_cap_explorer
 
 
 def _lines(n):

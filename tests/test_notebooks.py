@@ -20,10 +20,10 @@ import time
 import nbformat
 import pytest
 
-from labkit.check import Exercise
+from labkit.course.check import Exercise
 from labkit.course.labfiles import answer_names, is_solution_cell, lab_names, labs_dir, read_lab
-from labkit.notebooks import KERNEL_NAME, execute_notebook
-from labkit.starter import make_starter
+from labkit.course.notebooks import KERNEL_NAME, execute_notebook
+from labkit.course.starter import make_starter
 
 NAMES = lab_names()
 CELL_TIMEOUT = 120
@@ -76,7 +76,7 @@ def test_notebook_is_clean(name):
 
 
 def _exercises(lab: str) -> dict[str, Exercise]:
-    module = importlib.import_module(f"labkit.check.lab{lab}")
+    module = importlib.import_module(f"labkit.course.check.lab{lab}")
     return {k: v for k, v in vars(module).items() if isinstance(v, Exercise)}
 
 
@@ -104,7 +104,7 @@ def test_course_structure(name):
             assert not re.search(r"^answer_q\d+\s*=", cell.source, re.M), (
                 f"{name}: cell {i} assigns an answer outside a solution cell (the starter writes the placeholder)")
     assert checks, f"{name}: no exercise"
-    assert sorted(checks) == sorted(_exercises(lab)), f"{name}: the lab's exercises and labkit.check.lab{lab} differ"
+    assert sorted(checks) == sorted(_exercises(lab)), f"{name}: the lab's exercises and labkit.course.check.lab{lab} differ"
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from labkit.check import lab00
+from labkit.course.check import lab00
 from labkit.errors import LabkitError
-from labkit.preflight import (COMMANDS, PAYLOAD_KINDS, environment_report, isolation_demo, payload_demo,
+from labkit.course.preflight import (COMMANDS, PAYLOAD_KINDS, environment_report, isolation_demo, payload_demo,
                               payload_table, runner_overhead)
 
 from .conftest import LABS
@@ -64,7 +64,7 @@ def test_payload_demo_rejects_unknown_input():
 
 
 def test_runner_overhead_and_its_figure():
-    from labkit.plots.setup import runner_overhead as plot
+    from labkit.course.plots.setup import runner_overhead as plot
 
     result = runner_overhead(repeats=3)
     assert result["repeats"] == 3 and len(result["samplesMs"]["plain"]) == 3 == len(result["samplesMs"]["labkit"])
@@ -77,7 +77,7 @@ def test_runner_overhead_and_its_figure():
 
 def test_payload_explorer_parts():
     """The kernel run of lab 00 shows the widget; here, its pure parts and its controls."""
-    from labkit.widgets.setup import payload_explorer, payload_rows, render_payload
+    from labkit.course.widgets.setup import payload_explorer, payload_rows, render_payload
 
     html = render_payload(payload_rows("core.fsmonitor", "status")).data
     assert "core.fsmonitor" in html and "ran the payload" in html and "did not run it" in html

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from labkit.errors import LabkitError
-from labkit.repo_builder import EPOCH, IDENTITY, IsolatedRepo
+from labkit.course.repo_builder import EPOCH, IDENTITY, IsolatedRepo
 
 from .conftest import plain_git
 

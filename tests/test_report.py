@@ -13,10 +13,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from labkit import report as report_mod
+from labkit.course import report as report_mod
 from labkit.course import targets
-from labkit.experiments import EXPERIMENTS
-from labkit.plots import FIGURES
+from labkit.course.experiments import EXPERIMENTS
+from labkit.course.plots import FIGURES
 
 # A small experiment registered only for these tests: it builds a real isolated
 # repository and measures it, like the course's experiments do, but in a second.
@@ -58,7 +58,7 @@ def test_report_writes_self_contained_page(tmp_path, registry):
 
 
 def test_each_caption_appears_once_and_is_not_drawn_into_the_png(tmp_path, registry):
-    from labkit.plots import figure_to_png
+    from labkit.course.plots import figure_to_png
     from tests.report_fixture import commit_sizes, plot_commit_sizes
 
     report_mod.build_report(str(tmp_path / "out"), progress=False, experiments=registry, labs=[])
@@ -124,7 +124,7 @@ def test_missed_targets_are_marked_but_do_not_change_the_exit_status(tmp_path, m
     from labkit.cli import report_cmd
 
     monkeypatch.setitem(EXPERIMENTS, "mcp-paging", "tests.report_fixture:slow_paging")
-    monkeypatch.setitem(FIGURES, "mcp-paging", ["labkit.plots.mcp:paging_cost"])
+    monkeypatch.setitem(FIGURES, "mcp-paging", ["labkit.course.plots.mcp:paging_cost"])
     args = Namespace(out=str(tmp_path / "out"), quick=True, only=["mcp-paging"], no_labs=True)
     result, status = report_cmd.run(args)
     assert status == 0  # everything ran

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab07
-from labkit.experiments import EXPERIMENTS, run_experiment
-from labkit.experiments import review_examples as rx
+from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab07
+from labkit.course.experiments import EXPERIMENTS, run_experiment
+from labkit.course.experiments import review_examples as rx
 
 CONTRACT_KEYS = {"schemaVersion", "base", "files", "risks", "totals", "complete", "gate", "reportSha256"}
 
@@ -18,7 +18,7 @@ def quick_result():
 
 
 def test_experiment_is_registered_and_reports_every_scenario(quick_result):
-    assert EXPERIMENTS["review-examples"] == "labkit.experiments.review_examples:run"
+    assert EXPERIMENTS["review-examples"] == "labkit.course.experiments.review_examples:run"
     names = [e["name"] for e in quick_result["examples"]]
     assert names == list(rx.SCENARIOS)
     for e in quick_result["examples"]:
@@ -53,7 +53,7 @@ def test_cli_experiment_prints_json(cli):
 
 
 def test_figures_have_titles_labels_and_takeaways(quick_result):
-    from labkit.plots import FIGURES
+    from labkit.course.plots import FIGURES
     import importlib
 
     targets = FIGURES["review-examples"]
@@ -69,7 +69,7 @@ def test_figures_have_titles_labels_and_takeaways(quick_result):
 def test_explorer_renders_its_default_and_recomputes():
     import ipywidgets
 
-    from labkit.widgets.review import allow_explorer, report_html, review_with
+    from labkit.course.widgets.review import allow_explorer, report_html, review_with
 
     widget = allow_explorer()  # outside a kernel the Output cannot capture; its parts can be checked
     assert isinstance(widget.children[0], ipywidgets.SelectMultiple) and widget.children[0].value == ("tests/",)

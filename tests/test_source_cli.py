@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from labkit.source import fixtures as fx
+from labkit.course import source_fixtures as fx
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from labkit.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab09
-from labkit.experiments import EXPERIMENTS, run_experiment
-from labkit.plots import FIGURES
-from labkit.source import fixtures as fx
+from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab09
+from labkit.course.experiments import EXPERIMENTS, run_experiment
+from labkit.course.plots import FIGURES
+from labkit.course import source_fixtures as fx
 from labkit.source import load_config, source_read
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def experiment():
 # -- the comparison experiment ----------------------------------------------------------------
 
 def test_experiment_is_registered():
-    assert EXPERIMENTS["pinned-source"] == "labkit.experiments.pinned_source:run"
+    assert EXPERIMENTS["pinned-source"] == "labkit.course.experiments.pinned_source:run"
 
 
 def test_same_request_diverges_between_v1_and_v2(experiment):
@@ -41,7 +41,7 @@ def test_same_request_diverges_between_v1_and_v2(experiment):
 
 def test_experiment_runs_committed_code_not_the_dirty_checkout(world):
     """The dirty pricing.py (if False and ...) would answer OK for v2 too; the export never sees it."""
-    from labkit.experiments.pinned_source import compare_versions
+    from labkit.course.experiments.pinned_source import compare_versions
 
     result = compare_versions(world, request={"quote_version": "r2", "quoted_total_cents": 3100})
     codes = {r["label"].split(" ")[0]: r["code"] for r in result["rows"]}
@@ -66,12 +66,12 @@ def test_figures_are_registered_and_labelled(experiment):
         title, xlabel, ylabel = _text_of(fig)
         assert title and xlabel and ylabel
         assert getattr(fig, "labkit_takeaway", "")
-    from labkit.plots.pinned_source import plot_request_outcomes
+    from labkit.course.plots.pinned_source import plot_request_outcomes
     assert "cents" in _text_of(plot_request_outcomes(experiment))[2]
 
 
 def test_explorer_resolves_and_reports_gaps(world):
-    from labkit.widgets.pinned_source import deployment_explorer, pinned_commits, render_pinned
+    from labkit.course.widgets.pinned_source import deployment_explorer, pinned_commits, render_pinned
 
     config = load_config(world.config_path)
     mixed = pinned_commits(config, fx.STORE_2, "2026-09-13", 12)

@@ -8,7 +8,7 @@ import pytest
 
 from labkit.course.labfiles import lab_names
 from labkit.errors import LabkitError
-from labkit.starter import answer_source, assigned_names, make_starter, write_starters
+from labkit.course.starter import answer_source, assigned_names, make_starter, write_starters
 
 
 def _nb(cells):

@@ -11,7 +11,7 @@ from .conftest import plain_git
 from labkit import names
 
 from labkit.errors import LabkitError
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.repo_builder import IsolatedRepo
 from labkit.status import git_status
 
 EMPTY_HIDDEN = {"changes": 0, "conflicts": 0}

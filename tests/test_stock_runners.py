@@ -26,7 +26,7 @@ import nbformat
 import pytest
 
 from labkit.course.labfiles import lab_names, labs_dir, read_lab
-from labkit.notebooks import KERNEL_NAME, execute_notebook
+from labkit.course.notebooks import KERNEL_NAME, execute_notebook
 
 NAMES = lab_names()
 CELL_TIMEOUT = 120
@@ -77,7 +77,7 @@ def _assert_no_echo(name: str, echoed: list[int]) -> None:
     assert not echoed, (
         f"{name}: cells {sorted(set(echoed))} made the runner send widget state back on the shell socket "
         "(output captured with `with out:` into an ipywidgets Output); under the stock runners such a cell "
-        "can wait for its whole timeout. Write the view into Output.outputs (labkit.widgets.explorer).")
+        "can wait for its whole timeout. Write the view into Output.outputs (labkit.course.widgets.explorer).")
 
 
 def _errors(nb) -> list[str]:
@@ -88,7 +88,7 @@ def _errors(nb) -> list[str]:
 # -- the cause, on a minimal notebook -----------------------------------------------------------------
 
 _SLIDER_CELLS = [
-    "%matplotlib inline\nimport ipywidgets as w\nfrom labkit.plots import new_figure",
+    "%matplotlib inline\nimport ipywidgets as w\nfrom labkit.course.plots import new_figure",
     "def render(n):\n    fig, ax = new_figure(figsize=(3, 2)); ax.plot(range(n)); return fig\n"
     "s = w.IntSlider(value=3, min=1, max=9)",
     None,  # the explorer cell, per variant
@@ -96,7 +96,7 @@ _SLIDER_CELLS = [
     "s.value = 7",
 ]
 _EXPLORER = {
-    "labkit": "from labkit.widgets import explorer\nui = explorer(lambda n: n, render, {'n': s})\nui",
+    "labkit": "from labkit.course.widgets import explorer\nui = explorer(lambda n: n, render, {'n': s})\nui",
     # what labkit's explorer did before: capture the view with `with out:`
     "captured": ("from IPython.display import display\nout = w.Output()\n"
                  "def update(_=None):\n    out.clear_output(wait=True)\n    with out:\n        display(render(s.value))\n"
@@ -132,7 +132,7 @@ def test_explorer_view_is_widget_state_and_follows_its_control():
     import ipywidgets as w
     from IPython.display import HTML
 
-    from labkit.widgets import explorer
+    from labkit.course.widgets import explorer
 
     slider = w.IntSlider(value=2, min=0, max=5)
 
@@ -204,7 +204,7 @@ def test_execute_notebook_leaves_no_kernel_or_child_behind(tmp_path):
 
 @pytest.fixture(scope="module")
 def starters(tmp_path_factory) -> Path:
-    from labkit.starter import write_starters
+    from labkit.course.starter import write_starters
 
     out = tmp_path_factory.mktemp("starters")
     write_starters(out)

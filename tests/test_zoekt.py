@@ -18,7 +18,7 @@ from labkit.codesearch.query import plan_query
 from labkit.codesearch.zoekt import (LocalZoekt, _post, build_query, missing_binaries, zoekt_literal,
                                      zoekt_quote)
 from labkit.errors import LabkitError
-from labkit.repo_builder import IsolatedRepo
+from labkit.course.repo_builder import IsolatedRepo
 
 SECRET = "zk_SECRET_value_77"
 

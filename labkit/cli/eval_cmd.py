@@ -17,7 +17,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> dict:
-    from labkit.codesearch.eval import evaluate
+    from labkit.course.codesearch_eval import evaluate
 
     backends = ("embedded", "zoekt") if args.backend == "both" else (args.backend,)
     rankings = ("raw", "definition-first") if args.raw_order else ("definition-first",)

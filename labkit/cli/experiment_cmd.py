@@ -13,14 +13,14 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> dict:
-    from labkit.experiments import run_experiment
+    from labkit.course.experiments import run_experiment
 
     return run_experiment(args.name, quick=args.quick)
 
 
 def render(result: dict) -> str:
     """Tables for row lists, then the scalar fields as name/value lines."""
-    from labkit.report import flatten
+    from labkit.course.report import flatten
 
     from ._common import table
 

@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
 
 
 def run_starter(args) -> dict:
-    from labkit.starter import write_starters
+    from labkit.course.starter import write_starters
 
     return write_starters(args.out, force=args.force)
 

@@ -16,7 +16,7 @@ def add_parser(sub) -> None:
 
 def run(args):
     """Exit 1 only when an experiment or a lab failed to run; a missed target is shown on the page, not here."""
-    from labkit.report import build_report
+    from labkit.course.report import build_report
 
     from . import EXIT_ERROR, EXIT_OK
 

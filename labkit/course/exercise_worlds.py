@@ -81,7 +81,7 @@ READING_EVENTS = {
 
 def build_reading_world(repo) -> None:
     """Lab 04: the drift world plus a tracked notes.md and a tracked .env, all committed but drift.txt's V1."""
-    from labkit.experiments import git_worlds
+    from labkit.course.experiments import git_worlds
 
     repo.write_many({"notes.md": "# notes\n", ".env": "TOKEN=lab04-fake-1\n"})
     git_worlds.drift_world(repo)
@@ -89,7 +89,7 @@ def build_reading_world(repo) -> None:
 
 def apply_reading_event(repo, event: str) -> None:
     """Lab 04: make one of :data:`READING_EVENTS` happen in ``repo``."""
-    from labkit.experiments import git_worlds
+    from labkit.course.experiments import git_worlds
 
     if event == "touch":
         repo.write(git_worlds.DRIFT_PATH, repo.read(git_worlds.DRIFT_PATH))
@@ -119,7 +119,7 @@ def build_agent_runs(repo) -> dict:
     the diff as it is *now*; the story never says which agent read when.
     """
     from labkit.diff import read_all_pages
-    from labkit.experiments import git_worlds
+    from labkit.course.experiments import git_worlds
 
     git_worlds.drift_world(repo)
     before = read_all_pages(repo.path, max_bytes=1024)
@@ -142,7 +142,7 @@ AFTER_APPROVAL = {
 
 def build_approval_world(repo) -> None:
     """Lab 07: the review world after the formatter spill, with a .gitignore for caches committed first."""
-    from labkit.experiments import review_examples as rx
+    from labkit.course.experiments import review_examples as rx
 
     rx.base_world(repo)
     repo.write(".gitignore", "__pycache__/\n")
@@ -186,7 +186,7 @@ def out_of_stock(text: str, warehouse: str, *, first_lines: int | None = None) -
 
 def build_session_world(repo) -> None:
     """Lab 11: the shop of lab 10 with three changes: src/pricing.py, src/cart.py and a new src/coupons.py."""
-    from labkit.ledger_replay import build_review_world
+    from labkit.course.ledger_replay import build_review_world
 
     build_review_world(repo)
     cart = repo.read("src/cart.py").decode()

@@ -105,12 +105,12 @@ class Outcome:
 
 def checker_module(lab: str):
     """The checker module of ``lab`` (``"03-utf8-pagination"`` or ``"03"``): the one place that knows where checkers live."""
-    return importlib.import_module(f"labkit.check.lab{lab[:2]}")
+    return importlib.import_module(f"labkit.course.check.lab{lab[:2]}")
 
 
 def exercises_of(lab: str) -> dict[str, Any]:
     """``{"q1": Exercise, ...}`` in question order."""
-    from labkit.check import Exercise
+    from labkit.course.check import Exercise
 
     module = checker_module(lab)
     found = {k: v for k, v in vars(module).items() if isinstance(v, Exercise) and re.fullmatch(r"q\d+", k)}
@@ -357,7 +357,7 @@ class Grader:
         client.on_cell_executed = executed
         client.on_cell_execute = started
         group: list[int | None] = []
-        from labkit.notebooks import kernel_group, shutdown_kernel
+        from labkit.course.notebooks import kernel_group, shutdown_kernel
 
         client.on_notebook_start = lambda **_: group.append(kernel_group(km))
         result = Run(nb=run_nb)

@@ -23,8 +23,10 @@ _LAB_NAME = re.compile(r"\d\d-[a-z0-9-]+\Z")
 
 
 def labs_dir() -> Path:
-    """The folder that holds the lab notebooks."""
-    return Path(__file__).resolve().parents[2] / "labs"
+    """The folder that holds the lab notebooks: package data (``labkit/course/labs``), wherever labkit is installed."""
+    from labkit.resources import resource_path
+
+    return resource_path("course", "labs")
 
 
 def lab_names() -> list[str]:
@@ -71,7 +73,7 @@ def is_solution_cell(cell) -> bool:
 
 def answer_names(source: str) -> list[str]:
     """The ``answer_qN`` names a solution cell assigns at top level, in order."""
-    from labkit.starter import assigned_names
+    from labkit.course.starter import assigned_names
 
     return [n for n in assigned_names(source) if ANSWER_NAME.match(n)]
 

@@ -324,7 +324,7 @@ def probe(level: str, scratch: str | Path, uid: int | None = None) -> str | None
         os.chmod(scratch, 0o711)
     spec_path = scratch / "probe-spec.json"
     spec.write(spec_path)
-    code = ("import os, labkit.check, ipykernel; open(os.path.join(os.environ['JUPYTER_RUNTIME_DIR'], 'probe.txt')).read();"
+    code = ("import os, labkit.course.check, ipykernel; open(os.path.join(os.environ['JUPYTER_RUNTIME_DIR'], 'probe.txt')).read();"
             "print('ok', os.getuid())")
     try:
         proc = subprocess.run([*launcher(spec_path), sys.executable, "-c", code], capture_output=True, text=True,

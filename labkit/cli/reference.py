@@ -1,0 +1,137 @@
+"""``docs/reference.md``: the machine contract, generated from the declarations.
+
+The tool sections come from :data:`labkit.tools.TOOLS`, the error codes from
+:data:`labkit.errors.CODES`, the path rules from :mod:`labkit.rules`, and the
+other commands' sections from their argparse help. Regenerate with::
+
+    python -m labkit.cli.reference > docs/reference.md
+
+A test compares the committed file with :func:`render`.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+
+from labkit import rules, tools
+from labkit.errors import CODES
+
+_WIDTH = "100"
+
+_GENERAL = """\
+## General rules
+
+- Every command takes `--json`; with it, stdout holds exactly one JSON object (UTF-8, no trailing text).
+  Without it, a readable human form is printed.
+- Failure with `--json`: stdout holds `{"error": {"code": CODE, "message": TEXT}}`. A message never
+  contains an absolute path of the machine running labkit, a secret, or raw git stderr.
+- Exit status: 0 success; 1 a contract error (the error object says which); 2 a usage error (unknown
+  flag, missing argument; under `--json` the error object with code `invalid_argument` is printed
+  too); 3 `review` printed its report and the gate is `block`; 130 interrupted.
+- Paths in every output are POSIX, relative to the root they belong to. A name that is not valid
+  UTF-8 or holds a backslash is escaped (`\\xNN` for each byte that is not UTF-8, `\\\\` for a
+  backslash) and its entry carries `pathEscaped: true` (and `pathNotUtf8: true` when bytes were
+  escaped). The escaped form is accepted back wherever a path is an argument.
+- Field names are camelCase. Unknown extra fields are allowed everywhere; fields are added, never
+  renamed or dropped.
+- A repository under inspection is untrusted: git runs against a private config labkit writes, never
+  the repository's own; no symlink is followed when reading workspace files.
+- MCP: `labkit mcp serve --root ROOT [--index DIR] [--ledger FILE]` serves the tools below over
+  stdio. Tool arguments are the declared names (snake_case). A call whose arguments break the input
+  schema is a tool result with `isError` and the `invalid_argument` object; an unknown tool or a
+  malformed `tools/call` request is a JSON-RPC error `-32602`. A successful result carries its body
+  once, in `structuredContent` (which matches the tool's `outputSchema`).
+"""
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _synopsis(tool: tools.Tool) -> str:
+    parts = ["labkit", tool.command, "INDEX_DIR" if tool.target == "index" else "ROOT"]
+    for arg in tool.cli_args():
+        if arg.positional:
+            parts.append(arg.cli_name)
+        elif arg.type is bool:
+            parts.append(f"[{arg.cli_name}]")
+        elif arg.type is list:
+            parts.append(f"[{arg.cli_name} PATH ...]")
+        else:
+            parts.append(f"[{arg.cli_name} {'N' if arg.type is int else arg.name.upper()}]")
+    return " ".join(parts + ["[--json]"])
+
+
+def _tool_section(tool: tools.Tool) -> list[str]:
+    out = [f"### `{tool.name}`" + (f" / `labkit {tool.command}`" if tool.command else " (MCP only)"), "",
+           tool.summary, ""]
+    if tool.command:
+        out += ["```", _synopsis(tool), "```", ""]
+    out += [f"Needs: {'a git work tree' if tool.target == 'git' else 'an index folder' if tool.target == 'index' else 'a folder'}.", ""]
+    if tool.args:
+        out += ["| argument (MCP) | CLI | type | default | bounds | meaning |", "|---|---|---|---|---|---|"]
+        for a in tool.args:
+            cli = "—" if a.cli_name is None else f"`{a.cli_name}`"
+            mcp = f"`{a.name}`" if a.mcp else f"(CLI only) `{a.name}`"
+            req = " (required)" if a.required else ""
+            default = "" if a.default is None else f"`{a.default}`"
+            out.append(f"| {mcp}{req} | {cli} | {a.type.__name__} | {default} | {_cell(a.bounds_text())} | "
+                       f"{_cell(a.help)} |")
+        out.append("")
+    props = tool.output.get("properties", {})
+    required = tool.output.get("required", [])
+    out.append("Output fields: " + ", ".join(f"`{k}`" + ("" if k in required else " (optional)")
+                                              for k in props) + ".")
+    if tool.output_notes:
+        out += ["", tool.output_notes]
+    out += ["", "Errors: " + ", ".join(f"`{c}`" for c in tool.errors) + ".", ""]
+    return out
+
+
+def _other_commands() -> list[str]:
+    from labkit.cli import build_parser
+
+    os.environ["COLUMNS"] = _WIDTH
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    declared = set(tools.BY_COMMAND)
+    out = ["## Other commands", "", "Their arguments as `--help` prints them.", ""]
+    for name, p in sub.choices.items():
+        if name in declared:
+            continue
+        inner = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        parsers = [(f"{name} {n}", q) for n, q in inner[0].choices.items()] if inner else [(name, p)]
+        for title, q in parsers:
+            out += [f"### `labkit {title}`", "", "```", q.format_help().rstrip(), "```", ""]
+    return out
+
+
+def render() -> str:
+    out = ["# labkit reference", "",
+           "Generated from the tool declarations (`labkit/tools.py`), the error codes (`labkit/errors.py`) "
+           "and the path rules (`labkit/rules.py`); do not edit by hand. Regenerate with "
+           "`python -m labkit.cli.reference > docs/reference.md`.", "", _GENERAL, "## Error codes", "",
+           "| code | meaning |", "|---|---|"]
+    out += [f"| `{code}` | {_cell(meaning)} |" for code, meaning in CODES.items()]
+    out += ["", "## Sensitive and noise paths", "",
+            "One rule set serves search, status, diff, review, reads, the index and the MCP tools. "
+            "Built-in names are matched case-insensitively at any depth; a workspace's `.labignore` "
+            "(gitignore syntax) adds patterns.", "",
+            "Names are compared lower-cased, without trailing dots and spaces, and again with backup "
+            "endings removed (" + ", ".join(f"`{e}`" for e in rules.BACKUP_ENDINGS) + "). Templates stay "
+            "readable: " + ", ".join(f"`{t}`" for t in sorted(rules.SENSITIVE_TEMPLATES)) + ".", "",
+            "| kind | pattern | why |", "|---|---|---|",
+            *[f"| {r.kind} | `{r.pattern}` | {_cell(r.reason)} |" for r in rules.SENSITIVE_RULES], "",
+            "- Noise folders (skipped by content tools, not an error): "
+            + ", ".join(f"`{d}/`" for d in sorted(rules.NOISE_DIRS)) + ".", "",
+            "## Tools", ""]
+    for tool in tools.TOOLS:
+        out += _tool_section(tool)
+    out += _other_commands()
+    return "\n".join(out).rstrip() + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    sys.stdout.write(render())

@@ -1,0 +1,142 @@
+"""Exercise checkers in the style of Kaggle's learntools.
+
+Each lab module (``labkit.course.check.lab03`` …) defines ``Exercise`` instances.
+In a notebook::
+
+    from labkit.course.check import lab03
+    answer = ...          # the learner replaces the Ellipsis
+    lab03.q1.check(answer)
+    lab03.q1.hint()
+    lab03.q1.solution()   # the lab's solution cell, read from the lab file
+
+A failed check says what is wrong with *the learner's* answer and never reveals
+the expected one. An untouched answer (``...`` or ``None``) reads as
+"not attempted". Wrong answers that matter are realistic agent mistakes, and
+each ``Exercise`` can recognise them by name through ``Mistake`` rules.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+CORRECT = "correct"
+INCORRECT = "incorrect"
+NOT_ATTEMPTED = "not_attempted"
+
+
+class Incorrect(Exception):
+    """Raised by an exercise's validator with a learner-facing explanation."""
+
+
+@dataclass
+class CheckResult:
+    exercise: str
+    status: str
+    message: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status == CORRECT
+
+    def __str__(self) -> str:
+        icon = {CORRECT: "Correct", INCORRECT: "Incorrect", NOT_ATTEMPTED: "Not attempted"}[self.status]
+        return f"[{self.exercise}] {icon}: {self.message}"
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        color = {CORRECT: "#1b7e3c", INCORRECT: "#b3261e", NOT_ATTEMPTED: "#6b6b6b"}[self.status]
+        label = {CORRECT: "Correct", INCORRECT: "Incorrect", NOT_ATTEMPTED: "Not attempted"}[self.status]
+        return (f'<div style="border-left:4px solid {color};padding:4px 10px">'
+                f'<b style="color:{color}">{label}</b> <span>({html.escape(self.exercise)})</span><br>'
+                f'{html.escape(self.message)}</div>')
+
+
+@dataclass
+class Hint:
+    text: str
+
+    def __str__(self) -> str:
+        return f"Hint: {self.text}"
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return f'<div style="border-left:4px solid #3465a4;padding:4px 10px"><b>Hint</b><br>{html.escape(self.text)}</div>'
+
+
+@dataclass
+class Solution:
+    """An exercise's solution: the code of the lab's ``solution`` cell, then why it is right."""
+
+    code: str
+    explanation: str = ""
+
+    @property
+    def text(self) -> str:
+        return self.code + (f"\n\n{self.explanation}" if self.explanation else "")
+
+    def __str__(self) -> str:
+        return f"Solution (the code runs as is in this notebook):\n{self.code}" + (
+            f"\n\nWhy: {self.explanation}" if self.explanation else "")
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        why = f"<p><b>Why:</b> {html.escape(self.explanation)}</p>" if self.explanation else ""
+        return ('<div style="border-left:4px solid #7a4ea3;padding:4px 10px"><b>Solution</b> '
+                '(the code runs as is in this notebook)'
+                f'<pre>{html.escape(self.code)}</pre>{why}</div>')
+
+
+def is_unattempted(answer: Any) -> bool:
+    return answer is Ellipsis or answer is None
+
+
+@dataclass
+class Exercise:
+    """One exercise: a validator that raises ``Incorrect`` with an explanation.
+
+    ``validate(answer)`` returns None when the answer is right. It must phrase
+    every ``Incorrect`` message about the learner's answer, never the expected
+    one.
+    """
+
+    name: str
+    prompt: str
+    validate: Callable[[Any], None]
+    hint_text: str
+    explanation: str = ""
+    attempts: list = field(default_factory=list, repr=False)
+
+    def check(self, answer: Any = Ellipsis) -> CheckResult:
+        if is_unattempted(answer):
+            result = CheckResult(self.name, NOT_ATTEMPTED,
+                                 "replace the `...` placeholder with your answer, then run this cell again")
+        else:
+            try:
+                self.validate(answer)
+            except Incorrect as exc:
+                result = CheckResult(self.name, INCORRECT, str(exc))
+            else:
+                result = CheckResult(self.name, CORRECT, "well done.")
+        self.attempts.append(result.status)
+        return result
+
+    def hint(self) -> Hint:
+        return Hint(self.hint_text)
+
+    def solution(self) -> Solution:
+        """The lab's own solution cell for this exercise (read from the lab file), and why."""
+        from labkit.course.labfiles import solution_code
+
+        lab, number = self.name.split(".")  # "lab03.q1"
+        return Solution(solution_code(lab, f"answer_{number}"), self.explanation)
+
+
+def expect_type(answer: Any, kind: type | tuple, what: str) -> None:
+    """Raise Incorrect when an answer has the wrong Python type."""
+    if not isinstance(answer, kind):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise Incorrect(f"{what} should be a {names}, but you gave a {type(answer).__name__}")

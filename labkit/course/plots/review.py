@@ -1,0 +1,75 @@
+"""Figures for lab 07 (the diff review gate), from ``review-examples`` results."""
+from __future__ import annotations
+
+from labkit.course.plots import new_figure, takeaway
+
+GATE_COLORS = {"pass": "#2ca02c", "review": "#ff7f0e", "block": "#d62728"}
+RISK_COLORS = {
+    "UNAUTHORIZED_PATH": "#d62728", "LOCKFILE_CHANGED": "#9467bd", "DEPENDENCY_MANIFEST_CHANGED": "#8c564b",
+    "BINARY_CHANGED": "#1f77b4", "EXECUTABLE_MODE_CHANGED": "#17becf", "SUBMODULE_CHANGED": "#bcbd22",
+    "SENSITIVE_PATH": "#e377c2", "CI_CONFIG_CHANGED": "#7f7f7f",
+}
+
+
+def gate_examples(result: dict):
+    """One bar per agent run: its risks stacked by code, its gate written beside it."""
+    examples = result["examples"]
+    fig, ax = new_figure(figsize=(8.5, 0.55 * len(examples) + 2.2))
+    names = [e["name"] for e in examples]
+    ys = list(range(len(examples)))[::-1]
+    left = [0] * len(examples)
+    used = []
+    for code, col in RISK_COLORS.items():
+        counts = [sum(1 for r in e["report"]["risks"] if r["code"] == code) for e in examples]
+        if not any(counts):
+            continue
+        used.append(code)
+        ax.barh(ys, counts, left=left, color=col, label=code, height=0.6)
+        left = [a + b for a, b in zip(left, counts)]
+    for y, e, width in zip(ys, examples, left):
+        label = e["gate"].upper() + ("" if e["complete"] else " (incomplete)")
+        ax.text(width + 0.1, y, label, va="center", fontsize=9, fontweight="bold", color=GATE_COLORS[e["gate"]])
+    ax.set_yticks(ys, names)
+    ax.set_xlim(0, max(left + [1]) + 2.5)
+    ax.set_xlabel("risks in the report (count)")
+    ax.set_ylabel("agent run")
+    ax.set_title("The review gate on realistic agent runs")
+    if used:
+        ax.legend(fontsize=8, loc="upper right")
+    gates = {g: sum(1 for e in examples if e["gate"] == g) for g in GATE_COLORS}
+    counts = ", ".join(f"{n} {g}" for g, n in gates.items() if n)
+    lessons = []
+    allowed_risk = [e for e in examples if e["gate"] == "review"
+                    and not any(r["code"] == "UNAUTHORIZED_PATH" for r in e["report"]["risks"])]
+    if allowed_risk:
+        lessons.append(f"{allowed_risk[0]['name']} changed only allowed paths and still needs review")
+    blind = [e for e in examples if not e["complete"] and not e["report"]["risks"]]
+    if blind:
+        lessons.append(f"{blind[0]['name']} blocks with no risk at all, because its listing is incomplete")
+    text = f"{len(examples)} agent runs: {counts}."
+    if lessons:
+        text = f"{len(examples)} agent runs ({counts}): " + ";\n".join(lessons) + "."
+    return takeaway(fig, text)
+
+
+def listing_vs_patch(result: dict):
+    """Bytes of the numstat listing versus the full patch, per world (log scale)."""
+    rows = result["listingVsPatch"]
+    fig, ax = new_figure()
+    xs = range(len(rows))
+    width = 0.38
+    ax.bar([x - width / 2 for x in xs], [r["listingBytes"] for r in rows], width, color="#2ca02c",
+           label="numstat -z listing")
+    ax.bar([x + width / 2 for x in xs], [r["patchBytes"] for r in rows], width, color="#d62728", label="full patch")
+    for x, r in zip(xs, rows):
+        ax.text(x + width / 2, r["patchBytes"], f"{r['patchToListing']}x", ha="center", va="bottom", fontsize=9)
+    ax.set_yscale("log")
+    ax.set_xticks(list(xs), [f"{r['world']}\n({r['files']} files)" for r in rows])
+    ax.set_ylabel("bytes git printed (log scale)")
+    ax.set_xlabel("world")
+    ax.set_title("What the gate reads first: the listing, not the patch")
+    ax.legend(loc="upper left")
+    ratios = [r["patchBytes"] / r["listingBytes"] for r in rows if r["listingBytes"]]
+    span = f"{min(ratios):,.1f}x" if len(ratios) == 1 else f"{min(ratios):,.1f}–{max(ratios):,.1f}x"
+    return takeaway(fig, f"The patch was {span} the listing here:\n"
+                         "decide scope from the listing, then read the patches you are allowed to read.")

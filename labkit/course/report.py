@@ -1,0 +1,692 @@
+"""``labkit report``: run every experiment and lab, write one HTML page an instructor can present.
+
+The page opens with a headline table (each defect the course reproduces, the
+seed's figure, labkit's measured figure, the target and whether it was met;
+see :mod:`labkit.course.targets`), then a table of contents, then one section
+per experiment: its figures with one caption each, the few numbers that
+matter, and the raw data folded away. It is self-contained (inline CSS,
+figures as PNG data URIs, the bundled fallback fonts as data URIs) so it can
+be opened offline or mailed. Executed notebooks go under the output folder,
+never into ``labs/``.
+
+A missed target is shown as missed; the exit status of the command reflects
+only experiments and labs that failed to run.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+#: Experiment sections in the order an instructor tells the story (others follow).
+SECTION_ORDER = [
+    "utf8-pagination", "snapshot-drift", "pagination-cost", "mcp-paging", "context-scale", "search-bench",
+    "code-search-eval", "code-search-bench", "review-examples", "pinned-source",
+]
+
+#: One sentence per experiment: what it measures (never what it found: that comes from the data).
+INTRO = {
+    "utf8-pagination": "Lab 03. One line of multibyte text, paged at 1,024 B by the naive pager (byte slices "
+                       "decoded one by one) and by the safe pager; the client rebuilds the diff from the pages.",
+    "snapshot-drift": "Lab 04. The worktree changes from V1 to V2 after page 1; three readers page on: unbound, "
+                      "bound to a snapshot, and bound to the first page's revision hash.",
+    "pagination-cost": "Lab 03. Reading a whole diff in 64 KiB pages through a snapshot, or regenerating the diff "
+                       "for every page, against one plain git diff; medians side by side.",
+    "mcp-paging": "Lab 10. The same question through one running MCP server in 256 KiB pages; the server's "
+                  "start-up is paid once and reported apart.",
+    "context-scale": "Lab 06. Four strategies gather context for one change in projects of growing size: "
+                     "A reads every file, B searches the changed name, C adds a hand-picked term, D expands "
+                     "automatically.",
+    "search-bench": "Lab 01. The python and ripgrep engines and auto (and the code-search index, where the run "
+                    "builds one) on corpora from a handful of files to large files, in-process and as whole "
+                    "processes.",
+    "code-search-eval": "Lab 08. The frozen eval over pinned releases of real packages: Hit@1, Hit@5, the search → "
+                        "context loop and no-match cases, per backend, ranking and split.",
+    "code-search-bench": "Lab 08. The embedded index and Zoekt side by side on one corpus and one query set: "
+                         "latency (each backend taking turns), build time and index size against the corpus.",
+    "review-examples": "Lab 07. The review gate on realistic agent runs, and what it reads first: the numstat "
+                       "listing rather than the patch.",
+    "pinned-source": "Lab 09. One request through the code each store actually ran, from the deployment table, "
+                     "and through main.",
+}
+
+STATUS_LABEL = {"met": "✓ met", "missed": "✗ missed", "not run": "not run", "not measured": "not measured",
+                "failed to run": "failed to run"}
+
+
+@dataclass
+class StepResult:
+    name: str
+    ok: bool
+    seconds: float
+    error: str | None = None
+    detail: str | None = None
+    data: dict | None = None
+    figures: list = field(default_factory=list)  # [(title, takeaway, png_bytes)]
+
+
+def run_experiment_step(name: str, *, quick: bool) -> StepResult:
+    from labkit.course.experiments import load_target, run_experiment
+    from labkit.course.plots import FIGURES, figure_to_png
+
+    start = time.perf_counter()
+    try:
+        data = run_experiment(name, quick=quick)
+    except Exception as exc:  # a failing experiment is reported, not fatal to the report
+        return StepResult(name, False, time.perf_counter() - start, error=f"{type(exc).__name__}: {exc}",
+                          detail=traceback.format_exc(limit=3))
+    step = StepResult(name, True, time.perf_counter() - start, data=data)
+    for target in FIGURES.get(name, []):
+        try:
+            fig = load_target(target)(data)
+            title = fig.axes[0].get_title() if fig.axes else name
+            # The caption is printed once, under the image, by the page: not drawn into the PNG too.
+            step.figures.append((title or name, getattr(fig, "labkit_takeaway", ""), figure_to_png(fig, caption=False)))
+        except Exception as exc:
+            step.ok = False
+            step.error = f"figure {target} failed: {type(exc).__name__}: {exc}"
+    return step
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def run_lab_step(path: Path, out_dir: Path, *, timeout: int) -> StepResult:
+    from labkit.course.notebooks import execute_notebook
+
+    run = execute_notebook(path, out_dir / path.name, timeout=timeout)
+    detail = None
+    if not run.ok:
+        detail = f"failing cell {run.failed_cell_index}:\n{run.failed_cell_source or ''}"
+    # A kernel's traceback is coloured for a terminal; the page and a log get plain text.
+    error = _ANSI.sub("", run.error) if run.error else run.error
+    return StepResult(path.stem, run.ok, run.seconds, error=error, detail=detail)
+
+
+# -- numbers: one format per column, with units --------------------------------------------------
+
+@dataclass(frozen=True)
+class Col:
+    key: str
+    label: str
+    unit: str = ""  # "B", "ms", "s", "×", "%", "KiB", "cents", or "" for counts and text
+    fraction: bool = False  # a 0..1 fraction shown as a percentage
+
+
+_RATIO = re.compile(r"(ratio|Over|To[A-Z])", re.IGNORECASE)
+
+
+def unit_for(key: str) -> tuple[str, bool]:
+    """(unit, is_fraction) for a result field, from its name: ``medianMs`` -> ms, ``diffBytes`` -> B."""
+    parts = key.split(".")
+    leaf, parents = parts[-1], parts[:-1]
+    if leaf.endswith("Ms") or any(p.endswith("Ms") for p in parents):
+        return "ms", False
+    if leaf.endswith("KiB"):
+        return "KiB", False
+    if leaf.endswith("Bytes") or leaf == "bytes" or leaf.startswith("bytes") or any(p == "bytes" for p in parents):
+        return "B", False
+    if re.search(r"[a-z]S$", leaf) or leaf == "seconds":
+        return "s", False
+    if leaf.endswith("Cents"):
+        return "cents", False
+    if leaf.lower().startswith(("recall", "precision")) or leaf.endswith("Rate"):
+        return "%", True
+    if _RATIO.search(leaf):
+        return "×", False
+    return "", False
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _decimals(values: list[float]) -> int:
+    nonzero = [abs(v) for v in values if v]
+    if not nonzero:
+        return 0
+    smallest = min(nonzero)
+    return 0 if smallest >= 100 else 1 if smallest >= 10 else 2 if smallest >= 1 else 3
+
+
+def format_column(values: list, *, fraction: bool = False) -> list[str]:
+    """Every value of one column in one format: integers grouped, or one fixed number of decimals; never an exponent."""
+    numbers = [v for v in values if _is_number(v)]
+    if fraction:
+        numbers = [100 * v for v in numbers]
+        values = [100 * v if _is_number(v) else v for v in values]
+    all_int = all(isinstance(v, int) or float(v).is_integer() for v in numbers) and not fraction
+    digits = 0 if all_int else _decimals([float(v) for v in numbers])
+    out = []
+    for v in values:
+        if v is None:
+            out.append("—")
+        elif isinstance(v, bool):
+            out.append("yes" if v else "no")
+        elif _is_number(v):
+            out.append(f"{v:,.{digits}f}")
+        elif isinstance(v, (list, tuple)):
+            text = ", ".join(str(x) for x in v)
+            out.append(text if len(text) <= 120 else text[:117] + "…")
+        elif isinstance(v, dict):
+            text = json.dumps(v, ensure_ascii=False)
+            out.append(text if len(text) <= 120 else text[:117] + "…")
+        else:
+            out.append(str(v))
+    return out
+
+
+def render_table(rows: list[dict], columns: list[Col], *, max_rows: int = 400, caption: str = "") -> str:
+    """A table in its own horizontal scroll box, numeric columns right-aligned."""
+    if not rows:
+        return "<p><em>no rows</em></p>"
+    shown = rows[:max_rows]
+    cells = {c.key: format_column([r.get(c.key) for r in shown], fraction=c.fraction) for c in columns}
+    numeric = {c.key for c in columns if any(_is_number(r.get(c.key)) for r in shown)}
+    head = "".join(f"<th{' class=num' if c.key in numeric else ''}>{html.escape(c.label)}"
+                   + (f" <span class=unit>({html.escape(c.unit)})</span>" if c.unit else "") + "</th>"
+                   for c in columns)
+    body = "".join("<tr>" + "".join(f"<td{' class=num' if c.key in numeric else ''}>{html.escape(cells[c.key][i])}</td>"
+                                    for c in columns) + "</tr>" for i in range(len(shown)))
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    more = (f"<p class=note>{len(rows) - max_rows:,} more rows in results.json</p>" if len(rows) > max_rows else "")
+    return f"<div class=scroll><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>{more}"
+
+
+def _auto_columns(rows: list[dict]) -> list[Col]:
+    keys: list[str] = []
+    for row in rows:
+        keys += [k for k in row if k not in keys]
+    cols = []
+    for key in keys:
+        unit, fraction = unit_for(key)
+        if fraction and not all(r.get(key) is None or (_is_number(r.get(key)) and 0 <= r[key] <= 1) for r in rows):
+            fraction, unit = False, ""
+        cols.append(Col(key, key, unit, fraction))
+    return cols
+
+
+def _flat_row(row: dict, prefix: str = "") -> dict:
+    """One level of nesting folded into dotted columns; nested lists of objects left to results.json."""
+    out = {}
+    for key, value in row.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flat_row(value, f"{name}."))
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            out[name] = f"{len(value)} objects (results.json)"
+        else:
+            out[name] = value
+    return out
+
+
+def flatten(data: dict, prefix: str = "") -> list[dict]:
+    """``{"a": {"b": 1}}`` -> ``[{"field": "a.b", "value": 1}]``; lists of records are left out
+    (``labkit experiment`` prints them as tables of their own)."""
+    rows = []
+    for key, value in data.items():
+        name = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, dict):
+            rows += flatten(value, name)
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            continue
+        else:
+            rows.append({"field": name, "value": value})
+    return rows
+
+
+def _is_records(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+def _is_keyed_records(value) -> bool:
+    return (isinstance(value, dict) and bool(value) and all(isinstance(v, dict) for v in value.values())
+            and all(not isinstance(x, (dict, list)) for v in value.values() for x in v.values()))
+
+
+def raw_tables(data: dict, prefix: str = "") -> str:
+    """Every field of a result: scalars in a field/value table, lists of records as tables of their own."""
+    scalars, blocks = [], []
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if _is_records(value):
+            rows = [_flat_row(v) for v in value]
+            blocks.append(f"<h4>{html.escape(name)}</h4>" + render_table(rows, _auto_columns(rows)))
+        elif _is_keyed_records(value):
+            rows = [{"name": k, **v} for k, v in value.items()]
+            blocks.append(f"<h4>{html.escape(name)}</h4>" + render_table(rows, _auto_columns(rows)))
+        elif isinstance(value, dict):
+            blocks.append(raw_tables(value, f"{name}."))
+        else:
+            scalars.append((name, value))
+    if scalars:
+        rows = []
+        for name, value in scalars:
+            unit, fraction = unit_for(name)
+            if fraction and not (_is_number(value) and 0 <= value <= 1):
+                unit, fraction = "", False
+            text = format_column([value], fraction=fraction)[0]
+            rows.append({"field": name, "value": f"{text} {unit}".rstrip() if _is_number(value) else text})
+        blocks.insert(0, render_table(rows, [Col("field", "field"), Col("value", "value")]))
+    return "".join(blocks)
+
+
+# -- the few numbers that matter, per experiment ------------------------------------------------
+
+def _pages_text(pages: list[int]) -> str:
+    from labkit.course.targets import page_ranges
+
+    return page_ranges(pages)
+
+
+def _key_utf8(d: dict) -> str:
+    rows = [{"pager": name, "fullBytes": r["fullBytes"], "pageCount": r["pageCount"],
+             "reconstructedBytes": r["reconstructedBytes"], "exactMatch": r["exactMatch"],
+             "replacementPages": _pages_text(r["replacementPages"])}
+            for name, r in (("naive", d["naive"]), ("safe", d["safe"]))]
+    table = render_table(rows, [Col("pager", "pager"), Col("fullBytes", "diff", "B"), Col("pageCount", "pages"),
+                                Col("reconstructedBytes", "rebuilt from pages", "B"),
+                                Col("exactMatch", "identical"), Col("replacementPages", "pages with U+FFFD")])
+    line = d.get("line", "")
+    m = re.search(r"<(\d+) x ([^>]+)>", line)
+    demo = (line.replace(m.group(0), m.group(2) * 3 + "…") if m else line)
+    out = [f"<p class=demo>Lab 03's changed line: <code id=lab03-line>{html.escape(demo)}</code>"
+           + (f" <span class=note>({int(m.group(1)):,} × {html.escape(m.group(2))} in all)</span>" if m else "")
+           + "</p>", table]
+    b = d.get("boundary")
+    if b:
+        out.append(f"<p>The first cut inside a character, at byte {b['cutOffset']:,}: the page ends "
+                   f"<code>{html.escape(b['bytesBefore'])}</code> and the next starts "
+                   f"<code>{html.escape(b['bytesAfter'])}</code>. Decoded one page at a time they read "
+                   f"<code class=glyphs>{html.escape(b['decodedBefore'])}</code> + "
+                   f"<code class=glyphs>{html.escape(b['decodedAfter'])}</code>; together, "
+                   f"<code class=glyphs>{html.escape(b['decodedTogether'])}</code>.</p>")
+    return "".join(out)
+
+
+def _key_drift(d: dict) -> str:
+    rows = [{"reader": "naive (no binding)", "bytes": d["naive"]["mixedBytes"], "pages": d["naive"]["pageCount"],
+             "v1": d["naive"]["mixedMatchesV1"], "v2": d["naive"]["mixedMatchesV2"], "refused": False},
+            {"reader": "snapshot-bound", "bytes": None, "pages": d["snapshot"]["pageCount"],
+             "v1": d["snapshot"]["matchesV1"], "v2": d["snapshot"]["matchesV2"], "refused": False},
+            {"reader": "revision-bound", "bytes": None, "pages": d["revision"]["pagesBeforeRefusal"],
+             "v1": None, "v2": None, "refused": d["revision"]["driftDetected"]}]
+    readers = render_table(rows, [Col("reader", "reader"), Col("bytes", "got", "B"), Col("pages", "pages read"),
+                                  Col("v1", "equals V1"), Col("v2", "equals V2"), Col("refused", "refused")])
+    detect = render_table(d.get("detection", []), [Col("field", "field checked"), Col("detects", "detects the drift"),
+                                                   Col("why", "why")])
+    return (f"<p>V1 and V2 diffs: {d['v1Bytes']:,} B and {d['v2Bytes']:,} B; HEAD "
+            f"{'unchanged' if d.get('headUnchanged') else 'moved'} during the read.</p>" + readers
+            + "<h4>Which field notices the drift</h4>" + detect)
+
+
+def _key_pagination(d: dict) -> str:
+    rows = [dict(r, diffMiB=r["diffBytes"] / 2**20) for r in d["rows"]]
+    return render_table(rows, [Col("diffMiB", "diff", "MiB"), Col("pages", "pages"),
+                               Col("fullDiffMs", "git diff", "ms"), Col("snapshotPagingMs", "snapshot", "ms"),
+                               Col("snapshotRatio", "snapshot ratio", "×"),
+                               Col("naivePagingMs", "regenerate", "ms"),
+                               Col("naiveRatio", "regenerate ratio", "×"),
+                               Col("naiveEstimated", "estimated"),
+                               Col("pageRequestPeakBytes", "page request peak", "B")],
+                        caption="Whole diff read in pages; ratios to one git diff of the same change")
+
+
+def _key_mcp(d: dict) -> str:
+    row = dict(d, diffMiB=d["diffBytes"] / 2**20)
+    return render_table([row], [Col("diffMiB", "diff", "MiB"), Col("pages", "pages"), Col("rounds", "rounds"),
+                                Col("fullDiffMedianMs", "one git diff", "ms"),
+                                Col("mcpPagingMedianMs", "paging over MCP", "ms"), Col("ratio", "ratio", "×"),
+                                Col("serverStartupMs", "server start-up (once)", "ms")])
+
+
+def _key_context(d: dict) -> str:
+    sizes = sorted({r["files"] for r in d["rows"]})
+    keep = {sizes[0], sizes[-1]} | ({506} if 506 in sizes else set())
+    shape = "invoice" if any(r["shape"] == "invoice" for r in d["rows"]) else d["rows"][0]["shape"]
+    rows = [r for r in d["rows"] if r["shape"] == shape and r["files"] in keep]
+    table = render_table(rows, [Col("files", "project", "files"), Col("strategy", "strategy"),
+                                Col("filesRead", "files read"), Col("estimatedTextBytes", "text read", "B"),
+                                Col("recall", "recall", "%", True), Col("precision", "precision", "%", True),
+                                Col("totalMs", "wall time", "ms")],
+                         caption=f"The seed's table, measured: shape {shape}")
+    goals = render_table(d.get("goals", []), [Col("shape", "shape"), Col("files", "project", "files"),
+                                              Col("recallD", "D recall", "%", True), Col("bytesD", "D read", "B"),
+                                              Col("bytesC", "C read", "B"), Col("bytesRatioDtoC", "D / C", "×"),
+                                              Col("met", "within target")])
+    return table + "<h4>D against its target, every shape and size</h4>" + goals
+
+
+def _key_search(d: dict) -> str:
+    rows = d["ratios"]["in-process"]
+    by_corpus: dict[str, dict] = {}
+    for r in rows:
+        c = by_corpus.setdefault(r["corpus"], {"corpus": r["corpus"], "auto": [], "py": []})
+        if r.get("autoOverBest") is not None:
+            c["auto"].append(r["autoOverBest"])
+        if r.get("pythonOverRipgrep") is not None:
+            c["py"].append(r["pythonOverRipgrep"])
+    sizes = {r["corpus"]: (r["files"], r["bytes"]) for r in d["rows"]}
+    table = []
+    for corpus, c in by_corpus.items():
+        files, nbytes = sizes.get(corpus, (None, None))
+        table.append({"corpus": corpus, "files": files, "MiB": nbytes / 2**20 if nbytes is not None else None,
+                      "autoWorst": max(c["auto"], default=None), "pyMin": min(c["py"], default=None),
+                      "pyMax": max(c["py"], default=None)})
+    table.sort(key=lambda r: r["MiB"] or 0)
+    return render_table(table, [Col("corpus", "corpus"), Col("files", "files"), Col("MiB", "size", "MiB"),
+                                Col("autoWorst", "auto / faster engine, worst query", "×"),
+                                Col("pyMin", "python / ripgrep, lowest", "×"),
+                                Col("pyMax", "python / ripgrep, highest", "×")],
+                        caption="In-process medians, each query run side by side on every engine") + (
+        f"<p class=note>{html.escape(d['indexNote'])}</p>" if d.get("indexNote") else "")
+
+
+def _key_eval(d: dict) -> str:
+    source = d.get("splitRows") or d["rows"]
+    rows = [dict(r, hit1Pct=r["hit1"] / r["positives"] if r["positives"] else None,
+                 hit5Pct=r["hit5"] / r["positives"] if r["positives"] else None) for r in source]
+    cols = []
+    if any("split" in r for r in rows):
+        cols.append(Col("split", "split"))
+    cols += [Col("backend", "backend"), Col("ranking", "ranking")]
+    cols += [Col("positives", "positive cases"), Col("hit1", "Hit@1"), Col("hit1Pct", "Hit@1", "%", True),
+             Col("hit5", "Hit@5"), Col("hit5Pct", "Hit@5", "%", True), Col("closedLoop", "closed loop"),
+             Col("noMatchSuccess", "no-match right"), Col("medianSearchMs", "search", "ms"),
+             Col("medianContextMs", "context", "ms")]
+    corpora = d.get("corpora") or [d.get("corpus", {})]
+    names = ", ".join(f"{c.get('package', '?')} {c.get('version', '')}".strip() for c in corpora)
+    head = f"<p>{d.get('cases', '?')} cases over {html.escape(names)}.</p>"
+    z = d.get("zoekt") or {}
+    note = "" if z.get("available") else f"<p class=note>Zoekt did not run: {html.escape(str(z.get('reason')))}</p>"
+    return head + render_table(rows, cols) + note
+
+
+def _key_index_bench(d: dict) -> str:
+    corpus = d.get("corpus", {})
+    head = (f"<p>Corpus: {html.escape(str(corpus.get('name', '?')))}, {corpus.get('files', 0):,} files, "
+            f"{corpus.get('bytes', 0) / 2**20:,.1f} MiB; {len(d.get('queries', []))} queries.</p>")
+    rows = render_table(d.get("rows", []), [Col("backend", "backend"), Col("p50Ms", "p50", "ms"),
+                                            Col("p95Ms", "p95", "ms"), Col("buildSeconds", "build", "s"),
+                                            Col("indexBytes", "index", "B"),
+                                            Col("indexToCorpus", "index / corpus", "×")])
+    z = d.get("zoekt") or {}
+    note = "" if z.get("available") else f"<p class=note>Zoekt did not run: {html.escape(str(z.get('reason')))}</p>"
+    return head + rows + note
+
+
+def _key_review(d: dict) -> str:
+    rows = [{"name": e["name"], "story": e.get("story", ""), "gate": e["gate"].upper(), "complete": e["complete"],
+             "files": e["totals"]["files"], "risks": ", ".join(e.get("riskCodes", [])) or "—"}
+            for e in d["examples"]]
+    listing = render_table(d.get("listingVsPatch", []), [Col("world", "world"), Col("files", "files"),
+                                                         Col("listingBytes", "numstat listing", "B"),
+                                                         Col("patchBytes", "full patch", "B"),
+                                                         Col("patchToListing", "patch / listing", "×")])
+    return render_table(rows, [Col("name", "run"), Col("story", "what the agent did"), Col("gate", "gate"),
+                               Col("complete", "complete"), Col("files", "files"), Col("risks", "risks")]) + listing
+
+
+def _key_pinned(d: dict) -> str:
+    return (f"<p>Request at {html.escape(d['at'])}: {d['request']['quoted_total_cents']:,} cents seen, rule "
+            f"{html.escape(d['request']['quote_version'])}.</p>"
+            + render_table(d["rows"], [Col("label", "code read"), Col("frontendRelease", "frontend"),
+                                       Col("backendRelease", "backend"), Col("code", "answer"),
+                                       Col("action", "action"), Col("totalCents", "total", "cents")]))
+
+
+KEY_NUMBERS = {
+    "utf8-pagination": _key_utf8, "snapshot-drift": _key_drift, "pagination-cost": _key_pagination,
+    "mcp-paging": _key_mcp, "context-scale": _key_context, "search-bench": _key_search,
+    "code-search-eval": _key_eval, "code-search-bench": _key_index_bench, "review-examples": _key_review, "pinned-source": _key_pinned,
+}
+
+
+# -- the page -------------------------------------------------------------------------------------
+
+_TEXT_FONTS = ('system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Labkit CJK",'
+               '"Apple Color Emoji","Segoe UI Emoji","Noto Color Emoji","Labkit Symbols",sans-serif')
+_MONO_FONTS = ('ui-monospace,"SFMono-Regular",Menlo,Consolas,"DejaVu Sans Mono","Labkit CJK","Labkit Symbols",'
+               'monospace')
+
+CSS = f"""
+*{{box-sizing:border-box}}
+html{{overflow-x:hidden}}
+body{{font-family:{_TEXT_FONTS};max-width:1100px;margin:1.5em auto;padding:0 1em;color:#222;line-height:1.45;
+overflow-wrap:anywhere}}
+code,pre{{font-family:{_MONO_FONTS};font-size:.92em}}
+h1{{margin-bottom:.1em}}h2{{margin-top:1.6em;border-bottom:2px solid #eee;padding-bottom:.2em}}
+.sub,.note{{color:#555}}.note{{font-size:.88em}}
+.scroll{{overflow-x:auto;max-width:100%;margin:.5em 0 1em}}
+table{{border-collapse:collapse;font-size:.88em;overflow-wrap:normal}}
+caption{{text-align:left;font-weight:bold;padding:.2em 0}}
+th,td{{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}}
+td{{overflow-wrap:break-word}}
+th{{background:#f3f3f3}}td.num,th.num{{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}}
+.unit{{font-weight:normal;color:#555}}
+.met{{color:#1b7e3c;font-weight:bold;white-space:nowrap}}.missed{{color:#b3261e;font-weight:bold;white-space:nowrap}}
+.na{{color:#666;white-space:nowrap}}.fail{{color:#b3261e;font-weight:bold}}.ok{{color:#1b7e3c;font-weight:bold}}
+table.headline{{width:100%;overflow-wrap:anywhere}}
+table.headline td:first-child{{width:18%}}table.headline td:last-child{{width:7em}}
+figure{{margin:1em 0;border:1px solid #e5e5e5;padding:.6em}}figure img{{max-width:100%;height:auto;display:block}}
+figcaption{{font-size:.92em;color:#333;margin-top:.4em}}
+pre{{background:#f7f7f7;padding:.5em;overflow:auto;max-width:100%}}
+details{{margin:.8em 0}}summary{{cursor:pointer;color:#333}}
+nav ol{{columns:2;padding-left:1.4em}}
+.demo code{{font-size:1.1em}}
+"""
+
+
+def _status_cell(status: str) -> str:
+    cls = {"met": "met", "missed": "missed", "failed to run": "fail"}.get(status, "na")
+    return f"<span class={cls}>{html.escape(STATUS_LABEL.get(status, status))}</span>"
+
+
+def headline_html(verdicts) -> str:
+    rows = []
+    for v in verdicts:
+        note = f"<br><span class=note>{html.escape(v.note)}</span>" if v.note else ""
+        rows.append(f"<tr data-status='{html.escape(v.status)}' data-key='{html.escape(v.key)}'>"
+                    f"<td><a href='#exp-{html.escape(v.experiment)}'>{html.escape(v.defect)}</a></td>"
+                    f"<td>{html.escape(v.seed)}</td><td>{html.escape(v.measured)}{note}</td>"
+                    f"<td>{html.escape(v.target)}</td><td>{_status_cell(v.status)}</td></tr>")
+    head = ("<tr><th>What the course reproduces</th><th>Seed's figure</th><th>labkit measured</th><th>Target</th>"
+            "<th>Status</th></tr>")
+    return f"<div class=scroll><table class=headline id=headline-table><thead>{head}</thead><tbody>{''.join(rows)}" \
+           "</tbody></table></div>"
+
+
+def _counts(verdicts) -> str:
+    from collections import Counter
+
+    n = Counter(v.status for v in verdicts)
+    from labkit.course.targets import STATUSES
+
+    parts = [f"{n[s]} {s}" for s in STATUSES if n[s]]
+    return f"{len(verdicts)} targets: " + ", ".join(parts)
+
+
+def _section(exp: StepResult, verdicts) -> str:
+    status = (f"<span class=ok>ran</span>" if exp.ok else "<span class=fail>FAILED</span>")
+    out = [f"<section id='exp-{html.escape(exp.name)}'><h2>{html.escape(exp.name)} <small>{status} · "
+           f"{exp.seconds:,.1f} s</small></h2>"]
+    if exp.name in INTRO:
+        out.append(f"<p>{html.escape(INTRO[exp.name])}</p>")
+    if exp.error:
+        out.append(f"<pre class=fail>{html.escape(exp.error)}</pre>")
+    mine = [v for v in verdicts if v.experiment == exp.name]
+    if mine:
+        out.append("<ul class=targets>" + "".join(
+            f"<li>{_status_cell(v.status)} {html.escape(v.target)}: {html.escape(v.measured)}"
+            + (f" <span class=note>({html.escape(v.note)})</span>" if v.note else "") + "</li>" for v in mine)
+                   + "</ul>")
+    for title, takeaway, png in exp.figures:
+        data = base64.b64encode(png).decode("ascii")
+        out.append(f"<figure><img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>"
+                   f"<figcaption>{html.escape(takeaway or title)}</figcaption></figure>")
+    if exp.data is not None:
+        key = KEY_NUMBERS.get(exp.name)
+        if key is not None:
+            try:
+                out.append("<h3>The numbers that matter</h3>" + key(exp.data))
+            except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError) as err:
+                out.append(f"<p class=note>Summary table unavailable for this result ({type(err).__name__}: "
+                           f"{html.escape(str(err))}); the raw data is below.</p>")
+        out.append(f"<details><summary>Raw data: every field of the result</summary>{raw_tables(exp.data)}</details>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def verdicts_for(experiments: list[StepResult]):
+    """Headline verdicts for the experiments this report ran; an experiment that raised is "failed to run"."""
+    from labkit.course.targets import FAILED, headline
+
+    failed = {e.name for e in experiments if not e.ok}
+    verdicts = [v for v in headline({e.name: e.data for e in experiments if e.ok})
+                if v.experiment in {e.name for e in experiments}]
+    for v in verdicts:
+        if v.experiment in failed:
+            v.status, v.note = FAILED, "the experiment raised an error; its section shows it"
+    return verdicts
+
+
+def render_html(experiments: list[StepResult], labs: list[StepResult], *, generated: str, quick: bool = False,
+                fonts: bool = True, verdicts=None) -> str:
+    """The whole page. ``fonts=False`` leaves the bundled fonts out (the browser test compares both)."""
+    if verdicts is None:
+        verdicts = verdicts_for(experiments)
+    by_name = {e.name: e for e in experiments}
+    ordered = [by_name[n] for n in SECTION_ORDER if n in by_name] + [e for e in experiments if e.name not in SECTION_ORDER]
+    lab_ok = sum(1 for lab in labs if lab.ok)
+    exp_ok = sum(1 for e in experiments if e.ok)
+    font_css = ""
+    if fonts:
+        from labkit.course.fonts import css_font_faces
+
+        font_css = css_font_faces()
+    mode = "quick run (small sizes: a smoke test, not the targets' sizes)" if quick else "full run"
+    toc = ["<li><a href='#headline'>Headline</a></li>"]
+    toc += [f"<li><a href='#exp-{html.escape(e.name)}'>{html.escape(e.name)}</a></li>" for e in ordered]
+    toc.append("<li><a href='#labs'>Labs</a></li>")
+    out = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>labkit report</title><style>{font_css}\n{CSS}</style></head><body>",
+        "<h1>labkit report</h1>",
+        f"<p class=sub>Trustworthy code evidence for AI coding agents. Generated {html.escape(generated)}, "
+        f"{mode}. Experiments: {exp_ok} of {len(experiments)} ran. Labs: {lab_ok} of {len(labs)} ran. "
+        f"{html.escape(_counts(verdicts))}.</p>",
+        "<h2 id=headline>Headline</h2>",
+        "<p>Each defect the course reproduces, the figure the seed report gave, what labkit measured in this run, "
+        "and the target. A missed target is marked missed; times are medians measured side by side on this "
+        "machine.</p>",
+        headline_html(verdicts) if verdicts else
+        "<p class=note>None of the experiments this report ran has a headline target.</p>",
+        f"<nav><h2>Contents</h2><ol>{''.join(toc)}</ol></nav>",
+    ]
+    out += [_section(e, verdicts) for e in ordered]
+    out.append("<section id=labs><h2>Labs</h2><p>Wall-clock time of a headless run of each notebook.</p>")
+    out.append(render_table([{"lab": lab.name, "ok": "ran" if lab.ok else "FAILED", "seconds": lab.seconds}
+                             for lab in labs], [Col("lab", "lab"), Col("ok", "status"), Col("seconds", "time", "s")]))
+    for lab in labs:
+        if not lab.ok:
+            out.append(f"<p class=fail>{html.escape(lab.name)} failed: {html.escape(lab.error or '')}</p>"
+                       f"<pre>{html.escape(lab.detail or '')}</pre>")
+    out.append("</section></body></html>")
+    return "\n".join(out)
+
+
+# -- the command ----------------------------------------------------------------------------------
+
+def build_report(out: str, *, progress: bool = True, quick: bool = False,
+                 experiments: list[str] | None = None, labs: list[str] | None = None,
+                 labs_dir: str | Path | None = None, lab_timeout: int = 120, stream=None,
+                 heartbeat: float = 20.0) -> dict:
+    """Run experiments and labs, write ``out/index.html``; return the contract summary."""
+    from labkit.cli._common import StepProgress
+    from labkit.course.experiments import EXPERIMENTS
+    from labkit.course.notebooks import lab_paths
+
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    names = list(EXPERIMENTS) if experiments is None else experiments
+    unknown = [n for n in names if n not in EXPERIMENTS]
+    if unknown:
+        from labkit.errors import LabkitError
+
+        raise LabkitError("invalid_argument", f"unknown experiment(s): {', '.join(unknown)}")
+    from labkit.course.labfiles import labs_dir as packaged_labs
+
+    paths = lab_paths(labs_dir or packaged_labs())
+    if labs is not None:
+        paths = [p for p in paths if p.stem in labs]
+    bar = StepProgress(len(names) + len(paths), enabled=progress, stream=stream, heartbeat=heartbeat)
+    exp_results, lab_results = [], []
+    for name in names:
+        with bar.step(f"experiment {name}") as handle:
+            step = run_experiment_step(name, quick=quick)
+            handle.ok = step.ok
+        exp_results.append(step)
+    for path in paths:
+        with bar.step(f"lab {path.stem}") as handle:
+            step = run_lab_step(path, out_dir / "labs", timeout=lab_timeout)
+            handle.ok = step.ok
+        lab_results.append(step)
+    bar.close()
+    generated = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    verdicts = verdicts_for(exp_results)
+    page = render_html(exp_results, lab_results, generated=generated, quick=quick, verdicts=verdicts)
+    tmp = out_dir / "index.html.tmp"
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(out_dir / "index.html")
+    (out_dir / "results.json").write_text(
+        json.dumps({e.name: e.data for e in exp_results if e.data is not None}, ensure_ascii=False, indent=1),
+        encoding="utf-8")
+    result = {
+        "out": str(out),
+        "figures": [f"{e.name}:{title}" for e in exp_results for title, _t, _p in e.figures],
+        "labs": [{"name": lab.name, "ok": lab.ok, "seconds": round(lab.seconds, 2)} for lab in lab_results],
+        "experiments": [{"name": e.name, "ok": e.ok, "seconds": round(e.seconds, 2)} for e in exp_results],
+        "failedExperiments": [{"name": e.name, "error": e.error} for e in exp_results if not e.ok],
+        "failedLabs": [{"name": lab.name, "error": lab.error, "cell": lab.detail} for lab in lab_results if not lab.ok],
+        "headline": [v.to_json() for v in verdicts],
+        "targetsMissed": [v.key for v in verdicts if v.status == "missed"],
+        "quick": quick,
+    }
+    if progress:
+        _summary(result, stream if stream is not None else sys.stderr)
+    return result
+
+
+def _summary(result: dict, stream) -> None:
+    labs_ok = sum(1 for lab in result["labs"] if lab["ok"])
+    exps_ok = sum(1 for e in result["experiments"] if e["ok"])
+    lines = [
+        "",
+        f"labkit report: {exps_ok}/{len(result['experiments'])} experiments ran, "
+        f"{labs_ok}/{len(result['labs'])} labs ran, {len(result['figures'])} figures",
+    ]
+    if result["headline"]:
+        statuses = [v["status"] for v in result["headline"]]
+        from labkit.course.targets import STATUSES
+
+        counts = ", ".join(f"{statuses.count(s)} {s}" for s in STATUSES if statuses.count(s))
+        lines.append(f"targets: {counts}")
+        lines += [f"  missed: {v['defect']}: {v['measured']} (target {v['target']})"
+                  for v in result["headline"] if v["status"] == "missed"]
+    lines.append(f"open {Path(result['out']) / 'index.html'}")
+    for failed in result["failedExperiments"]:
+        lines.append(f"  experiment {failed['name']} FAILED: {failed['error']}")
+    for failed in result["failedLabs"]:
+        lines.append(f"  lab {failed['name']} FAILED: {failed['error']}")
+        if failed.get("cell"):
+            lines += ["    " + ln for ln in failed["cell"].splitlines()[:12]]
+    stream.write("\n".join(lines) + "\n")
+    stream.flush()
