@@ -38,7 +38,7 @@ from mcp.shared.exceptions import MCPError
 from labkit.cli._common import table
 from labkit.course.experiments import run_experiment
 from labkit.course.ledger_replay import build_review_world
-from labkit.mcp_server import connect, server_parameters, tool_rows
+from labkit.mcp_client import connect, server_parameters, tool_rows
 from labkit.course.plots.mcp import paging_cost
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.course.widgets.mcp import diff_calls_explorer

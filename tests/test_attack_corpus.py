@@ -35,7 +35,7 @@ import pytest
 from labkit.cli import main as cli_main
 from labkit.diff import git_diff
 from labkit.errors import LabkitError
-from labkit.mcp_server import connect, server_parameters
+from labkit.mcp_client import connect, server_parameters
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.review import review_diff
 from labkit.search import search_workspace

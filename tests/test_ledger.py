@@ -12,7 +12,8 @@ from mcp import Client
 
 from labkit.errors import LabkitError
 from labkit.ledger import Ledger, read_lines, summarize, summarize_file, whitelist_args
-from labkit.mcp_server import ServerConfig, run_tool, server_parameters
+from labkit.mcp_client import server_parameters
+from labkit.mcp_server import ServerConfig, run_tool
 
 from .conftest import run_cli
 

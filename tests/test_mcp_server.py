@@ -11,9 +11,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp import Client
 
-from labkit.mcp_server import (
-    TOOLS, UNTRUSTED, ServerConfig, UnknownTool, available_tools, run_tool, server_parameters,
-)
+from labkit.mcp_client import server_parameters
+from labkit.mcp_server import TOOLS, UNTRUSTED, ServerConfig, UnknownTool, available_tools, run_tool
 
 from .conftest import plain_git, run_cli
 

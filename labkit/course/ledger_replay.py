@@ -101,7 +101,7 @@ async def _execute(client, repo, steps: list[Step]) -> list[dict]:
 def replay(steps: list[Step], *, world: Callable[[Any], None] = build_review_world) -> dict:
     """Run one scripted agent against a fresh world through ``labkit mcp serve --ledger``."""
     from labkit.ledger import read_lines, summarize
-    from labkit.mcp_server import connect, run_async, server_parameters
+    from labkit.mcp_client import connect, run_async, server_parameters
     from .repo_builder import IsolatedRepo
 
     with tempfile.TemporaryDirectory(prefix="labkit-ledger-") as tmp, IsolatedRepo() as repo:

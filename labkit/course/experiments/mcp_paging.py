@@ -64,7 +64,7 @@ async def _page_all(client) -> tuple[int, int]:
 
 
 def run(quick: bool = False, rounds: int | None = None) -> dict:
-    from labkit.mcp_server import connect, run_async, server_parameters
+    from labkit.mcp_client import connect, run_async, server_parameters
     from labkit.course.repo_builder import IsolatedRepo
 
     target = (2 if quick else 32) * 1024 * 1024
