@@ -1,0 +1,93 @@
+"""labkit installs anywhere: a built wheel, installed non-editable in a fresh venv, works from an empty folder.
+
+The venv gets labkit from the wheel with ``--no-deps``; its dependencies come
+from this test environment's site-packages through one ``.pth`` line, so
+nothing is downloaded. The test asserts that ``labkit`` is imported from the
+wheel, not from the checkout.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("wheel")
+    dist = tmp / "dist"
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                            "-w", str(dist), str(ROOT)], capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-2000:]
+    (wheel,) = dist.glob("labkit-*.whl")
+    env_dir = tmp / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    # Dependencies from this environment, after the venv's own site-packages (labkit comes from the wheel).
+    (site / "deps-from-tests.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
+                              str(wheel)], capture_output=True, text=True, timeout=600)
+    assert install.returncode == 0, install.stderr[-2000:]
+    return env_dir, tmp
+
+
+def _run(env_dir: Path, cwd: Path, *argv: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{env_dir / 'bin'}:{env['PATH']}"
+    return subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_labkit_is_imported_from_the_wheel(installed):
+    env_dir, tmp = installed
+    empty = tmp / "elsewhere"
+    empty.mkdir()
+    out = _run(env_dir, empty, str(env_dir / "bin" / "python"), "-c", "import labkit; print(labkit.__file__)")
+    assert out.returncode == 0, out.stderr
+    assert Path(out.stdout.strip()).is_relative_to(env_dir) and not Path(out.stdout.strip()).is_relative_to(ROOT)
+
+
+def test_starter_a_lab_and_an_experiment_work_from_an_empty_folder(installed):
+    env_dir, tmp = installed
+    work = tmp / "learner"
+    work.mkdir()
+    labkit = str(env_dir / "bin" / "labkit")
+    made = _run(env_dir, work, labkit, "labs", "starter", "--out", "my-labs", "--json")
+    assert made.returncode == 0, made.stdout + made.stderr
+    notebooks = sorted((work / "my-labs").glob("*.ipynb"))
+    assert len(notebooks) == 12
+    again = _run(env_dir, work, labkit, "labs", "starter", "--out", "my-labs", "--json")
+    assert again.returncode == 1 and json.loads(again.stdout)["error"]["code"] == "file_exists"
+    code = ("import sys, nbformat\n"
+            "from nbclient import NotebookClient\n"
+            "nb = nbformat.read(sys.argv[1], as_version=4)\n"
+            "NotebookClient(nb, timeout=120, kernel_name='python3', resources={'metadata': {'path': sys.argv[2]}}).execute()\n"
+            "print('ran', len(nb.cells))\n")
+    ran = _run(env_dir, work, str(env_dir / "bin" / "python"), "-c", code, str(work / "my-labs" / "03-utf8-pagination.ipynb"),
+               str(work / "my-labs"), timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    experiment = _run(env_dir, work, labkit, "experiment", "utf8-pagination", "--json")
+    assert experiment.returncode == 0, experiment.stderr
+    result = json.loads(experiment.stdout)
+    assert result["naive"]["fullBytes"] == 6467 and result["safe"]["exactMatch"] is True
+
+
+def test_a_missing_resource_is_named(installed):
+    env_dir, tmp = installed
+    code = ("from labkit.resources import read_text\n"
+            "from labkit.errors import LabkitError\n"
+            "try:\n    read_text('data', 'no-such-file.json')\n"
+            "except LabkitError as e:\n    print(e.code, e.message)\n")
+    out = _run(env_dir, tmp, str(env_dir / "bin" / "python"), "-c", code)
+    assert out.stdout.startswith("resource_not_found") and "data/no-such-file.json" in out.stdout
