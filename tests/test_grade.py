@@ -364,7 +364,7 @@ def test_submissions_are_named_relative_and_read_safely(tmp_path):
     (tmp_path / "link.ipynb").symlink_to(tmp_path / "a" / "x.ipynb")
     subs = find_submissions([tmp_path])
     assert [s.name for s in subs] == ["a/x.ipynb", "link.ipynb"]
-    nb, lab = read_submission(subs[0])
+    nb, lab, _ = read_submission(subs[0])
     assert lab == LAB
     assert read_submission(subs[1]).status == "unreadable"
     run = grading_notebook(nb, lab, "/answers.json")

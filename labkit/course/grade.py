@@ -156,7 +156,7 @@ def find_submissions(inputs: list[str | Path]) -> list[Submission]:
 
 
 def read_submission(sub: Submission):
-    """``(notebook, lab)``, or an ``Outcome`` saying why it cannot be graded."""
+    """``(notebook, lab, bytes read)``, or an ``Outcome`` saying why it cannot be graded."""
     import nbformat
 
     if sub.path.is_symlink() or not sub.path.is_file():
@@ -181,7 +181,7 @@ def read_submission(sub: Submission):
         shown = (f" ({lab[:40]!r})" if isinstance(lab, str) else "")
         return Outcome(sub.name, None, UNKNOWN_LAB,
                        notes=[f"the notebook metadata names no lab of this course{shown}"])
-    return nb, lab
+    return nb, lab, data
 
 
 def grading_notebook(nb, lab: str, answers_path: str):
@@ -224,7 +224,7 @@ def _client_classes():
     from traitlets import Unicode
 
     class CappedKernelClient(AsyncKernelClient):
-        """Its sockets drop any single kernel message over MAX_MESSAGE_BYTES (and then reconnect)."""
+        """Its sockets refuse any single kernel message over MAX_MESSAGE_BYTES (that cuts the channel for good)."""
 
         def _context_default(self):
             import zmq
@@ -294,7 +294,7 @@ class Grader:
         self.nonce = secrets.token_hex(16)
         self.classes = _client_classes()
 
-    async def run(self, index: int, sub: Submission, nb, lab: str) -> Run:
+    async def run(self, index: int, sub: Submission, nb, lab: str, data: bytes) -> Run:
         _, SandboxedKernelManager, GradingClient = self.classes
         opts = self.options
         box = self.scratch / f"s{index}"
@@ -304,7 +304,7 @@ class Grader:
         os.chmod(box, 0o711)
         os.chmod(runtime, 0o700)
         notebook_copy = box / "submitted.ipynb"
-        notebook_copy.write_bytes(sub.path.read_bytes()[:MAX_NOTEBOOK_BYTES])
+        notebook_copy.write_bytes(data)  # the bytes that were validated, not a second read
         os.chmod(notebook_copy, 0o600)
         uid = None if self.isolation == "none" else self.uid_base + index
         tmpdir = "/tmp" if self.isolation == "namespaces" else str(work / ".tmp")
@@ -533,10 +533,10 @@ async def _grade_one(grader: Grader, index: int, sub: Submission, out_dir: Path)
     read = read_submission(sub)
     if isinstance(read, Outcome):
         return read
-    nb, lab = read
+    nb, lab, data = read
     outcome = Outcome(sub.name, lab, GRADED)
     try:
-        run = await grader.run(index, sub, nb, lab)
+        run = await grader.run(index, sub, nb, lab, data)
         outcome.status = run.status
         outcome.notes = check_cell_notes(nb, lab) + run.notes
         answers = read_answers(run.payload, lab) if run.status == GRADED else None

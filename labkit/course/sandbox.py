@@ -93,6 +93,8 @@ def python_binds() -> list[str]:
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.isdir(top) and not os.path.islink(top):
             wanted.append(top)
+    for folder, dirs, files in os.walk(Path(labkit.__file__).resolve().parent):  # package data linked in
+        wanted.extend(os.path.join(folder, n) for n in dirs + files if os.path.islink(os.path.join(folder, n)))
     paths: list[str] = []
     for p in sorted({os.path.realpath(w) for w in wanted if os.path.exists(w)}, key=len):
         if not any(p == q or p.startswith(q.rstrip("/") + "/") for q in paths):
