@@ -94,3 +94,73 @@ def solution_code(lab: str, answer: str) -> str:
     if answer not in cells:
         raise LabkitError("lab_not_found", f"lab {lab_name(lab)} has no solution cell that assigns {answer}")
     return cells[answer]
+
+
+# -- checks for contributors and CI: every pair in sync, every notebook clean --------------------
+
+def clean_problems(name: str) -> list[str]:
+    """What is wrong with a committed notebook: outputs, execution counts, missing ids, another kernel."""
+    import json
+
+    nb = json.loads(read_lab_text(name))
+    problems = []
+    if nb.get("metadata", {}).get("kernelspec", {}).get("name") != "python3":
+        problems.append(f"labs/{name}.ipynb: kernelspec is not python3")
+    ids = [c.get("id") for c in nb["cells"]]
+    if None in ids or len(set(ids)) != len(ids):
+        problems.append(f"labs/{name}.ipynb: cells without ids, or duplicate ids")
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] == "code" and (cell.get("outputs") or cell.get("execution_count") is not None):
+            problems.append(f"labs/{name}.ipynb: cell {i} was committed with outputs (strip them)")
+    return problems
+
+
+def sync_problems(names: list[str] | None = None) -> list[str]:
+    """Labs whose ``.ipynb`` is not what the documented ``jupytext --sync`` gives from the ``.py``.
+
+    The sync runs on a copy, the ``.py`` being the newer file (as after an
+    instructor's edit); nothing in ``labs/`` is touched.
+    """
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    names = lab_names() if names is None else names
+    with tempfile.TemporaryDirectory(prefix="labkit-sync-") as tmp:
+        work = Path(tmp)
+        shutil.copy(labs_dir() / "jupytext.toml", work)
+        for name in names:
+            shutil.copy(labs_dir() / f"{name}.ipynb", work)
+        time.sleep(0.05)
+        for name in names:
+            shutil.copy(labs_dir() / f"{name}.py", work)
+        proc = subprocess.run([sys.executable, "-m", "jupytext", "--sync", *[f"{n}.py" for n in names]],
+                              cwd=work, capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0:
+            return [f"jupytext --sync failed: {proc.stderr.strip()[-500:]}"]
+        return [f"labs/{n}.ipynb is not what labs/{n}.py gives: run `jupytext --sync labs/{n}.py`"
+                for n in names
+                if (work / f"{n}.ipynb").read_text("utf-8") != read_lab_text(n)
+                or (work / f"{n}.py").read_text("utf-8") != read_lab_text(n, ".py")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m labkit.course.labfiles --check``: exit 1 and say why when a lab is out of sync or not clean."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if args != ["--check"]:
+        sys.stderr.write("usage: python -m labkit.course.labfiles --check\n")
+        return 2
+    problems = sync_problems() + [p for name in lab_names() for p in clean_problems(name)]
+    for problem in problems:
+        sys.stderr.write(problem + "\n")
+    if not problems:
+        print(f"{len(lab_names())} labs in sync and clean")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
