@@ -2,7 +2,8 @@
 
 The order of work is the point of this module:
 
-1. list the changed files with ``git diff --name-status -z --find-renames``;
+1. list the changed files with ``git diff --raw -z --find-renames`` (parsed by
+   :mod:`labkit.gitlisting`);
 2. drop every entry with a sensitive path on *either* side of a rename, before
    any patch text exists (it is counted in ``hidden.changes``);
 3. fetch the patches of the remaining files only, naming them with literal
@@ -24,7 +25,8 @@ from dataclasses import dataclass
 
 from . import names
 from .errors import LabkitError
-from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE, zsplit
+from .gitlisting import parse_raw
+from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE
 from .pager import Page, page_from_window, paginate_naive
 from .listing import cap
 from .paths import check_relative_syntax
@@ -43,7 +45,7 @@ _PATHSPEC_BATCH_CHARS = 64 * 1024
 
 @dataclass(frozen=True)
 class Change:
-    """One entry of the ``--name-status`` listing."""
+    """One entry of the change listing (``git diff --raw -z``)."""
 
     status: str  # one letter: A C D M R T U X
     path: str
@@ -77,25 +79,10 @@ class DiffSource:
     hidden_by_changed_policy: tuple[str, ...] = ()
 
 
-def parse_name_status(data: bytes) -> list[Change]:
-    """Parse ``git diff --name-status -z`` output (renames and copies carry two paths)."""
-    records = zsplit(data)
-    changes: list[Change] = []
-    i = 0
-    while i < len(records):
-        status = names.to_internal(records[i])
-        letter = status[:1]
-        if letter in ("R", "C"):
-            if i + 2 >= len(records):
-                raise LabkitError("git_failed", "git diff listing ended in the middle of a rename")
-            changes.append(Change(letter, names.to_internal(records[i + 2]), names.to_internal(records[i + 1])))
-            i += 3
-        else:
-            if i + 1 >= len(records):
-                raise LabkitError("git_failed", "git diff listing ended in the middle of an entry")
-            changes.append(Change(letter, names.to_internal(records[i + 1])))
-            i += 2
-    return changes
+def parse_changes(data: bytes) -> list[Change]:
+    """``git diff --raw -z`` output as changes (renames and copies carry both paths)."""
+    return [Change(c.status, names.to_internal(c.path),
+                   None if c.orig_path is None else names.to_internal(c.orig_path)) for c in parse_raw(data)]
 
 
 def _check_mode(mode: str) -> None:
@@ -153,10 +140,10 @@ def list_visible_changes(ws: Workspace, mode: str = "unstaged", path: str | None
         head, policy = head_and_policy(ws)
         revs = mode_args(git, mode, head)
     scope = _scope(path, policy)
-    args = ["--name-status", "-z", *revs, "--"]
+    args = ["--raw", "--no-abbrev", "-z", *revs, "--"]
     if scope is not None:
         args.append(_pathspec(scope))
-    changes = _one_entry_per_unmerged_path(parse_name_status(_git_diff(git, args, max_bytes=MAX_DIFF_BYTES)))
+    changes = _one_entry_per_unmerged_path(parse_changes(_git_diff(git, args, max_bytes=MAX_DIFF_BYTES)))
     visible = []
     for change in changes:
         hidden = [p for p in change.paths() if policy.is_sensitive(p)]

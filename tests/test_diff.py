@@ -10,7 +10,7 @@ from labkit.workspace import GitDir
 
 import labkit.diff as diff_mod
 import labkit.gitrunner as gitrunner
-from labkit.diff import build_diff, client_bytes, git_diff, parse_name_status, read_all_pages
+from labkit.diff import build_diff, client_bytes, git_diff, parse_changes, read_all_pages
 from labkit.errors import LabkitError
 from labkit.course.experiments.git_worlds import (
     DRIFT_PATH, DRIFT_V2, FAKE_SECRET_NEW, FAKE_SECRET_OLD, rename_world, status_world, utf8_world,
@@ -41,13 +41,18 @@ def _all(root, **kw) -> bytes:
 
 # -- listing and modes --------------------------------------------------------
 
-def test_parse_name_status_reads_renames_with_two_paths():
-    raw = b"M\0a.py\0R100\0old name.ts\0new\tname.ts\0D\0gone\0"
-    changes = parse_name_status(raw)
+def test_parse_changes_reads_renames_with_two_paths():
+    z, one = "0" * 40, "1" * 40
+    raw = (f":100644 100644 {one} {z} M\0a.py\0:100644 100644 {one} {one} R100\0old name.ts\0new\tname.ts\0"
+           f":100644 000000 {one} {z} D\0gone\0").encode()
+    changes = parse_changes(raw)
     assert [(c.status, c.path, c.orig_path) for c in changes] == [
         ("M", "a.py", None), ("R", "new\tname.ts", "old name.ts"), ("D", "gone", None)]
-    with pytest.raises(LabkitError):
-        parse_name_status(b"R100\0only-one\0")
+    for broken in (f":100644 100644 {one} {one} R100\0only-one\0".encode(),  # a rename without its new path
+                   b"R100\0old\0new\0"):  # --name-status, not --raw
+        with pytest.raises(LabkitError) as exc:
+            parse_changes(broken)
+        assert exc.value.code == "git_failed"
 
 
 def test_three_modes_match_the_seed_sizes_and_plain_git(repo):
@@ -92,7 +97,7 @@ def test_sensitive_paths_never_reach_a_patch_command(repo, monkeypatch):
 
     monkeypatch.setattr(GitDir, "run", spy)
     git_diff(repo.path, mode="staged")
-    patch_calls = [a for a in calls if a[0] == "diff" and "--name-status" not in a]
+    patch_calls = [a for a in calls if a[0] == "diff" and "--raw" not in a]
     assert patch_calls, "the patch text was never fetched"
     for args in patch_calls:
         assert "--" in args, "a patch command ran without an explicit pathspec list"
