@@ -3,8 +3,9 @@
 Every driver kind git knows (filter clean, smudge and process; diff textconv
 and command) x driver names chosen to break naive quoting (``=``, dots,
 quotes, brackets, non-ASCII) x where the driver is defined (the
-superproject's config, a file it includes, a submodule's own config and
-attributes). Each driver first fires under the plain-git command that
+superproject's config, a file it includes, the superproject's config named
+only from ``.git/info/attributes``, a submodule's own config and attributes).
+Each driver first fires under the plain-git command that
 triggers its kind (the positive control: a corpus that fires nothing proves
 nothing); then no labkit command and no MCP tool may fire any of them, and
 the repositories' ``.git`` folders hash the same before and after every
@@ -47,7 +48,7 @@ from .conftest import plain_git
 
 NAMES = ["a=b", "dots.in.name", 'quo"te', "br[ack]et", "ünï", "plain"]
 KINDS = ["clean", "smudge", "process", "textconv", "command"]
-LOCATIONS = ["superproject", "included", "submodule"]
+LOCATIONS = ["superproject", "included", "info_attributes", "submodule"]
 
 SCRIPT = """#!/bin/sh
 echo "$*" >> '{marker}'
@@ -142,8 +143,12 @@ def _build(tmp: Path) -> Corpus:
     outer = IsolatedRepo(tmp / "outer")
     own = [d for d in DRIVERS if d.location != "submodule"]
     outer.write_many({d.file: f"outer {d.index}\n" for d in own})
-    outer.write(".gitattributes", "".join(d.attribute + "\n" for d in own))
+    outer.write(".gitattributes", "".join(d.attribute + "\n" for d in own if d.location != "info_attributes"))
     outer.commit("outer")
+    # Attributes can also come from the repository's own info/attributes (not committed, not in the tree).
+    info = outer.path / ".git" / "info"
+    info.mkdir(exist_ok=True)
+    (info / "attributes").write_text("".join(d.attribute + "\n" for d in own if d.location == "info_attributes"))
     outer.add_submodule("sub", inner)
     included = tmp / "included.gitconfig"
     included.write_text("")
@@ -152,7 +157,7 @@ def _build(tmp: Path) -> Corpus:
         script.write_text(SCRIPT.format(marker=markers / f"d{d.index:03d}"))
         script.chmod(0o755)
         value = f"{script} --filter" if d.kind in ("clean", "smudge") else str(script)
-        if d.location == "superproject":
+        if d.location in ("superproject", "info_attributes"):
             plain_git(outer.path, "config", d.config_key, value)
         elif d.location == "included":
             plain_git(outer.path, "config", "--file", str(included), d.config_key, value)
