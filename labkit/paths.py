@@ -24,28 +24,39 @@ class ResolvedPath:
     relative: str  # POSIX, relative to the root; "" for the root itself
 
 
-def check_relative_syntax(user_path: str, *, what: str = "path") -> str:
+def check_relative_syntax(user_path: str, *, what: str = "path", escapes: bool = True,
+                          parent_steps: bool = True) -> str:
     """Validate the *syntax* of a relative path and return it normalised.
 
     The escapes of :mod:`labkit.names` (``\\\\`` and ``\\xNN``) are undone, so
     a name a listing printed escaped is accepted back. Raises ``invalid_path``
     for NUL, absolute or drive paths and any other backslash,
     and ``path_outside_workspace`` for ``..`` that climbs above the root.
+
+    ``escapes=False`` reads no escapes and refuses every backslash, for paths
+    that never come from a listing (a review allow entry). ``parent_steps=False``
+    refuses ``..`` anywhere (``invalid_path``) instead of normalising it away,
+    for paths that must say exactly what they name.
     """
     if not isinstance(user_path, str):
         raise LabkitError("invalid_path", f"{what} must be a string")
     if "\0" in user_path:
         raise LabkitError("invalid_path", f"{what} contains a NUL byte")
-    user_path = decode_argument(user_path, what=what)  # a listing's escaped name names that file
-    if "\0" in user_path:
-        raise LabkitError("invalid_path", f"{what} contains a NUL byte")
+    if escapes:
+        user_path = decode_argument(user_path, what=what)  # a listing's escaped name names that file
+        if "\0" in user_path:
+            raise LabkitError("invalid_path", f"{what} contains a NUL byte")
     if user_path.startswith("/") or _DRIVE.match(user_path):
         raise LabkitError("invalid_path", f"{what} must be relative to the root, not absolute")
+    if not escapes and "\\" in user_path:
+        raise LabkitError("invalid_path", f"{what} uses a backslash; use forward slashes")
     parts: list[str] = []
     for part in PurePosixPath(user_path).parts:
         if part in ("", "."):
             continue
         if part == "..":
+            if not parent_steps:
+                raise LabkitError("invalid_path", f"{what} may not contain '..'")
             if not parts:
                 raise LabkitError("path_outside_workspace", f"{what} climbs out of the root with '..'")
             parts.pop()

@@ -111,6 +111,24 @@ def test_check_relative_syntax_names_the_argument():
     assert err.value.message.startswith("--path")
 
 
+def test_strict_syntax_refuses_parent_steps_and_escapes():
+    """The two strict switches (review allow entries, code-search context) refuse what the default reads."""
+    assert check_relative_syntax("a/b/../c") == "a/c"
+    assert check_relative_syntax("a\\x62") == "ab"
+    for bad, kw, code in (("a/b/../c", {"parent_steps": False}, "invalid_path"),
+                          ("..", {"parent_steps": False}, "invalid_path"),
+                          ("a\\x62", {"escapes": False}, "invalid_path"),
+                          ("b/\\x2e\\x2e/c", {"parent_steps": False}, "invalid_path"),  # '..' once decoded
+                          ("C:\\Users\\me", {"escapes": False}, "invalid_path")):
+        with pytest.raises(LabkitError) as err:
+            check_relative_syntax(bad, what="entry", **kw)
+        assert err.value.code == code and err.value.message.startswith("entry")
+    with pytest.raises(LabkitError) as err:
+        check_relative_syntax("C:\\Users\\me", escapes=False)
+    assert "absolute" in err.value.message and "me" not in err.value.message
+    assert check_relative_syntax("./src//a.py", escapes=False, parent_steps=False) == "src/a.py"
+
+
 # -- property: whatever is accepted stays inside ------------------------------------------------
 
 SEGMENTS = st.sampled_from(["..", ".", "", "src", "pkg", "mod.py", "out-link", "inside-link", "file-out",

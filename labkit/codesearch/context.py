@@ -34,9 +34,7 @@ def check_context_path(path: str) -> str:
 
     if not isinstance(path, str) or not path:
         raise LabkitError("invalid_path", "the file path is empty")
-    if ".." in path.replace("\\", "/").split("/"):
-        raise LabkitError("invalid_path", "the file path may not contain '..'")
-    return check_relative_syntax(path, what="file path")
+    return check_relative_syntax(path, what="file path", parent_steps=False)
 
 
 def get_file_context(index_dir, repo: str, path: str, line: int, *, before: int = 20, after: int = 20,
