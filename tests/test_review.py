@@ -17,8 +17,10 @@ from labkit import names
 
 from labkit import review
 from labkit.errors import LabkitError
+from labkit.gitlisting import ListingError, parse_raw
 from labkit.gitrunner import EMPTY_TREE
-from labkit.review import review_diff
+from labkit.review import facts, review_diff
+from labkit.review.allow import path_allowed
 
 from .conftest import plain_git
 
@@ -416,14 +418,14 @@ def test_untracked_byte_budget_fails_closed(based):
 
 def test_worktree_changing_during_review_is_incomplete(based, monkeypatch):
     """A formatter still writing while the gate hashes: the facts mix two moments."""
-    real_fill = review._fill_content_ids
+    real_fill = facts._fill_content_ids
 
     def fill_then_tool_writes(*args, **kwargs):
         real_fill(*args, **kwargs)
         based.write("src/late.py", "written by a tool after the listing\n")
 
     based.write("tests/test_app.py", "changed\n")
-    monkeypatch.setattr(review, "_fill_content_ids", fill_then_tool_writes)
+    monkeypatch.setattr(facts, "_fill_content_ids", fill_then_tool_writes)
     report = review_diff(based.path, allow=["tests/"])
     assert report["complete"] is False and report["gate"] == "block"
     assert any("changed while" in r for r in report["incompleteReasons"])
@@ -513,7 +515,7 @@ def test_git_timeout_fails_closed(based, monkeypatch, tmp_path):
     wrapper.chmod(0o755)
     monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
     based.write("src/app.py", "print('x')\n")
-    monkeypatch.setattr(review, "GIT_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(facts, "GIT_TIMEOUT_S", 1.0)
     with pytest.raises(LabkitError) as exc:
         review_diff(based.path, allow=["src/"])
     assert exc.value.code == "git_timeout"
@@ -541,12 +543,13 @@ def test_listing_parser_refuses_patch_text(based):
     based.stage("image.bin")
     based.write("a.txt", "B\n")
     clean = plain_git(based.path, "diff", "--raw", "--numstat", "-z", "--no-abbrev", "HEAD", "--").stdout
-    assert len(review.parse_raw_numstat(clean)) == 2
+    assert len(parse_raw(clean, numstat=True)) == 2
     polluted = plain_git(based.path, "diff", "--raw", "--numstat", "-z", "--no-abbrev", "--binary",
                          "HEAD", "--").stdout
     assert b"GIT binary patch" in polluted
-    with pytest.raises(review._ListingError):
-        review.parse_raw_numstat(polluted)
+    with pytest.raises(ListingError) as exc:
+        parse_raw(polluted, numstat=True)
+    assert exc.value.code == "git_failed"
 
 
 def test_review_matches_plain_git_numstat(based):
@@ -694,10 +697,10 @@ def test_folder_entries_admit_exactly_their_subtree(folder, rest, tail):
     entry = "/".join(folder) + "/"
     (allow,) = [review.normalize_allow([entry])]
     assert allow == (entry,)
-    assert review._path_allowed(entry + "/".join(rest), allow)
+    assert path_allowed(entry + "/".join(rest), allow)
     sibling = "/".join(folder) + tail  # same prefix, no '/' boundary: src -> src-old
-    assert not review._path_allowed(sibling, allow)
-    assert not review._path_allowed(sibling + "/" + "/".join(rest), allow)
+    assert not path_allowed(sibling, allow)
+    assert not path_allowed(sibling + "/" + "/".join(rest), allow)
 
 
 @settings(max_examples=200, deadline=None)

@@ -1,7 +1,8 @@
-"""Mutation tests: each named mutant of labkit.review must be killed by tests/test_review.py.
+"""Mutation tests: each named mutant of the labkit.review package must be killed by tests/test_review.py.
 
 A mutant is a small variant of one function of the real implementation,
-the mistakes the seed lesson warns about. It is installed by a
+the mistakes the seed lesson warns about, set in the module that looks the
+function up (``labkit.review.facts``, ``.risks`` or ``.report``). It is installed by a
 ``sitecustomize`` module on PYTHONPATH, so it is active in the pytest
 subprocess *and* in every ``python -m labkit`` process the CLI tests start.
 The behavioural suite then runs with ``-x``; a mutant is killed when a test
@@ -21,11 +22,11 @@ from .conftest import ROOT
 MUTANTS = {
     # git's listing gains patch bodies: the parser must refuse it, never half-parse it.
     "adds-binary-flag": """
-        orig = review._listing_args
+        orig = facts._listing_args
         def mutant(base):
             args = orig(base)
             return args[:-2] + ["--binary"] + args[-2:]
-        review._listing_args = mutant
+        facts._listing_args = mutant
     """,
     # The seed's execSync: one command string through a shell, no hardened runner.
     "allows-a-shell": """
@@ -37,21 +38,22 @@ MUTANTS = {
             if proc.returncode != 0:
                 raise LabkitError("git_failed", "git failed")
             return proc.stdout
-        review._git = mutant
+        facts._git = mutant
     """,
     # Folder authorization without the '/' boundary: src admits src-old.
     "bare-startswith": """
-        review._path_allowed = lambda path, allow: any(path.startswith(e.rstrip("/")) for e in allow)
+        mutant = lambda path, allow: any(path.startswith(e.rstrip("/")) for e in allow)
+        risks.path_allowed = report.path_allowed = mutant
     """,
     # Risk rules as exclusive branches: the first hit hides the others.
     "stops-at-first-risk": """
-        orig = review._file_risks
-        review._file_risks = lambda *a, **kw: orig(*a, **kw)[:1]
+        orig = report.file_risks
+        report.file_risks = lambda *a, **kw: orig(*a, **kw)[:1]
     """,
     # git's traversal order leaks into the report (and its hash).
     "drops-the-sort": """
-        review._sort_files = list
-        review._sort_risks = list
+        report._sort_files = list
+        report._sort_risks = list
     """,
 }
 
@@ -59,7 +61,7 @@ SITECUSTOMIZE = """
 import os
 _name = os.environ.get("LABKIT_REVIEW_MUTANT")
 if _name:
-    import labkit.review as review
+    from labkit.review import facts, report, risks
 {bodies}
     with open(os.environ["LABKIT_REVIEW_MUTANT_MARKER"], "a") as _fh:
         _fh.write(_name + "\\n")
