@@ -41,14 +41,15 @@ SESSION_LINES = 2000
 
 def _chain(objs_by_session: list[list[dict]]) -> list[bytes]:
     """Canonical lines with prevSha256 filled in, sessions interleaved in blocks as written."""
-    from labkit.ledger import GENESIS, _canonical
+    from labkit.canonical import canonical_json
+    from labkit.ledger import GENESIS
 
     out: list[bytes] = []
     for objs in objs_by_session:
         head = GENESIS
         for obj in objs:
             obj["prevSha256"] = head
-            data = _canonical(obj)
+            data = canonical_json(obj)
             head = hashlib.sha256(data).hexdigest()
             out.append(data)
     return out

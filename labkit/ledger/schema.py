@@ -10,14 +10,14 @@ and validates a line in one pass in microseconds (the MCP SDK already
 depends on pydantic), while ``jsonschema`` takes about a millisecond a line
 here: 100,000 lines would take minutes. The same types export the JSON
 Schema in ``data/ledger-line.schema.json`` for readers and other tools
-(``python -m labkit.ledger_schema --write`` regenerates it), and a test
+(``python -m labkit.ledger.schema --write`` regenerates it), and a test
 checks with ``jsonschema`` that the published file accepts and refuses what
 the code does. The code is stricter in three places JSON Schema cannot
 express or Python's ``jsonschema`` reads differently: no lone surrogates,
 ``1.0`` is not an integer, and ``$`` never matches before a final newline.
 
 What a schema cannot say (the per-session SHA-256 chain, the order of
-``seq``) is checked in :mod:`labkit.ledger`.
+``seq``) is checked in :mod:`labkit.ledger.chain`.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from typing import Annotated, Literal, Optional, Union
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from typing_extensions import Required, TypedDict
 
-SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "ledger-line.schema.json"  # package data
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "data" / "ledger-line.schema.json"  # package data
 #: The largest integer JSON carries exactly (2^53): counts, offsets and times stay below it.
 MAX_SAFE = 2**53
 #: Longest string a ledger line holds (the writer keeps 200 characters of an argument).
@@ -151,8 +151,8 @@ def json_schema() -> dict:
         "$id": "https://labkit.invalid/schemas/ledger-line.schema.json",
         "title": "labkit audit ledger line",
         "description": ("One line of a labkit audit ledger (labkit mcp serve --ledger FILE): a tool call, or the "
-                        "marker a session writes when its line cap is reached. Generated from labkit/ledger_schema.py "
-                        "(python -m labkit.ledger_schema --write); see docs/ledger.md. The chain (prevSha256) and "
+                        "marker a session writes when its line cap is reached. Generated from labkit/ledger/schema.py "
+                        "(python -m labkit.ledger.schema --write); see docs/ledger.md. The chain (prevSha256) and "
                         "the order of seq are checked by labkit.ledger, not by this schema."),
         **schema,
     }
