@@ -119,7 +119,7 @@ mode_sizes(twist_sizes, title="Diff size per mode, one file staged and edited ag
 # A careless tool generates the whole diff and then tries to scrub secrets out of the text. By then the
 # secret has already been read, held in memory, maybe logged. labkit does it in the other order:
 #
-# 1. `git diff --name-status -z --find-renames` lists changed files (NUL-separated, so any file name is safe);
+# 1. `git diff --raw -z --find-renames` lists changed files (NUL-separated, so any file name is safe);
 # 2. every entry with a sensitive path on **either side** is dropped and counted;
 # 3. only then are patches fetched, for the remaining files only.
 
@@ -249,7 +249,7 @@ for repo in (world, clash, twist, renames, odd, q4_repo):
 # - Say which comparison you reviewed: `unstaged`, `staged` and `head` are different questions, and
 #   untracked files are in none of them (check `labkit status`).
 # - Sizes of different modes do not add up in general; measure the mode you mean.
-# - Filter *before* reading: list with `--name-status -z`, drop sensitive paths on both sides of a
+# - Filter *before* reading: list with `--raw -z`, drop sensitive paths on both sides of a
 #   rename, then fetch patches by literal pathspec.
 # - `hidden.changes` tells an agent that a sensitive change exists without telling it what.
 # - A plain `git commit` records the index: the `staged` mode shows what it will contain.
