@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from labkit.errors import LabkitError
+from labkit.gitlisting import parse_raw
 from labkit.gitrunner import DIFF_SAFETY_FLAGS, git_bytes, zsplit
 from labkit.paths import resolve_inside
 from labkit.rules import PathRules
@@ -266,20 +267,10 @@ _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.M)
 
 
 def changed_files(root, base: str, head: str) -> list[tuple[str, str]]:
-    """``(status, path)`` of each changed file, from ``git diff --name-status -z``."""
-    out = git_bytes(root, ["diff", *DIFF_SAFETY_FLAGS, "--name-status", "-z", "--find-renames", base, head, "--"])
-    records = zsplit(out)
-    files: list[tuple[str, str]] = []
-    i = 0
-    while i < len(records):
-        status = records[i].decode("ascii", "replace")
-        if status[:1] in ("R", "C"):
-            files.append((status[:1], records[i + 2].decode("utf-8", "surrogateescape")))
-            i += 3
-        else:
-            files.append((status[:1], records[i + 1].decode("utf-8", "surrogateescape")))
-            i += 2
-    return files
+    """``(status, path)`` of each changed file (the new path of a rename), from ``git diff --raw -z``."""
+    out = git_bytes(root, ["diff", *DIFF_SAFETY_FLAGS, "--raw", "--no-abbrev", "-z", "--find-renames", base, head,
+                           "--"])
+    return [(c.status, c.path.decode("utf-8", "surrogateescape")) for c in parse_raw(out)]
 
 
 def changed_lines(root, base: str, head: str, path: str) -> set[int]:
