@@ -27,13 +27,12 @@ from . import names
 from .errors import LabkitError
 from .gitlisting import parse_raw
 from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE
-from .pager import Page, page_from_window, paginate_naive
 from .listing import cap
+from .pager import Page, page_from_window, paginate_naive
 from .paths import check_relative_syntax
-from .rules import PathRules
+from .rules import LABIGNORE, ChangedPolicy, PathRules
 from .tools import DIFF_MODES as MODES
 from .tools import DIFF_PAGERS as PAGERS
-from .rules import LABIGNORE, ChangedPolicy
 from .workspace import GitDir, Workspace, opened
 
 MAX_DIFF_BYTES = 64 * 1024 * 1024
