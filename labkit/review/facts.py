@@ -107,7 +107,7 @@ def _tracked_facts(data: bytes) -> list[FileFact]:
         content = None if status == "D" or rec.new_mode == NO_MODE else rec.new_id
         facts.append(FileFact(
             path=path, orig_path=orig, status=status, additions=rec.additions,
-            deletions=rec.deletions, binary=rec.binary, content_id=content, source="tracked",
+            deletions=rec.deletions, binary=rec.binary is True, content_id=content, source="tracked",
             old_mode=rec.old_mode, new_mode=rec.new_mode, raw_path=raw_new, raw_orig=raw_old,
             escaped=esc1 or esc2,
         ))
