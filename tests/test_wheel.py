@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -22,14 +23,36 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 
+def _source_copy(dest: Path) -> Path:
+    """The tracked files of the checkout (as they are now), symlinks kept: setuptools builds in the
+    source tree, and a stale ``build/`` there could ship modules that no longer exist."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for raw in listed.split(b"\0"):
+        if not raw:
+            continue
+        rel = os.fsdecode(raw)
+        src, dst = ROOT / rel, dest / rel
+        if not src.is_symlink() and not src.exists():
+            continue  # deleted in the work tree
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dst, follow_symlinks=False)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
     dist = tmp / "dist"
+    source = _source_copy(tmp / "source")
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                            "-w", str(dist), str(ROOT)], capture_output=True, text=True, timeout=600)
+                            "-w", str(dist), str(source)], capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stderr[-2000:]
     (wheel,) = dist.glob("labkit-*.whl")
+    import zipfile
+
+    shipped = {n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("labkit/") and n.endswith(".py")}
+    stale = sorted(n for n in shipped if not (source / n).exists())
+    assert stale == [], f"the wheel ships modules the source does not have: {stale[:5]}"
     env_dir = tmp / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
