@@ -30,6 +30,7 @@ gives p50, p95 and the worst ratio over the queries. Target: the worst ratio
 with machine load; ratios come from interleaved runs, so load hits both sides
 alike.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,22 +44,35 @@ import tempfile
 import time
 from pathlib import Path
 
-QUERIES = ["PurePosixPath", "email.message_from_string", "def urlopen(", "class HTTPConnection",
-           "raise NotImplementedError", "AbstractEventLoop", "ZeroDivisionError", "getpreferredencoding",
-           "ZZ_NO_SUCH_SYMBOL", "self._sock.recv"]
+QUERIES = [
+    "PurePosixPath",
+    "email.message_from_string",
+    "def urlopen(",
+    "class HTTPConnection",
+    "raise NotImplementedError",
+    "AbstractEventLoop",
+    "ZeroDivisionError",
+    "getpreferredencoding",
+    "ZZ_NO_SUCH_SYMBOL",
+    "self._sock.recv",
+]
 
 
 #: The same search in a fresh process, without the CLI layer (argument parsing and validation).
-API_SNIPPET = ("import json, sys; from labkit.codesearch import search_code; "
-               "print(json.dumps(search_code(sys.argv[1], sys.argv[2], literal=True)))")
-SEARCH_API_SNIPPET = ("import json, sys; from labkit.search import search_workspace; "
-                      "print(json.dumps(search_workspace(sys.argv[1], sys.argv[2], engine='ripgrep')))")
+API_SNIPPET = (
+    "import json, sys; from labkit.codesearch import search_code; "
+    "print(json.dumps(search_code(sys.argv[1], sys.argv[2], literal=True)))"
+)
+SEARCH_API_SNIPPET = (
+    "import json, sys; from labkit.search import search_workspace; "
+    "print(json.dumps(search_workspace(sys.argv[1], sys.argv[2], engine='ripgrep')))"
+)
 
 
 def build_corpus(dest: Path, copies: int) -> dict:
     """The standard library (no tests), copied ``copies`` times under ``dest``."""
-    from labkit.course.repo_builder import IsolatedRepo
     from labkit.course import search_corpora as corpora
+    from labkit.course.repo_builder import IsolatedRepo
 
     first = dest / "copy01"
     corpora.build_stdlib(IsolatedRepo(first, init=False), commit=False)
@@ -92,9 +106,13 @@ def percentile(values: list[float], q: float) -> float:
 
 def summarize(rows: list[dict]) -> dict:
     """p50, p95 and worst of the per-query ratios and of code-search's own process time."""
+
     def spread(values):
-        return {"p50": round(statistics.median(values), 3), "p95": round(percentile(values, 95), 3),
-                "worst": round(max(values), 3)}
+        return {
+            "p50": round(statistics.median(values), 3),
+            "p95": round(percentile(values, 95), 3),
+            "worst": round(max(values), 3),
+        }
 
     out = {"target": "every query's whole process <= 0.5x a whole rg scan"}
     if all("codeSearch" in r["medianMs"] for r in rows):
@@ -116,8 +134,11 @@ def main() -> None:
     ap.add_argument("--copies", type=int, default=21)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--queries", nargs="*", default=QUERIES)
-    ap.add_argument("--no-cli", action="store_true",
-                    help="time only the fresh-process search and the bare rg scan (no labkit CLI processes)")
+    ap.add_argument(
+        "--no-cli",
+        action="store_true",
+        help="time only the fresh-process search and the bare rg scan (no labkit CLI processes)",
+    )
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
@@ -141,10 +162,13 @@ def main() -> None:
         rebuild_s = time.perf_counter() - t0
         result = {
             "corpus": {**info, "indexedFiles": built["files"], "indexedBytes": built["bytes"]},
-            "build": {"seconds": round(build_s, 1), "indexBytes": index_bytes,
-                      "indexToCorpus": round(index_bytes / info["bytes"], 3),
-                      "noChangeRebuildSeconds": round(rebuild_s, 1),
-                      "noChangeRebuildFilesRead": rebuilt.get("filesRead")},
+            "build": {
+                "seconds": round(build_s, 1),
+                "indexBytes": index_bytes,
+                "indexToCorpus": round(index_bytes / info["bytes"], 3),
+                "noChangeRebuildSeconds": round(rebuild_s, 1),
+                "noChangeRebuildFilesRead": rebuilt.get("filesRead"),
+            },
             "queries": [],
         }
         print(json.dumps(result["build"]), file=sys.stderr)
@@ -164,7 +188,7 @@ def main() -> None:
             outputs = {}
             for rnd in range(args.repeats + 1):
                 names = list(commands)
-                names = names[rnd % len(names):] + names[:rnd % len(names)]  # rotate the order each round
+                names = names[rnd % len(names) :] + names[: rnd % len(names)]  # rotate the order each round
                 for name in names:
                     ms, out = timed(commands[name])
                     if rnd:  # round 0 warms the page cache and imports...
@@ -179,9 +203,14 @@ def main() -> None:
                 t0 = time.perf_counter()
                 search_code(idx, q, literal=True)
                 inproc.append((time.perf_counter() - t0) * 1000)
-            row = {"query": q, "matches": res.get("totalMatches"), "medianMs": med, "firstRunMs": first,
-                   "inProcessMs": round(statistics.median(inproc), 1),
-                   "apiRatioToLabkitSearchApi": round(med["codeSearchApi"] / med["labkitSearchApi"], 3)}
+            row = {
+                "query": q,
+                "matches": res.get("totalMatches"),
+                "medianMs": med,
+                "firstRunMs": first,
+                "inProcessMs": round(statistics.median(inproc), 1),
+                "apiRatioToLabkitSearchApi": round(med["codeSearchApi"] / med["labkitSearchApi"], 3),
+            }
             if "codeSearch" in med:
                 row["ratioToLabkitRipgrep"] = round(med["codeSearch"] / med["labkitRipgrep"], 3)
             if "rg" in med:

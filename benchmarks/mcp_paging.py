@@ -6,6 +6,7 @@ median ratio misses the target (labkit.course.targets.MCP_PAGING_MAX_RATIO: 2x a
 
     python benchmarks/mcp_paging.py [--quick] [--rounds N]
 """
+
 from __future__ import annotations
 
 import argparse

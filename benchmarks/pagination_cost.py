@@ -7,6 +7,7 @@ median of ``repeats`` runs measured side by side in one process; ratios are to o
 ``git diff`` of the same change. The target (labkit.course.targets.SNAPSHOT_PAGING_MAX_RATIO) is
 snapshotRatio <= 2 at 32 MiB in 64 KiB pages.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,13 +26,17 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=1))
         return
-    print(f"{'diff (MiB)':>10} {'pages':>6} {'git diff ms':>12} {'snapshot ms':>12} {'ratio':>6} "
-          f"{'regenerate ms':>14} {'ratio':>7} {'page peak (KiB)':>16}")
+    print(
+        f"{'diff (MiB)':>10} {'pages':>6} {'git diff ms':>12} {'snapshot ms':>12} {'ratio':>6} "
+        f"{'regenerate ms':>14} {'ratio':>7} {'page peak (KiB)':>16}"
+    )
     for r in result["rows"]:
         est = "*" if r["naiveEstimated"] else " "
-        print(f"{r['diffBytes'] / 2**20:10.2f} {r['pages']:6} {r['fullDiffMs']:12.1f} {r['snapshotPagingMs']:12.1f} "
-              f"{r['snapshotRatio']:6.2f} {r['naivePagingMs']:13.0f}{est} {r['naiveRatio']:7.0f} "
-              f"{r['pageRequestPeakBytes'] / 1024:16.0f}")
+        print(
+            f"{r['diffBytes'] / 2**20:10.2f} {r['pages']:6} {r['fullDiffMs']:12.1f} {r['snapshotPagingMs']:12.1f} "
+            f"{r['snapshotRatio']:6.2f} {r['naivePagingMs']:13.0f}{est} {r['naiveRatio']:7.0f} "
+            f"{r['pageRequestPeakBytes'] / 1024:16.0f}"
+        )
     print("* estimated: a sample of pages timed and multiplied out (each page regenerates the whole diff)")
 
 

@@ -11,6 +11,7 @@
 Medians of ``rounds``; the two variants of a comparison alternate within each
 round so machine noise hits both. Not a test: nothing here asserts a time.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,12 +31,18 @@ def _median_ms(fn, rounds: int) -> float:
 
 def redaction_cost(rounds: int) -> dict:
     from labkit import secrets
+    from labkit.course import search_corpora as corpora
+    from labkit.course import search_workspace
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.course import search_corpora as corpora, search_workspace
     from labkit.workspace import Workspace
 
-    queries = [("getpreferredencoding", False), ("import", False), ("KeyboardInterrupt", False),
-               ("password", False), (r"token\w*", True)]
+    queries = [
+        ("getpreferredencoding", False),
+        ("import", False),
+        ("KeyboardInterrupt", False),
+        ("password", False),
+        (r"token\w*", True),
+    ]
     rows = []
     with IsolatedRepo(prefix="labkit-bounds-") as repo:
         corpora.build_stdlib(repo)
@@ -52,10 +59,15 @@ def redaction_cost(rounds: int) -> dict:
                         if variant == "on":
                             redactions = result["redactions"]
                 secrets.scan_lines = real
-                rows.append({"query": query, "withDetectionMs": round(statistics.median(on), 2),
-                             "withoutMs": round(statistics.median(off), 2),
-                             "ratio": round(statistics.median(on) / statistics.median(off), 3),
-                             "redactions": redactions})
+                rows.append(
+                    {
+                        "query": query,
+                        "withDetectionMs": round(statistics.median(on), 2),
+                        "withoutMs": round(statistics.median(off), 2),
+                        "ratio": round(statistics.median(on) / statistics.median(off), 3),
+                        "redactions": redactions,
+                    }
+                )
     return {"rows": rows, "worstRatio": max(r["ratio"] for r in rows), "target": 1.2}
 
 
@@ -66,21 +78,29 @@ def gitignore_scale(rounds: int) -> dict:
     with IsolatedRepo(prefix="labkit-bounds-") as repo:
         for i in range(1000):
             repo.write(f"src/p{i % 20}/m{i}.py", f"x = {i}\nneedle_{i}\n")
-        kinds = (lambda i: f"file{i}.tmp", lambda i: f"build{i}/", lambda i: f"*.ext{i}",
-                 lambda i: f"src/**/gen{i}_*.py")
+        kinds = (
+            lambda i: f"file{i}.tmp",
+            lambda i: f"build{i}/",
+            lambda i: f"*.ext{i}",
+            lambda i: f"src/**/gen{i}_*.py",
+        )
         repo.write(".gitignore", "\n".join(kinds[i % 4](i) for i in range(100_000)) + "\n")
-        ms = {e: _median_ms(lambda e=e: search_workspace(repo.path, "needle", engine=e, limit=200), rounds)
-              for e in ("python", "ripgrep")}
-    return {"lines": 100_000, "files": 1000, "medianMs": {k: round(v, 1) for k, v in ms.items()},
-            "targetMs": 2000}
+        ms = {
+            e: _median_ms(lambda e=e: search_workspace(repo.path, "needle", engine=e, limit=200), rounds)
+            for e in ("python", "ripgrep")
+        }
+    return {"lines": 100_000, "files": 1000, "medianMs": {k: round(v, 1) for k, v in ms.items()}, "targetMs": 2000}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
-    print(json.dumps({"redaction": redaction_cost(args.rounds), "gitignore": gitignore_scale(max(3, args.rounds // 3))},
-                     indent=1))
+    print(
+        json.dumps(
+            {"redaction": redaction_cost(args.rounds), "gitignore": gitignore_scale(max(3, args.rounds // 3))}, indent=1
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 
 Medians; the machine here has two shared cores, so run it when it is quiet.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,13 +32,27 @@ def main() -> None:
     status = runner_overhead(args.repeats)
     paging = measure(32 * 1024 * 1024, repeats=args.rounds)
     mcp = mcp_paging(rounds=args.rounds)
-    print(json.dumps({
-        "status": {"plainMs": round(status["medianMs"]["plain"], 2), "labkitMs": round(status["medianMs"]["labkit"], 2),
-                   "ratio": round(status["ratio"], 3), "target": 1.3},
-        "pagination": {k: paging[k] for k in ("diffBytes", "pages", "fullDiffMs", "snapshotPagingMs", "snapshotRatio")}
-        | {"target": 2.0},
-        "mcp": {k: mcp[k] for k in ("diffBytes", "pages", "fullDiffMedianMs", "mcpPagingMedianMs", "ratio", "target")},
-    }, indent=1))
+    print(
+        json.dumps(
+            {
+                "status": {
+                    "plainMs": round(status["medianMs"]["plain"], 2),
+                    "labkitMs": round(status["medianMs"]["labkit"], 2),
+                    "ratio": round(status["ratio"], 3),
+                    "target": 1.3,
+                },
+                "pagination": {
+                    k: paging[k] for k in ("diffBytes", "pages", "fullDiffMs", "snapshotPagingMs", "snapshotRatio")
+                }
+                | {"target": 2.0},
+                "mcp": {
+                    k: mcp[k]
+                    for k in ("diffBytes", "pages", "fullDiffMedianMs", "mcpPagingMedianMs", "ratio", "target")
+                },
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ Later pages come from the snapshot (``snapshot=``), never from a regenerated
 diff, so they cannot mix two versions of the worktree. A page read from a
 snapshot is one seek and one read of about ``max_bytes``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,6 +42,7 @@ MAX_PAGE_BYTES = 256 * 1024
 DEFAULT_PAGE_BYTES = 64 * 1024
 DIFF_TIMEOUT_S = 120.0
 _PATHSPEC_BATCH_CHARS = 64 * 1024
+
 
 @dataclass(frozen=True)
 class Change:
@@ -80,8 +82,10 @@ class DiffSource:
 
 def parse_changes(data: bytes) -> list[Change]:
     """``git diff --raw -z`` output as changes (renames and copies carry both paths)."""
-    return [Change(c.status, names.to_internal(c.path),
-                   None if c.orig_path is None else names.to_internal(c.orig_path)) for c in parse_raw(data)]
+    return [
+        Change(c.status, names.to_internal(c.path), None if c.orig_path is None else names.to_internal(c.orig_path))
+        for c in parse_raw(data)
+    ]
 
 
 def _check_mode(mode: str) -> None:
@@ -127,9 +131,15 @@ def _scope(path: str | None, rules: PathRules) -> str | None:
     return rel
 
 
-def list_visible_changes(ws: Workspace, mode: str = "unstaged", path: str | None = None, *,
-                         revs: list[str] | None = None, policy: ChangedPolicy | None = None,
-                         named: set[str] | None = None) -> tuple[list[Change], int]:
+def list_visible_changes(
+    ws: Workspace,
+    mode: str = "unstaged",
+    path: str | None = None,
+    *,
+    revs: list[str] | None = None,
+    policy: ChangedPolicy | None = None,
+    named: set[str] | None = None,
+) -> tuple[list[Change], int]:
     """The listing for a mode, with sensitive entries dropped; returns (visible, hidden count).
 
     ``named`` collects the printed paths that only the change's own ``.labignore`` hides.
@@ -193,8 +203,9 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None) -> Di
         parts: list[bytes] = []
         used = 0
         for specs in _batches(visible):
-            chunk = _git_diff(git, [*revs, "--", *specs], max_bytes=MAX_DIFF_BYTES - used, timeout=DIFF_TIMEOUT_S,
-                              sink=digest.feed)
+            chunk = _git_diff(
+                git, [*revs, "--", *specs], max_bytes=MAX_DIFF_BYTES - used, timeout=DIFF_TIMEOUT_S, sink=digest.feed
+            )
             used += len(chunk)
             parts.append(chunk)
     data = parts[0] if len(parts) == 1 else b"".join(parts)
@@ -202,10 +213,17 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None) -> Di
     from .secrets import secret_lines
 
     found, total = secret_lines(data)
-    return DiffSource(data=data, files=tuple(visible), hidden_changes=hidden,
-                      source_revision=digest.source_revision, utf8=digest.utf8, chunk_sha256=tuple(digest.chunks),
-                      secret_lines=tuple((o, t) for o, t in found), secret_lines_total=total,
-                      hidden_by_changed_policy=tuple(sorted(named)))
+    return DiffSource(
+        data=data,
+        files=tuple(visible),
+        hidden_changes=hidden,
+        source_revision=digest.source_revision,
+        utf8=digest.utf8,
+        chunk_sha256=tuple(digest.chunks),
+        secret_lines=tuple((o, t) for o, t in found),
+        secret_lines_total=total,
+        hidden_by_changed_policy=tuple(sorted(named)),
+    )
 
 
 def source_revision_of(data: bytes) -> str:
@@ -218,9 +236,14 @@ def _snapshot_key(ws: Workspace, mode: str, scope: str | None) -> str:
 
 
 def check_page_bytes(max_bytes: int) -> int:
-    if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or not MIN_PAGE_BYTES <= max_bytes <= MAX_PAGE_BYTES:
-        raise LabkitError("invalid_argument",
-                          f"max_bytes must be between {MIN_PAGE_BYTES} and {MAX_PAGE_BYTES}, got {max_bytes!r}")
+    if (
+        not isinstance(max_bytes, int)
+        or isinstance(max_bytes, bool)
+        or not MIN_PAGE_BYTES <= max_bytes <= MAX_PAGE_BYTES
+    ):
+        raise LabkitError(
+            "invalid_argument", f"max_bytes must be between {MIN_PAGE_BYTES} and {MAX_PAGE_BYTES}, got {max_bytes!r}"
+        )
     return max_bytes
 
 
@@ -234,10 +257,22 @@ def _page_secret_lines(page: Page, secret_lines) -> list[dict]:
     return out
 
 
-def page_result(*, mode: str, page: Page, source_revision: str | None, snapshot_id: str | None,
-                 hidden_changes: int, files, pager: str, path: str | None, bound: bool = True,
-                 secret_lines=(), secret_lines_total: int = 0, files_total: int | None = None,
-                 hidden_by_changed_policy=()) -> dict:
+def page_result(
+    *,
+    mode: str,
+    page: Page,
+    source_revision: str | None,
+    snapshot_id: str | None,
+    hidden_changes: int,
+    files,
+    pager: str,
+    path: str | None,
+    bound: bool = True,
+    secret_lines=(),
+    secret_lines_total: int = 0,
+    files_total: int | None = None,
+    hidden_by_changed_policy=(),
+) -> dict:
     """The contract's diff page object: the one place this shape is built.
 
     The first page (offset 0) also lists the visible changed files; later pages leave the list out so a
@@ -271,9 +306,18 @@ def page_result(*, mode: str, page: Page, source_revision: str | None, snapshot_
     return result
 
 
-def git_diff(workspace, *, mode: str = "unstaged", path: str | None = None, offset: int = 0,
-             max_bytes: int = DEFAULT_PAGE_BYTES, snapshot: str | None = None, revision: str | None = None,
-             pager: str = "safe", store=None) -> dict:
+def git_diff(
+    workspace,
+    *,
+    mode: str = "unstaged",
+    path: str | None = None,
+    offset: int = 0,
+    max_bytes: int = DEFAULT_PAGE_BYTES,
+    snapshot: str | None = None,
+    revision: str | None = None,
+    pager: str = "safe",
+    store=None,
+) -> dict:
     """One page of the safe diff of a workspace (see CONTRACT.md, ``labkit diff``).
 
     A page read from a snapshot starts no git process.
@@ -293,12 +337,31 @@ def git_diff(workspace, *, mode: str = "unstaged", path: str | None = None, offs
     if revision is not None and not isinstance(revision, str):
         raise LabkitError("invalid_argument", "revision must be a string (an earlier page's sourceRevision)")
     with opened(workspace, require_git=snapshot is None) as ws:
-        return _page(ws, mode=mode, path=path, offset=offset, max_bytes=max_bytes, snapshot=snapshot,
-                     revision=revision, pager=pager, store=store)
+        return _page(
+            ws,
+            mode=mode,
+            path=path,
+            offset=offset,
+            max_bytes=max_bytes,
+            snapshot=snapshot,
+            revision=revision,
+            pager=pager,
+            store=store,
+        )
 
 
-def _page(ws: Workspace, *, mode: str, path: str | None, offset: int, max_bytes: int, snapshot: str | None,
-          revision: str | None, pager: str, store) -> dict:
+def _page(
+    ws: Workspace,
+    *,
+    mode: str,
+    path: str | None,
+    offset: int,
+    max_bytes: int,
+    snapshot: str | None,
+    revision: str | None,
+    pager: str,
+    store,
+) -> dict:
     from .snapshots import SnapshotStore
 
     scope = _scope(path, ws.rules)
@@ -307,11 +370,20 @@ def _page(ws: Workspace, *, mode: str, path: str | None, offset: int, max_bytes:
         # The historical tool: regenerate the whole diff for every page and bind nothing.
         source = build_diff(ws, mode, scope)
         page = paginate_naive(source.data, offset, max_bytes)
-        return page_result(mode=mode, page=page, source_revision=None, snapshot_id=None,
-                           hidden_changes=source.hidden_changes, files=source.files, pager=pager,
-                           path=scope, bound=False, secret_lines=source.secret_lines,
-                           secret_lines_total=source.secret_lines_total,
-                           hidden_by_changed_policy=source.hidden_by_changed_policy)
+        return page_result(
+            mode=mode,
+            page=page,
+            source_revision=None,
+            snapshot_id=None,
+            hidden_changes=source.hidden_changes,
+            files=source.files,
+            pager=pager,
+            path=scope,
+            bound=False,
+            secret_lines=source.secret_lines,
+            secret_lines_total=source.secret_lines_total,
+            hidden_by_changed_policy=source.hidden_by_changed_policy,
+        )
 
     store = store if store is not None else SnapshotStore()
     key = _snapshot_key(ws, mode, scope)
@@ -325,34 +397,63 @@ def _page(ws: Workspace, *, mode: str, path: str | None, offset: int, max_bytes:
             page_from_window(b"", offset, snap.total_bytes, utf8=True)
         window = store.read(snap, max(offset, 0), max_bytes)
         page = page_from_window(window, offset, snap.total_bytes, utf8=snap.meta.get("utf8", True))
-        return page_result(mode=mode, page=page, source_revision=snap.source_revision, snapshot_id=snap.id,
-                           hidden_changes=snap.meta.get("hiddenChanges", 0), files=snap.meta.get("files", []),
-                           pager=pager, path=scope, secret_lines=snap.meta.get("secretLines", ()),
-                           secret_lines_total=snap.meta.get("secretLinesTotal", 0),
-                           files_total=snap.meta.get("filesTotal"),
-                           hidden_by_changed_policy=snap.meta.get("hiddenByChangedPolicy", ()))
+        return page_result(
+            mode=mode,
+            page=page,
+            source_revision=snap.source_revision,
+            snapshot_id=snap.id,
+            hidden_changes=snap.meta.get("hiddenChanges", 0),
+            files=snap.meta.get("files", []),
+            pager=pager,
+            path=scope,
+            secret_lines=snap.meta.get("secretLines", ()),
+            secret_lines_total=snap.meta.get("secretLinesTotal", 0),
+            files_total=snap.meta.get("filesTotal"),
+            hidden_by_changed_policy=snap.meta.get("hiddenByChangedPolicy", ()),
+        )
 
     if offset != 0 and revision is None:
-        raise LabkitError("snapshot_required", "a page after the first needs --snapshot (or --revision) "
-                                               "so every page comes from the same diff")
+        raise LabkitError(
+            "snapshot_required",
+            "a page after the first needs --snapshot (or --revision) so every page comes from the same diff",
+        )
     source = build_diff(ws, mode, scope)
     if revision is not None and revision != source.source_revision:
         raise LabkitError("snapshot_drift", _drift_message(revision))
     view = memoryview(source.data)
-    window = bytes(view[offset:offset + max_bytes]) if offset >= 0 else b""
+    window = bytes(view[offset : offset + max_bytes]) if offset >= 0 else b""
     page = page_from_window(window, offset, len(source.data), utf8=source.utf8)
-    snap = store.put(source.data, key=key, source_revision=source.source_revision, chunks=list(source.chunk_sha256),
-                     meta={"key": key, "mode": mode, "path": None if scope is None else names.printable(scope), "utf8": source.utf8,
-                           "hiddenChanges": source.hidden_changes,
-                           "files": [f.to_json() for f in cap(list(source.files))[0]],
-                           "filesTotal": len(source.files),
-                           "secretLines": [list(x) for x in source.secret_lines],
-                           "secretLinesTotal": source.secret_lines_total,
-                           "hiddenByChangedPolicy": list(source.hidden_by_changed_policy)})
-    return page_result(mode=mode, page=page, source_revision=source.source_revision, snapshot_id=snap.id,
-                       hidden_changes=source.hidden_changes, files=source.files, pager=pager, path=scope,
-                       secret_lines=source.secret_lines, secret_lines_total=source.secret_lines_total,
-                       hidden_by_changed_policy=source.hidden_by_changed_policy)
+    snap = store.put(
+        source.data,
+        key=key,
+        source_revision=source.source_revision,
+        chunks=list(source.chunk_sha256),
+        meta={
+            "key": key,
+            "mode": mode,
+            "path": None if scope is None else names.printable(scope),
+            "utf8": source.utf8,
+            "hiddenChanges": source.hidden_changes,
+            "files": [f.to_json() for f in cap(list(source.files))[0]],
+            "filesTotal": len(source.files),
+            "secretLines": [list(x) for x in source.secret_lines],
+            "secretLinesTotal": source.secret_lines_total,
+            "hiddenByChangedPolicy": list(source.hidden_by_changed_policy),
+        },
+    )
+    return page_result(
+        mode=mode,
+        page=page,
+        source_revision=source.source_revision,
+        snapshot_id=snap.id,
+        hidden_changes=source.hidden_changes,
+        files=source.files,
+        pager=pager,
+        path=scope,
+        secret_lines=source.secret_lines,
+        secret_lines_total=source.secret_lines_total,
+        hidden_by_changed_policy=source.hidden_by_changed_policy,
+    )
 
 
 def client_bytes(page: dict) -> bytes:
@@ -367,8 +468,10 @@ def client_bytes(page: dict) -> bytes:
 
 def _drift_message(revision: str) -> str:
     if not (revision.startswith("sha256:") and len(revision) == 71):
-        return ("the diff does not match that revision (a revision is the sourceRevision of an earlier page, "
-                "sha256:<64 hex>); start again from offset 0")
+        return (
+            "the diff does not match that revision (a revision is the sourceRevision of an earlier page, "
+            "sha256:<64 hex>); start again from offset 0"
+        )
     return "the diff changed since that revision was taken; start again from offset 0"
 
 
@@ -378,6 +481,14 @@ def read_all_pages(workspace, *, max_bytes: int = DEFAULT_PAGE_BYTES, store=None
     with opened(workspace, require_git=True) as ws:
         pages = [git_diff(ws, max_bytes=max_bytes, store=store, **kw)]
         while pages[-1]["hasMore"]:
-            pages.append(git_diff(ws, max_bytes=max_bytes, store=store, offset=pages[-1]["nextOffset"],
-                                  snapshot=pages[-1]["snapshotId"], **kw))
+            pages.append(
+                git_diff(
+                    ws,
+                    max_bytes=max_bytes,
+                    store=store,
+                    offset=pages[-1]["nextOffset"],
+                    snapshot=pages[-1]["snapshotId"],
+                    **kw,
+                )
+            )
     return pages

@@ -6,18 +6,19 @@ Codes are the contract's strings (``invalid_argument``, ``not_a_repository``,
 Every failure a user can trigger carries a stable ``code`` from the contract
 and a message written for people: relative paths only, no raw git stderr.
 """
+
 from __future__ import annotations
 
 #: Every stable error code a ``labkit`` command or MCP tool can answer with, and what it means.
 CODES: dict[str, str] = {
     "invalid_argument": "an argument is missing, of the wrong type, out of range or malformed "
-                        "(also a usage error under --json, with exit status 2)",
+    "(also a usage error under --json, with exit status 2)",
     "invalid_path": "a path argument is absolute, holds NUL, a backslash that starts no escape, or names git's "
-                    "own folder",
+    "own folder",
     "path_outside_workspace": "a path climbs out of the root with '..' or through a symlink",
     "sensitive_path": "the path is sensitive (built-in list or .labignore): never searched, read or diffed",
     "not_a_repository": "the root is not a git work tree, or its layout is refused (a .git that belongs to "
-                        "another work tree, core.worktree elsewhere, a bare repository)",
+    "another work tree, core.worktree elsewhere, a bare repository)",
     "git_failed": "git failed (details say why; never git's raw stderr)",
     "git_timeout": "a git child ran past its deadline and was killed with everything it spawned",
     "git_memory_limit": "a git child went over labkit's memory cap (RLIMIT_DATA) and was stopped",
@@ -41,7 +42,7 @@ CODES: dict[str, str] = {
     "invalid_revision": "a deployment record names an object that is not a commit of that repository",
     "path_not_allowed": "the path is not on the repository's allowed-files list",
     "ledger_malformed": "a ledger line fails the line schema (reported per line by `ledger summarize`, never a "
-                        "traceback)",
+    "traceback)",
     "file_exists": "`labs starter` would overwrite a learner's notebook; pass --force to replace it",
     "lab_not_found": "a lab file is missing from the package or damaged",
     "resource_not_found": "a file labkit ships in its package (a schema, an eval set) is missing or damaged",

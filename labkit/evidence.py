@@ -19,12 +19,12 @@ result``), checks it against ``data/evidence-contract.schema.json`` (draft
 
 Every check returns a list of problems in words; an empty list means trusted.
 """
+
 from __future__ import annotations
 
 import base64
 import binascii
 import hashlib
-import json
 from functools import lru_cache
 
 from .errors import LabkitError
@@ -57,16 +57,28 @@ def wrap(kind: str, result: dict, *, tool: str | None = None) -> dict:
         raise LabkitError("invalid_argument", f"kind must be one of {', '.join(KINDS)}")
     if not isinstance(result, dict):
         raise LabkitError("invalid_argument", "a result must be a JSON object")
-    record = {"schemaVersion": SCHEMA_VERSION, "kind": kind, "tool": tool or TOOLS[kind],
-              "path": None, "lines": None, "truncated": None, "sourceRevision": None, "result": result}
+    record = {
+        "schemaVersion": SCHEMA_VERSION,
+        "kind": kind,
+        "tool": tool or TOOLS[kind],
+        "path": None,
+        "lines": None,
+        "truncated": None,
+        "sourceRevision": None,
+        "result": result,
+    }
     if kind == "diff-page":
-        record.update(path=result.get("path"), truncated=result.get("hasMore"),
-                      sourceRevision=result.get("sourceRevision"))
+        record.update(
+            path=result.get("path"), truncated=result.get("hasMore"), sourceRevision=result.get("sourceRevision")
+        )
     elif kind == "search":
         record.update(truncated=result.get("truncated"))
     else:
-        record.update(path=result.get("path"), truncated=result.get("truncated"),
-                      lines={"start": result.get("startLine"), "end": result.get("endLine")})
+        record.update(
+            path=result.get("path"),
+            truncated=result.get("truncated"),
+            lines={"start": result.get("startLine"), "end": result.get("endLine")},
+        )
     return record
 
 
@@ -113,8 +125,10 @@ def diff_page_problems(page: dict) -> list[str]:
         problems.append(f"page at {offset}: its diff text does not decode as {page.get('encoding')}")
         return problems
     if len(data) != returned:
-        problems.append(f"page at {offset}: its text re-encodes to {len(data)} bytes, not the {returned} it reports"
-                        + (" (it holds U+FFFD replacement characters)" if "\ufffd" in page.get("diff", "") else ""))
+        problems.append(
+            f"page at {offset}: its text re-encodes to {len(data)} bytes, not the {returned} it reports"
+            + (" (it holds U+FFFD replacement characters)" if "\ufffd" in page.get("diff", "") else "")
+        )
     sha = page.get("pageSha256")
     if sha is not None and hashlib.sha256(data).hexdigest() != sha:
         problems.append(f"page at {offset}: its bytes do not hash to pageSha256")
@@ -196,7 +210,7 @@ def page_set_report(pages: list[dict]) -> dict:
         found.append("pages: totalBytes differs between pages")
     if pages[0].get("offset") != 0:
         found.append(f"pages: the first page starts at {pages[0].get('offset')}, not 0")
-    for a, b in zip(pages, pages[1:]):
+    for a, b in zip(pages, pages[1:], strict=False):
         if b.get("offset") != a.get("nextOffset"):
             found.append(f"pages: a page starts at {b.get('offset')} but the one before ends at {a.get('nextOffset')}")
     complete = pages[-1].get("hasMore") is False

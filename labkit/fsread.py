@@ -10,6 +10,7 @@ up. Nothing here follows a symlink, ever.
 :class:`DirCache` keeps a bounded number of folder descriptors for walkers, so
 a tree of any depth is walked with at most ``capacity`` descriptors open.
 """
+
 from __future__ import annotations
 
 import errno
@@ -120,8 +121,10 @@ def read_labignore(root_fd: int) -> tuple[str, ...]:
 def refuse_unreadable(rel: str, exc: OSError, *, what: str = "path") -> LabkitError:
     """The contract error for an open that failed on the way to ``rel``."""
     if isinstance(exc, NotFollowed):
-        return LabkitError("not_regular_file", f"{what} '{rel}' is, or passes through, a symlink or a non-folder; "
-                                               "labkit never follows symlinks")
+        return LabkitError(
+            "not_regular_file",
+            f"{what} '{rel}' is, or passes through, a symlink or a non-folder; labkit never follows symlinks",
+        )
     if exc.errno == errno.ENOENT:
         return LabkitError("file_not_found", f"{what} '{rel}' does not exist in the workspace")
     return LabkitError("file_not_found", f"{what} '{rel}' cannot be opened")

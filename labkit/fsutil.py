@@ -1,15 +1,18 @@
 """Small file-system helpers shared by the stores that write to disk."""
+
 from __future__ import annotations
 
 import contextlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO
 
 
-def write_private_atomic(target: str | os.PathLike, data: bytes | Callable[[BinaryIO], None], *,
-                         fsync: bool = True) -> None:
+def write_private_atomic(
+    target: str | os.PathLike, data: bytes | Callable[[BinaryIO], None], *, fsync: bool = True
+) -> None:
     """Write ``target`` all at once, readable by its owner only (0600).
 
     The bytes go to a temp file beside the target and are renamed over it, so

@@ -14,6 +14,7 @@ with tabs, newlines or quotes parse exactly. Anything else (for example patch
 text after ``--binary``) is refused with :class:`ListingError`, never
 half-parsed.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -71,7 +72,7 @@ def parse_raw(data: bytes, *, numstat: bool = False) -> list[ListedChange]:
             raise ListingError("unexpected raw record")
         old_mode, new_mode, old_id, new_id, status = fields
         npaths = 2 if status[0] in "RC" else 1
-        paths = tuple(tokens[i + 1:i + 1 + npaths])
+        paths = tuple(tokens[i + 1 : i + 1 + npaths])
         if len(paths) != npaths:
             raise ListingError("raw record without its path")
         raws.append(ListedChange(old_mode, new_mode, old_id, new_id, status[0], paths))
@@ -101,7 +102,7 @@ def parse_raw(data: bytes, *, numstat: bool = False) -> list[ListedChange]:
     if len(raws) != len(counts):
         raise ListingError("raw and numstat listings disagree")
     records = []
-    for raw, (paths, binary, additions, deletions) in zip(raws, counts):
+    for raw, (paths, binary, additions, deletions) in zip(raws, counts, strict=False):
         if raw.paths != paths:
             raise ListingError("raw and numstat listings disagree")
         records.append(raw._replace(binary=binary, additions=additions, deletions=deletions))

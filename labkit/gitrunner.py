@@ -31,6 +31,7 @@ child shares:
 repository builders and the experiments), which must be able to write.
 Repositories under inspection are read through ``Workspace.git`` only.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,9 +41,9 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 from .errors import LabkitError
 
@@ -186,8 +187,11 @@ def pinned_config() -> list[tuple[str, str]]:
 def git_executable() -> str:
     exe = shutil.which("git")
     if exe is None:
-        raise GitError("git_failed", "git executable not found on PATH; install git and try again",
-                       details={"reason": "git_not_found"})
+        raise GitError(
+            "git_failed",
+            "git executable not found on PATH; install git and try again",
+            details={"reason": "git_not_found"},
+        )
     return exe
 
 
@@ -267,12 +271,13 @@ def with_auto_flags(args: Sequence[str]) -> list[str]:
     if i is None:
         return args
     # A caller that sets an option itself keeps its own value.
-    given = {a.split("=", 1)[0] for a in args[i + 1:]}
+    given = {a.split("=", 1)[0] for a in args[i + 1 :]}
     flags = [f for f in AUTO_FLAGS.get(args[i], ()) if f.split("=", 1)[0] not in given]
-    return args[: i + 1] + flags + args[i + 1:]
+    return args[: i + 1] + flags + args[i + 1 :]
 
 
 # -- spawning ---------------------------------------------------------------------------------
+
 
 def _kill_group(proc) -> None:
     """Kill git and everything it spawned (it leads its own session)."""
@@ -299,8 +304,14 @@ def _cap_memory(pid: int, limit: int | None) -> None:
 _CHUNK = 1 << 16
 
 
-def _pump(proc, input_bytes: bytes | None, max_bytes: int, deadline: float, what: str,
-          sink: Callable[[bytes], None] | None = None) -> tuple[bytes, bytes, bool]:
+def _pump(
+    proc,
+    input_bytes: bytes | None,
+    max_bytes: int,
+    deadline: float,
+    what: str,
+    sink: Callable[[bytes], None] | None = None,
+) -> tuple[bytes, bytes, bool]:
     """Feed stdin, drain stdout/stderr and see git exit, in this thread (one ``select`` loop).
 
     Going over ``max_bytes`` on stdout kills the process group (a partial
@@ -353,7 +364,7 @@ def _pump(proc, input_bytes: bytes | None, max_bytes: int, deadline: float, what
                     continue
                 if key.fileobj is proc.stdin:
                     try:
-                        sent += os.write(proc.stdin.fileno(), view[sent:sent + _CHUNK])
+                        sent += os.write(proc.stdin.fileno(), view[sent : sent + _CHUNK])
                     except (BrokenPipeError, OSError):
                         sent = len(view)
                     if sent >= len(view):
@@ -368,13 +379,15 @@ def _pump(proc, input_bytes: bytes | None, max_bytes: int, deadline: float, what
                     if len(out) + len(chunk) > max_bytes:
                         _kill_group(proc)
                         proc.wait()
-                        raise GitError("output_too_large",
-                                       f"{what} produced more than {max_bytes} bytes; refusing a partial result")
+                        raise GitError(
+                            "output_too_large",
+                            f"{what} produced more than {max_bytes} bytes; refusing a partial result",
+                        )
                     out += chunk
                     if sink is not None:
                         sink(chunk)  # work on the output while git is still producing it
                 elif len(err) < _STDERR_KEEP:
-                    err += chunk[:_STDERR_KEEP - len(err)]
+                    err += chunk[: _STDERR_KEEP - len(err)]
     finally:
         sel.close()
         if pidfd is not None:
@@ -388,10 +401,19 @@ def _pump(proc, input_bytes: bytes | None, max_bytes: int, deadline: float, what
     return bytes(out), bytes(err), exited
 
 
-def spawn_git(argv: list[str], cwd: str, env: dict[str, str], *, input_bytes: bytes | None = None,
-              timeout: float = DEFAULT_TIMEOUT_S, max_bytes: int = DEFAULT_MAX_BYTES,
-              memory_bytes: int | None = DEFAULT_MEMORY_BYTES, what: str = "git",
-              pass_fds: Sequence[int] = (), sink: Callable[[bytes], None] | None = None) -> tuple[bytes, bytes, int]:
+def spawn_git(
+    argv: list[str],
+    cwd: str,
+    env: dict[str, str],
+    *,
+    input_bytes: bytes | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    memory_bytes: int | None = DEFAULT_MEMORY_BYTES,
+    what: str = "git",
+    pass_fds: Sequence[int] = (),
+    sink: Callable[[bytes], None] | None = None,
+) -> tuple[bytes, bytes, int]:
     """Start one git child with every bound applied; return (stdout, stderr head, return code).
 
     ``sink``, if given, also receives each piece of stdout as it arrives.
@@ -399,16 +421,22 @@ def spawn_git(argv: list[str], cwd: str, env: dict[str, str], *, input_bytes: by
     deadline = time.monotonic() + timeout
     try:
         proc = subprocess.Popen(
-            argv, cwd=cwd, env=env,
+            argv,
+            cwd=cwd,
+            env=env,
             stdin=subprocess.PIPE if input_bytes is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, shell=False, start_new_session=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            shell=False,
+            start_new_session=True,
             pass_fds=tuple(pass_fds),
         )
     except FileNotFoundError as exc:
         if not os.path.isdir(cwd):
             raise GitError("not_a_repository", "the given root does not exist or is not a folder") from exc
-        raise GitError("git_failed", "git executable not found; install git and try again",
-                       details={"reason": "git_not_found"}) from exc
+        raise GitError(
+            "git_failed", "git executable not found; install git and try again", details={"reason": "git_not_found"}
+        ) from exc
     except NotADirectoryError as exc:
         raise GitError("not_a_repository", "the given root is not a folder") from exc
     _cap_memory(proc.pid, memory_bytes)
@@ -435,8 +463,9 @@ _MEMORY_WORDS = ("out of memory", "malloc failed", "cannot allocate memory", "un
 
 def classify_failure(stderr: bytes, returncode: int, what: str, *, memory_bytes: int | None = None) -> GitError:
     text = stderr.decode("utf-8", "replace").lower()
-    if any(word in text for word in _MEMORY_WORDS) or (memory_bytes and returncode in (-signal.SIGSEGV,
-                                                                                         -signal.SIGABRT)):
+    if any(word in text for word in _MEMORY_WORDS) or (
+        memory_bytes and returncode in (-signal.SIGSEGV, -signal.SIGABRT)
+    ):
         limit = f" of {memory_bytes // (1024 * 1024)} MiB" if memory_bytes else ""
         return GitError("git_memory_limit", f"{what} went over labkit's memory cap{limit}; refusing a partial result")
     if "not a git repository" in text:
@@ -445,16 +474,25 @@ def classify_failure(stderr: bytes, returncode: int, what: str, *, memory_bytes:
         return GitError("not_a_repository", "the given root has no work tree (a bare repository or a .git folder)")
     if "dubious ownership" in text:
         return GitError("not_a_repository", "git refuses this repository: it is owned by another user")
-    if ("unknown revision" in text or "bad revision" in text or "invalid object name" in text
-            or "not a valid object name" in text or "ambiguous argument" in text):
-        return GitError("git_failed", f"{what} failed: unknown revision or path", details={"reason": "unknown_revision"})
+    if (
+        "unknown revision" in text
+        or "bad revision" in text
+        or "invalid object name" in text
+        or "not a valid object name" in text
+        or "ambiguous argument" in text
+    ):
+        return GitError(
+            "git_failed", f"{what} failed: unknown revision or path", details={"reason": "unknown_revision"}
+        )
     return GitError("git_failed", f"{what} failed with exit status {returncode}")
 
 
 # -- repositories labkit built itself ---------------------------------------------------------
 
-def trusted_command(args: Sequence[str], *, extra_env: dict[str, str] | None = None,
-                    config_overrides: Sequence[tuple[str, str]] = ()) -> tuple[list[str], dict[str, str]]:
+
+def trusted_command(
+    args: Sequence[str], *, extra_env: dict[str, str] | None = None, config_overrides: Sequence[tuple[str, str]] = ()
+) -> tuple[list[str], dict[str, str]]:
     """The argv and environment :func:`run_git` uses (exposed for the terminal test)."""
     env = hardened_env(extra_env)
     env.update(config_env([*pinned_config(), *config_overrides]))
@@ -484,8 +522,16 @@ def run_git(
         raise GitError("not_a_repository", "the given root does not exist or is not a folder")
     argv, env = trusted_command(args, extra_env=extra_env, config_overrides=config_overrides)
     what = describe(args)
-    stdout, stderr, rc = spawn_git(argv, repo_path, env, input_bytes=input_bytes, timeout=timeout,
-                                   max_bytes=max_bytes, memory_bytes=memory_bytes, what=what)
+    stdout, stderr, rc = spawn_git(
+        argv,
+        repo_path,
+        env,
+        input_bytes=input_bytes,
+        timeout=timeout,
+        max_bytes=max_bytes,
+        memory_bytes=memory_bytes,
+        what=what,
+    )
     if rc not in tuple(ok_returncodes):
         raise classify_failure(stderr, rc, what, memory_bytes=memory_bytes)
     return GitResult(stdout=stdout, returncode=rc)
@@ -503,8 +549,7 @@ def resolve_commit_with(run: Callable[..., GitResult], rev: str) -> str | None:
     "nowhere to look" are different answers.
     """
     try:
-        res = run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
-                  ok_returncodes=(0, 1))
+        res = run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"], ok_returncodes=(0, 1))
     except GitError as exc:
         if exc.code != "git_failed":
             raise

@@ -5,6 +5,7 @@ of JSON that no agent reads. ``status`` and the first diff page list at most
 :data:`MAX_LISTED_FILES` entries per list, in git's order, and say how many
 there were in all and that the list was cut.
 """
+
 from __future__ import annotations
 
 MAX_LISTED_FILES = 1000

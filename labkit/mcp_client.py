@@ -5,10 +5,12 @@
 :func:`run_async` runs a coroutine from synchronous code; :func:`tool_rows`
 tabulates the listed tools. The server itself is :mod:`labkit.mcp_server`.
 """
+
 from __future__ import annotations
 
 import os
 import sys
+
 
 def server_parameters(root, *, index=None, ledger=None, env: dict | None = None):
     """``StdioServerParameters`` that launch ``labkit mcp serve`` with this interpreter."""
@@ -59,11 +61,18 @@ def tool_rows(tools) -> list[dict]:
                 bounds = f"≤{prop['maxLength']} chars"
             elif "maxItems" in prop:
                 bounds = f"≤{prop['maxItems']} items"
-            args.append(f"{name}{'' if name in required else '?'}[{bounds}]" if bounds else
-                        f"{name}{'' if name in required else '?'}")
-        rows.append({"tool": tool.name,
-                     "readOnly": getattr(tool.annotations, "read_only_hint", None),
-                     "arguments": ", ".join(args) or "(none)"})
+            args.append(
+                f"{name}{'' if name in required else '?'}[{bounds}]"
+                if bounds
+                else f"{name}{'' if name in required else '?'}"
+            )
+        rows.append(
+            {
+                "tool": tool.name,
+                "readOnly": getattr(tool.annotations, "read_only_hint", None),
+                "arguments": ", ".join(args) or "(none)",
+            }
+        )
     return rows
 
 

@@ -19,6 +19,7 @@ Rules the server keeps:
   stderr and reported as ``internal_error`` without a traceback on the wire;
 - logs go to stderr only: stdout is the protocol stream.
 """
+
 from __future__ import annotations
 
 import json
@@ -70,6 +71,7 @@ class UnknownTool(LabkitError):
 
 # -- one tool call, independent of the transport ---------------------------------------------
 
+
 def check_call(cfg: ServerConfig, name: Any, arguments: Any) -> tuple[Tool, dict]:
     """Find the tool and validate its arguments against its declaration."""
     tool = BY_NAME.get(name) if isinstance(name, str) else None
@@ -108,11 +110,15 @@ def run_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> tuple
             size = encoded_size(result)
         except (UnicodeEncodeError, TypeError):
             log.error("tool %s produced a result that is not valid UTF-8 JSON", tool.name)
-            raise LabkitError("internal_error", f"tool '{tool.name}' produced output that cannot be encoded; "
-                                                "see the server log") from None
+            raise LabkitError(
+                "internal_error", f"tool '{tool.name}' produced output that cannot be encoded; see the server log"
+            ) from None
         if size > MAX_RESULT_BYTES:
-            raise LabkitError("output_too_large", f"the result of '{tool.name}' is over {MAX_RESULT_BYTES} bytes; "
-                                                  "ask for less (a smaller max_bytes or limit, or a path)")
+            raise LabkitError(
+                "output_too_large",
+                f"the result of '{tool.name}' is over {MAX_RESULT_BYTES} bytes; "
+                "ask for less (a smaller max_bytes or limit, or a path)",
+            )
     except LabkitError as exc:
         if ledger is not None:
             ledger.record(tool.name, args, status="error", error_code=exc.code)
@@ -184,10 +190,18 @@ def build_server(cfg: ServerConfig, ledger=None):
 
     def tool_model(tool: Tool) -> types.Tool:
         return types.Tool(
-            name=tool.name, title=tool.title, description=tool.description, input_schema=input_schema(tool),
+            name=tool.name,
+            title=tool.title,
+            description=tool.description,
+            input_schema=input_schema(tool),
             output_schema=output_schema(tool),
-            annotations=types.ToolAnnotations(title=tool.title, read_only_hint=True, destructive_hint=False,
-                                              idempotent_hint=False, open_world_hint=False),
+            annotations=types.ToolAnnotations(
+                title=tool.title,
+                read_only_hint=True,
+                destructive_hint=False,
+                idempotent_hint=False,
+                open_world_hint=False,
+            ),
         )
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
@@ -201,14 +215,19 @@ def build_server(cfg: ServerConfig, ledger=None):
         except UnknownTool as exc:  # the specification's answer: a JSON-RPC error, not a tool result
             raise MCPError(code=INVALID_PARAMS, message=exc.message) from None
         text = json.dumps(payload if not ok else text_view(payload), ensure_ascii=False, separators=(",", ":"))
-        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=payload,
-                                    is_error=not ok)
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=payload, is_error=not ok)
 
     server = Server(
-        SERVER_NAME, version=__version__, title="labkit evidence tools",
-        instructions=("Tools for reading a code workspace as evidence. " + UNTRUSTED +
-                      " Page diffs with the snapshot id from the first page."),
-        on_list_tools=list_tools, on_call_tool=call_tool,
+        SERVER_NAME,
+        version=__version__,
+        title="labkit evidence tools",
+        instructions=(
+            "Tools for reading a code workspace as evidence. "
+            + UNTRUSTED
+            + " Page diffs with the snapshot id from the first page."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
     )
     if ledger is not None:  # a tools/call the SDK refuses before call_tool runs is on the record too
         server.middleware.append(ledger.mcp_middleware())
@@ -329,8 +348,7 @@ async def _pipe_streams():
     import stat as stat_mod
 
     try:
-        if not all(stat_mod.S_ISFIFO(os.fstat(fd).st_mode) or stat_mod.S_ISSOCK(os.fstat(fd).st_mode)
-                   for fd in (0, 1)):
+        if not all(stat_mod.S_ISFIFO(os.fstat(fd).st_mode) or stat_mod.S_ISSOCK(os.fstat(fd).st_mode) for fd in (0, 1)):
             return None, None
         loop = asyncio.get_running_loop()
     except (OSError, RuntimeError):
@@ -344,7 +362,6 @@ async def _pipe_streams():
     sys.stdout = sys.stderr
     reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(proto_in, "rb", 0))
-    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
-                                                        os.fdopen(proto_out, "wb", 0))
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, os.fdopen(proto_out, "wb", 0))
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     return _PipeLines(reader), _PipeWriter(writer)

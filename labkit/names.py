@@ -12,6 +12,7 @@ Inside labkit a name is a ``str`` decoded with ``surrogateescape`` (Python's
 own lossless form for undecodable bytes); only this module turns it into
 printable text and back.
 """
+
 from __future__ import annotations
 
 import re
@@ -84,7 +85,7 @@ def decode_argument(text: str, *, what: str = "path") -> str:
     pos = 0
     out = bytearray()
     for m in _ESCAPE.finditer(text):
-        chunk = text[pos:m.start()]
+        chunk = text[pos : m.start()]
         if "\\" in chunk:
             break
         out += to_bytes(chunk)
@@ -95,8 +96,10 @@ def decode_argument(text: str, *, what: str = "path") -> str:
         if "\\" not in rest:
             out += to_bytes(rest)
             return to_internal(bytes(out))
-    raise LabkitError("invalid_path", f"{what} uses a backslash; use forward slashes "
-                                      "(a backslash only starts an escape: \\\\ or \\xNN)")
+    raise LabkitError(
+        "invalid_path",
+        f"{what} uses a backslash; use forward slashes (a backslash only starts an escape: \\\\ or \\xNN)",
+    )
 
 
 def json_safe(obj) -> bool:

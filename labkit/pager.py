@@ -15,6 +15,7 @@ holds no newline (a long line):
 The functions are pure and work on a window, so a snapshot page can be cut
 from a single ``read()`` of ``max_bytes`` without holding the whole diff.
 """
+
 from __future__ import annotations
 
 import base64
@@ -66,7 +67,7 @@ def is_valid_utf8(data: bytes | memoryview, chunk: int = 1 << 20) -> bool:
     view = memoryview(data)
     try:
         for start in range(0, len(view), chunk):
-            decoder.decode(view[start:start + chunk], final=False)
+            decoder.decode(view[start : start + chunk], final=False)
         decoder.decode(b"", final=True)
     except UnicodeDecodeError:
         return False
@@ -125,8 +126,10 @@ def check_offset(first_byte: int | None, offset: int, total: int, *, utf8: bool)
     if offset >= total:
         raise LabkitError("invalid_offset", f"offset {offset} is at or past the end of a {total}-byte diff")
     if utf8 and first_byte is not None and is_continuation(first_byte):
-        raise LabkitError("invalid_offset", f"offset {offset} points inside a UTF-8 character; "
-                                            "continue from the nextOffset of the previous page")
+        raise LabkitError(
+            "invalid_offset",
+            f"offset {offset} points inside a UTF-8 character; continue from the nextOffset of the previous page",
+        )
 
 
 def page_from_window(window: bytes, offset: int, total: int, *, utf8: bool) -> Page:
@@ -150,7 +153,7 @@ def paginate_utf8_safe(data: bytes, offset: int = 0, max_bytes: int = 65536, *, 
         utf8 = is_valid_utf8(data)
     if offset < 0:
         check_offset(None, offset, len(data), utf8=utf8)
-    window = data[offset:offset + max_bytes] if offset >= 0 else b""
+    window = data[offset : offset + max_bytes] if offset >= 0 else b""
     return page_from_window(window, offset, len(data), utf8=utf8)
 
 
@@ -165,13 +168,12 @@ def paginate_naive(data: bytes, offset: int = 0, max_bytes: int = 65536) -> Page
     total = len(data)
     if offset < 0 or (offset >= total and not (offset == 0 and total == 0)):
         raise LabkitError("invalid_offset", f"offset {offset} is outside a {total}-byte diff")
-    window = data[offset:offset + max_bytes]
+    window = data[offset : offset + max_bytes]
     if offset + len(window) < total:
         newline = window.rfind(b"\n")
         if newline >= 0:
-            window = window[:newline + 1]
-    return Page(offset=offset, data=window, total_bytes=total,
-                text=window.decode("utf-8", "replace"), encoding="utf-8")
+            window = window[: newline + 1]
+    return Page(offset=offset, data=window, total_bytes=total, text=window.decode("utf-8", "replace"), encoding="utf-8")
 
 
 def iter_pages(data: bytes, max_bytes: int, pager=paginate_utf8_safe):

@@ -5,6 +5,7 @@ Every tool that accepts a path from a user or an agent goes through
 something else on another platform (a backslash, a drive letter) is refused
 rather than guessed at.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,9 @@ class ResolvedPath:
     relative: str  # POSIX, relative to the root; "" for the root itself
 
 
-def check_relative_syntax(user_path: str, *, what: str = "path", escapes: bool = True,
-                          parent_steps: bool = True) -> str:
+def check_relative_syntax(
+    user_path: str, *, what: str = "path", escapes: bool = True, parent_steps: bool = True
+) -> str:
     """Validate the *syntax* of a relative path and return it normalised.
 
     The escapes of :mod:`labkit.names` (``\\\\`` and ``\\xNN``) are undone, so
@@ -77,7 +79,7 @@ def resolve_inside(root: str | os.PathLike, user_path: str, *, what: str = "path
     candidate = root_real / rel if rel else root_real
     # Walk every existing prefix, so a symlinked ancestor cannot smuggle us out.
     probe = root_real
-    for part in (rel.split("/") if rel else []):
+    for part in rel.split("/") if rel else []:
         probe = probe / part
         if not os.path.lexists(probe):
             break

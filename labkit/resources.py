@@ -5,6 +5,7 @@ and are read through :mod:`importlib.resources`, so an installed labkit works
 from any folder, with no checkout beside it. A missing or unreadable resource
 is ``resource_not_found``, naming the resource.
 """
+
 from __future__ import annotations
 
 from importlib import resources
@@ -22,8 +23,9 @@ def resource_path(*parts: str) -> Path:
     """A real path for a resource (labkit is installed as plain files: an editable or a wheel install)."""
     where = resource(*parts)
     if not where.is_file() and not where.is_dir():
-        raise LabkitError("resource_not_found", f"labkit's package resource {'/'.join(parts)} is missing; "
-                                                "reinstall labkit")
+        raise LabkitError(
+            "resource_not_found", f"labkit's package resource {'/'.join(parts)} is missing; reinstall labkit"
+        )
     return Path(str(where))
 
 
@@ -31,11 +33,14 @@ def read_bytes(*parts: str) -> bytes:
     try:
         return resource(*parts).read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise LabkitError("resource_not_found", f"labkit's package resource {'/'.join(parts)} is missing; "
-                                                "reinstall labkit") from None
+        raise LabkitError(
+            "resource_not_found", f"labkit's package resource {'/'.join(parts)} is missing; reinstall labkit"
+        ) from None
     except OSError as exc:
-        raise LabkitError("resource_not_found", f"labkit's package resource {'/'.join(parts)} cannot be read "
-                                                f"({type(exc).__name__}); reinstall labkit") from None
+        raise LabkitError(
+            "resource_not_found",
+            f"labkit's package resource {'/'.join(parts)} cannot be read ({type(exc).__name__}); reinstall labkit",
+        ) from None
 
 
 def read_text(*parts: str) -> str:
@@ -43,8 +48,10 @@ def read_text(*parts: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise LabkitError("resource_not_found", f"labkit's package resource {'/'.join(parts)} is damaged "
-                                                "(not UTF-8); reinstall labkit") from None
+        raise LabkitError(
+            "resource_not_found",
+            f"labkit's package resource {'/'.join(parts)} is damaged (not UTF-8); reinstall labkit",
+        ) from None
 
 
 def read_json(*parts: str):
@@ -53,5 +60,6 @@ def read_json(*parts: str):
     try:
         return json.loads(read_text(*parts))
     except ValueError:
-        raise LabkitError("resource_not_found", f"labkit's package resource {'/'.join(parts)} is damaged "
-                                                "(not JSON); reinstall labkit") from None
+        raise LabkitError(
+            "resource_not_found", f"labkit's package resource {'/'.join(parts)} is damaged (not JSON); reinstall labkit"
+        ) from None

@@ -9,12 +9,14 @@ Matching of built-in sensitive names is case-insensitive: on a
 case-insensitive file system ``.ENV`` is the same file as ``.env``, and a rule
 that protects secrets should err on the side of hiding.
 """
+
 from __future__ import annotations
 
 import os
-from fnmatch import fnmatchcase
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from functools import lru_cache
+
 
 @dataclass(frozen=True)
 class SensitiveRule:
@@ -97,8 +99,19 @@ SENSITIVE_DIRS = frozenset(r.pattern for r in SENSITIVE_RULES if r.kind == "fold
 SENSITIVE_PATHS = tuple(tuple(r.pattern.split("/")) for r in SENSITIVE_RULES if r.kind == "path")
 NOISE_DIRS = frozenset(
     {
-        ".git", "node_modules", "__pycache__", ".venv", "venv", "dist", "build", ".pytest_cache",
-        ".mypy_cache", ".ipynb_checkpoints", "target", "coverage", ".cache",
+        ".git",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        "dist",
+        "build",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ipynb_checkpoints",
+        "target",
+        "coverage",
+        ".cache",
     }
 )
 LABIGNORE = ".labignore"
@@ -147,7 +160,7 @@ def is_builtin_sensitive(rel: str) -> bool:
             return True
     for folder in SENSITIVE_PATHS:
         n = len(folder)
-        if any(tuple(normal[i:i + n]) == folder for i in range(len(parts) - n)):
+        if any(tuple(normal[i : i + n]) == folder for i in range(len(parts) - n)):
             return True
     return False
 
@@ -167,7 +180,7 @@ class PathRules:
     _spec: object = field(default=None, repr=False)
 
     @classmethod
-    def for_root(cls, root: str | os.PathLike | None) -> "PathRules":
+    def for_root(cls, root: str | os.PathLike | None) -> PathRules:
         """The rules of a folder, its ``.labignore`` read without following a symlink.
 
         Tools get their rules from :class:`~labkit.workspace.Workspace`; this is
@@ -196,7 +209,9 @@ class PathRules:
             self._spec = pathspec.GitIgnoreSpec.from_lines(self.labignore_lines)
 
     def is_sensitive(self, rel: str, *, is_dir: bool = False) -> bool:
-        if is_builtin_sensitive(rel + ("/x" if is_dir else "")) or (is_dir and _name_is_sensitive(rel.rsplit("/", 1)[-1])):
+        if is_builtin_sensitive(rel + ("/x" if is_dir else "")) or (
+            is_dir and _name_is_sensitive(rel.rsplit("/", 1)[-1])
+        ):
             return True
         if self._spec is not None:
             spec = self._spec
@@ -231,7 +246,7 @@ class ChangedPolicy:
     base: PathRules
 
     @classmethod
-    def unchanged(cls, rules: PathRules) -> "ChangedPolicy":
+    def unchanged(cls, rules: PathRules) -> ChangedPolicy:
         return cls(rules, rules)
 
     @property

@@ -24,12 +24,13 @@ variable named ``x``) is not found; a detected value is replaced by
 ``[REDACTED:<type>]`` in search and read results, but its *presence* is not
 hidden (see :func:`redact_line`).
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Sequence
 
 ENTROPY_LIMITS = {"Base64HighEntropyString": 4.5, "HexHighEntropyString": 3.0}
 
@@ -49,10 +50,30 @@ PREFILTERS: dict[str, str] = {
     "JwtTokenDetector": r"eyJ[A-Za-z0-9_=-]+\.",
     # detect-secrets' keyword list (plugins.keyword.DENYLIST), copied so a search that finds no
     # candidate never imports the library; a test keeps the copy equal to the library's.
-    "KeywordDetector": "(?i:" + "|".join((
-        "api_?key", "auth_?key", "service_?key", "account_?key", "db_?key", "database_?key", "priv_?key",
-        "private_?key", "client_?key", "db_?pass", "database_?pass", "key_?pass", "password", "passwd", "pwd",
-        "secret", "contraseña", "contrasena")) + ")",
+    "KeywordDetector": "(?i:"
+    + "|".join(
+        (
+            "api_?key",
+            "auth_?key",
+            "service_?key",
+            "account_?key",
+            "db_?key",
+            "database_?key",
+            "priv_?key",
+            "private_?key",
+            "client_?key",
+            "db_?pass",
+            "database_?pass",
+            "key_?pass",
+            "password",
+            "passwd",
+            "pwd",
+            "secret",
+            "contraseña",
+            "contrasena",
+        )
+    )
+    + ")",
     "MailchimpDetector": r"[0-9a-z]{32}-us[0-9]{1,2}",
     "NpmDetector": r":_authToken=",
     "OpenAIDetector": r"T3BlbkFJ",
@@ -203,14 +224,24 @@ def _detect(lines: Sequence[tuple[int, str]], filename: str) -> list[Finding]:
             if _is_filtered_out(required_filter_parameters=["line"], filename=filename, line=line, context=snippet):
                 continue
             for plugin in plugins:
-                for secret in _scan_line(plugin=plugin, filename=filename, line=line, line_number=number,
-                                         context=snippet):
-                    if _is_filtered_out(required_filter_parameters=["context"], filename=secret.filename,
-                                        secret=secret.secret_value, plugin=plugin, line=line, context=snippet):
+                for secret in _scan_line(
+                    plugin=plugin, filename=filename, line=line, line_number=number, context=snippet
+                ):
+                    if _is_filtered_out(
+                        required_filter_parameters=["context"],
+                        filename=secret.filename,
+                        secret=secret.secret_value,
+                        plugin=plugin,
+                        line=line,
+                        context=snippet,
+                    ):
                         continue
                     if secret.secret_value:
-                        found.append(Finding(original, secret.type, secret.secret_value,
-                                             _spans(plugin, text, secret.secret_value)))
+                        found.append(
+                            Finding(
+                                original, secret.type, secret.secret_value, _spans(plugin, text, secret.secret_value)
+                            )
+                        )
     return found
 
 
@@ -300,7 +331,7 @@ def secret_lines(data: bytes, filename: str = "diff") -> tuple[list[tuple[int, l
     lines = []
     for start in starts:
         end = data.find(b"\n", start)
-        lines.append(data[start:end if end >= 0 else len(data)].decode("utf-8", "replace"))
+        lines.append(data[start : end if end >= 0 else len(data)].decode("utf-8", "replace"))
     found = scan_lines(lines, filename)
     out = [(starts[i], sorted({f.type for f in fs})) for i, fs in sorted(found.items())]
     return out[:MAX_SECRET_LINES], len(out)

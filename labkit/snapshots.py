@@ -18,6 +18,7 @@ Location: ``$LABKIT_SNAPSHOT_DIR``, else ``$XDG_CACHE_HOME/labkit/snapshots``,
 else ``~/.cache/labkit/snapshots``. ``$LABKIT_SNAPSHOT_TTL`` (seconds)
 overrides the lifetime.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,12 +27,12 @@ import os
 import re
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from .fsutil import write_private_atomic
 from .errors import LabkitError
+from .fsutil import write_private_atomic
 
 DEFAULT_TTL_S = 15 * 60
 CHUNK_BYTES = 64 * 1024
@@ -87,7 +88,7 @@ def snapshot_id_for(key: str, source_revision: str) -> str:
 
 def chunk_sums(data: bytes | memoryview, chunk: int = CHUNK_BYTES) -> list[str]:
     view = memoryview(data)
-    return [hashlib.sha256(view[i:i + chunk]).hexdigest() for i in range(0, len(view), chunk)]
+    return [hashlib.sha256(view[i : i + chunk]).hexdigest() for i in range(0, len(view), chunk)]
 
 
 class StreamDigest:
@@ -121,11 +122,11 @@ class StreamDigest:
         if len(pending) >= CHUNK_BYTES:
             view = memoryview(pending)
             full = len(pending) - len(pending) % CHUNK_BYTES
-            self.chunks += [hashlib.sha256(view[i:i + CHUNK_BYTES]).hexdigest() for i in range(0, full, CHUNK_BYTES)]
+            self.chunks += [hashlib.sha256(view[i : i + CHUNK_BYTES]).hexdigest() for i in range(0, full, CHUNK_BYTES)]
             view.release()
             del pending[:full]
 
-    def finish(self) -> "StreamDigest":
+    def finish(self) -> StreamDigest:
         if self.utf8:
             try:
                 self._decoder.decode(b"", final=True)
@@ -144,14 +145,19 @@ class StreamDigest:
 class SnapshotStore:
     """The store in one folder. Cheap to create; every method re-checks the folder."""
 
-    def __init__(self, directory: str | os.PathLike | None = None, *, ttl: float | None = None,
-                 clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        directory: str | os.PathLike | None = None,
+        *,
+        ttl: float | None = None,
+        clock: Callable[[], float] = time.time,
+    ):
         self.directory = Path(directory) if directory is not None else default_directory()
         self.ttl = float(ttl) if ttl is not None else default_ttl()
         self.clock = clock
         # Parsed metadata by id, with the (mtime, size) it was read at: paging one
         # snapshot re-reads its metadata only when the file changed.
-        self._meta_cache: dict[str, tuple[tuple[int, int], "Snapshot"]] = {}
+        self._meta_cache: dict[str, tuple[tuple[int, int], Snapshot]] = {}
 
     # -- folder ---------------------------------------------------------------
     def _ensure_private_dir(self) -> Path:
@@ -176,8 +182,15 @@ class SnapshotStore:
         write_private_atomic(target, writer)
 
     # -- writing --------------------------------------------------------------
-    def put(self, data: bytes, *, key: str, source_revision: str | None = None, meta: dict | None = None,
-            chunks: list[str] | None = None) -> Snapshot:
+    def put(
+        self,
+        data: bytes,
+        *,
+        key: str,
+        source_revision: str | None = None,
+        meta: dict | None = None,
+        chunks: list[str] | None = None,
+    ) -> Snapshot:
         """Store ``data`` (or refresh the identical live snapshot) and return its metadata.
 
         ``chunks``: the per-chunk SHA-256 list when the caller already has it (:class:`StreamDigest`).
@@ -190,13 +203,23 @@ class SnapshotStore:
         bin_path, meta_path = self._paths(snapshot_id)
         now = self.clock()
         existing = self._load_meta(snapshot_id, missing_ok=True)
-        same = (existing is not None and existing.total_bytes == len(data)
-                and existing.source_revision == source_revision and _size(bin_path) == len(data))
+        same = (
+            existing is not None
+            and existing.total_bytes == len(data)
+            and existing.source_revision == source_revision
+            and _size(bin_path) == len(data)
+        )
         sums = list(existing.chunk_sha256) if same else (chunks if chunks is not None else chunk_sums(data))
         record = {
-            "format": _FORMAT, "id": snapshot_id, "key": key, "totalBytes": len(data),
-            "sourceRevision": source_revision, "chunkBytes": CHUNK_BYTES, "chunkSha256": sums,
-            "createdAt": existing.created_at if same else now, "expiresAt": now + self.ttl,
+            "format": _FORMAT,
+            "id": snapshot_id,
+            "key": key,
+            "totalBytes": len(data),
+            "sourceRevision": source_revision,
+            "chunkBytes": CHUNK_BYTES,
+            "chunkSha256": sums,
+            "createdAt": existing.created_at if same else now,
+            "expiresAt": now + self.ttl,
             "meta": meta or {},
         }
         encoded = json.dumps(record).encode("utf-8")  # fails before any file is touched
@@ -241,10 +264,13 @@ class SnapshotStore:
         view = memoryview(blob)
         for n in range(first, last + 1):
             start = (n - first) * CHUNK_BYTES
-            if n >= len(snap.chunk_sha256) or hashlib.sha256(view[start:start + CHUNK_BYTES]).hexdigest() != snap.chunk_sha256[n]:
+            if (
+                n >= len(snap.chunk_sha256)
+                or hashlib.sha256(view[start : start + CHUNK_BYTES]).hexdigest() != snap.chunk_sha256[n]
+            ):
                 self._refuse(snap.id, "a chunk does not match its recorded SHA-256")
         lo = offset - first * CHUNK_BYTES
-        return bytes(view[lo:lo + (end - offset)])
+        return bytes(view[lo : lo + (end - offset)])
 
     def read_all(self, snap: Snapshot) -> bytes:
         data = self.read(snap, 0, snap.total_bytes)
@@ -287,7 +313,9 @@ class SnapshotStore:
     def ids(self) -> list[str]:
         if not self.directory.is_dir():
             return []
-        return sorted(n[:-5] for n in os.listdir(self.directory) if n.endswith(".json") and ID_PATTERN.fullmatch(n[:-5]))
+        return sorted(
+            n[:-5] for n in os.listdir(self.directory) if n.endswith(".json") and ID_PATTERN.fullmatch(n[:-5])
+        )
 
     # -- internals ------------------------------------------------------------
     def _load_meta(self, snapshot_id: str, *, missing_ok: bool) -> Snapshot | None:
@@ -326,10 +354,15 @@ class SnapshotStore:
 
     @staticmethod
     def _snapshot_from(record: dict) -> Snapshot:
-        return Snapshot(id=record["id"], total_bytes=int(record["totalBytes"]),
-                        source_revision=str(record["sourceRevision"]),
-                        created_at=float(record["createdAt"]), expires_at=float(record["expiresAt"]),
-                        chunk_sha256=tuple(record["chunkSha256"]), meta=dict(record.get("meta") or {}))
+        return Snapshot(
+            id=record["id"],
+            total_bytes=int(record["totalBytes"]),
+            source_revision=str(record["sourceRevision"]),
+            created_at=float(record["createdAt"]),
+            expires_at=float(record["expiresAt"]),
+            chunk_sha256=tuple(record["chunkSha256"]),
+            meta=dict(record.get("meta") or {}),
+        )
 
     def _refuse(self, snapshot_id: str, why: str):
         self.remove(snapshot_id)
@@ -344,5 +377,7 @@ def _size(path: Path) -> int:
 
 
 def _not_found() -> LabkitError:
-    return LabkitError("snapshot_not_found", "no live snapshot has that id (unknown, expired or removed); "
-                                             "request offset 0 again to take a new one")
+    return LabkitError(
+        "snapshot_not_found",
+        "no live snapshot has that id (unknown, expired or removed); request offset 0 again to take a new one",
+    )

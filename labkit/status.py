@@ -1,4 +1,5 @@
 """``git status`` as contract JSON, parsed from porcelain v2 ``-z``."""
+
 from __future__ import annotations
 
 from . import names
@@ -80,15 +81,21 @@ def parse_porcelain_v2(data: bytes, *, watch: str | None = None) -> dict:
             untracked.append({"path": names.to_internal(rec[2:])})
             if untracked[-1]["path"] == watch:
                 watched = "untracked"
-    return {"branch": branch, "staged": staged, "unstaged": unstaged,
-            "untracked": untracked, "conflicted": conflicted, "watched": watched}
+    return {
+        "branch": branch,
+        "staged": staged,
+        "unstaged": unstaged,
+        "untracked": untracked,
+        "conflicted": conflicted,
+        "watched": watched,
+    }
 
 
 def _under(prefix: str, path: str) -> str | None:
     """``path`` (relative to the top of the repository) relative to ``prefix``, or None."""
     if not prefix:
         return path
-    return path[len(prefix):] if path.startswith(prefix) else None
+    return path[len(prefix) :] if path.startswith(prefix) else None
 
 
 def git_status(workspace) -> dict:
@@ -102,8 +109,7 @@ def git_status(workspace) -> dict:
     """
     with opened(workspace, require_git=True) as ws:
         git = ws.git
-        data = git.bytes(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", "."],
-                         timeout=60)
+        data = git.bytes(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", "."], timeout=60)
         prefix = git.prefix + "/" if git.prefix else ""
         raw = parse_porcelain_v2(data, watch=prefix + LABIGNORE)
         watched = raw["watched"]

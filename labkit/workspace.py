@@ -27,6 +27,7 @@ ignored. ``--git-dir`` and ``--work-tree`` are passed to every call. Git never
 writes into the inspected repository: optional locks are off, and anything git
 might still write lands in the private folder.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,14 +36,27 @@ import shutil
 import stat
 import tempfile
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from .errors import LabkitError
 from .gitrunner import (
-    DEFAULT_MAX_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S, GitError, GitResult, classify_failure,
-    config_env, describe, git_executable, hardened_env, pinned_config, private_dir, resolve_commit_with,
-    spawn_git, with_auto_flags, zsplit,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MEMORY_BYTES,
+    DEFAULT_TIMEOUT_S,
+    GitError,
+    GitResult,
+    classify_failure,
+    config_env,
+    describe,
+    git_executable,
+    hardened_env,
+    pinned_config,
+    private_dir,
+    resolve_commit_with,
+    spawn_git,
+    with_auto_flags,
+    zsplit,
 )
 from .rules import LABIGNORE, ChangedPolicy, PathRules
 
@@ -98,8 +112,9 @@ class RepoConfig:
         return found
 
     def copied(self) -> list[tuple[str, str]]:
-        return [(k, v) for k, v in self.entries
-                if "\n" not in k and "\n" not in v and any(p.fullmatch(k) for p in _COPIED)]
+        return [
+            (k, v) for k, v in self.entries if "\n" not in k and "\n" not in v and any(p.fullmatch(k) for p in _COPIED)
+        ]
 
 
 def _read_config(path: str) -> RepoConfig:
@@ -108,8 +123,9 @@ def _read_config(path: str) -> RepoConfig:
         return RepoConfig([])
     argv = [git_executable(), "--no-pager", "config", "--file", path, "--no-includes", "-z", "--list"]
     env = hardened_env()
-    out, err, rc = spawn_git(argv, str(private_dir()), env, timeout=DEFAULT_TIMEOUT_S, max_bytes=4 * 1024 * 1024,
-                             what="git config")
+    out, err, rc = spawn_git(
+        argv, str(private_dir()), env, timeout=DEFAULT_TIMEOUT_S, max_bytes=4 * 1024 * 1024, what="git config"
+    )
     if rc != 0:
         raise _refuse("the repository's config file cannot be parsed")
     entries = []
@@ -176,7 +192,7 @@ def discover(root_real: str) -> Layout:
         raw = _read_small(dotgit).decode("utf-8", "surrogateescape")
         if not raw.startswith("gitdir: "):
             raise _refuse("the .git file does not name a git folder")
-        git_dir, borrowed = os.path.realpath(os.path.join(top, raw[len("gitdir: "):].strip())), True
+        git_dir, borrowed = os.path.realpath(os.path.join(top, raw[len("gitdir: ") :].strip())), True
     elif stat.S_ISLNK(st.st_mode):
         git_dir, borrowed = os.path.realpath(dotgit), True
     else:
@@ -188,12 +204,15 @@ def discover(root_real: str) -> Layout:
         raise _refuse("the git folder has no objects or refs")
     config = _read_config(os.path.join(common, "config"))
     if borrowed and not _links_back(git_dir, dotgit, top, config):
-        raise _refuse("the .git entry points to a git folder that belongs to another work tree; "
-                      "labkit will not read it")
+        raise _refuse(
+            "the .git entry points to a git folder that belongs to another work tree; labkit will not read it"
+        )
     worktree = config.get("core.worktree")
     if not borrowed and worktree is not None and os.path.realpath(os.path.join(git_dir, worktree)) != top:
-        raise _refuse("the repository's config places its work tree outside the given root (core.worktree); "
-                      "labkit will not read it")
+        raise _refuse(
+            "the repository's config places its work tree outside the given root (core.worktree); "
+            "labkit will not read it"
+        )
     if (config.get("core.bare") or "").lower() in ("true", "yes", "on", "1") and worktree is None:
         raise _refuse("the repository is bare: it has no work tree")
     return Layout(top=top, git_dir=git_dir, common_dir=common, prefix=prefix, config=config)
@@ -275,19 +294,38 @@ class GitDir:
     def argv(self, args: Sequence[str]) -> list[str]:
         return [*self._prefix_argv, *with_auto_flags(args)]
 
-    def run(self, args: Sequence[str], *, at_top: bool = False, timeout: float = DEFAULT_TIMEOUT_S,
-            max_bytes: int = DEFAULT_MAX_BYTES, memory_bytes: int | None = DEFAULT_MEMORY_BYTES,
-            input_bytes: bytes | None = None, ok_returncodes=(0,), extra_env: dict[str, str] | None = None,
-            cwd: str | None = None, sink=None) -> GitResult:
+    def run(
+        self,
+        args: Sequence[str],
+        *,
+        at_top: bool = False,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        memory_bytes: int | None = DEFAULT_MEMORY_BYTES,
+        input_bytes: bytes | None = None,
+        ok_returncodes=(0,),
+        extra_env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        sink=None,
+    ) -> GitResult:
         """``git <args>`` in this work tree (from the workspace root, or its top with ``at_top``)."""
         with self._lock:
             self._refresh_head()
         env = self._env if not extra_env else {**self._env, **extra_env}
         what = describe(args)
         where = cwd or (self.top if at_top or not self.prefix else os.path.join(self.top, self.prefix))
-        stdout, stderr, rc = spawn_git(self.argv(args), where, env, input_bytes=input_bytes, timeout=timeout,
-                                       max_bytes=max_bytes, memory_bytes=memory_bytes, what=what,
-                                       pass_fds=self._pass_fds, sink=sink)
+        stdout, stderr, rc = spawn_git(
+            self.argv(args),
+            where,
+            env,
+            input_bytes=input_bytes,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            memory_bytes=memory_bytes,
+            what=what,
+            pass_fds=self._pass_fds,
+            sink=sink,
+        )
         if rc not in tuple(ok_returncodes):
             raise classify_failure(stderr, rc, what, memory_bytes=memory_bytes)
         return GitResult(stdout=stdout, returncode=rc)
@@ -320,7 +358,7 @@ class GitDir:
                 found.append(None)
                 continue
             size = int(fields[2])
-            content = out[pos:pos + size]
+            content = out[pos : pos + size]
             pos += size + 1
             found.append(None if size > max_bytes else (fields[0].decode(), fields[1].decode(), content))
         return found
@@ -365,7 +403,7 @@ class Workspace:
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, root, *, require_git: bool = False) -> "Workspace":
+    def open(cls, root, *, require_git: bool = False) -> Workspace:
         """Open ``root``. A missing root is ``not_a_repository`` for git tools, else ``invalid_argument``."""
         code = "not_a_repository" if require_git else "invalid_argument"
         if not isinstance(root, (str, os.PathLike)):
@@ -409,7 +447,7 @@ class Workspace:
             os.close(self.root_fd)
             self.root_fd = -1
 
-    def __enter__(self) -> "Workspace":
+    def __enter__(self) -> Workspace:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -11,6 +11,7 @@ Path safety: the path's syntax through :func:`labkit.paths.check_relative_syntax
 the one rule set in :mod:`labkit.rules`, and a race-free open through
 :mod:`labkit.fsread`; nothing here decides on its own what is secret.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -66,8 +67,11 @@ def read_file(workspace, path: str, *, start_line: int = 1, end_line: int | None
         try:
             data, st = fsread.read_file(ws.root_fd, rel, MAX_FILE_BYTES + 1)
         except fsread.NotFollowed:
-            raise LabkitError("not_regular_file", f"'{shown}' is, or passes through, a symlink, a folder or a "
-                                                  "special file; read_file reads regular files only") from None
+            raise LabkitError(
+                "not_regular_file",
+                f"'{shown}' is, or passes through, a symlink, a folder or a "
+                "special file; read_file reads regular files only",
+            ) from None
         except OSError as exc:
             raise fsread.refuse_unreadable(shown, exc) from None
     if len(data) > MAX_FILE_BYTES:
@@ -91,11 +95,13 @@ def line_window(rel: str, data: bytes, *, start_line: int = 1, end_line: int | N
         first, last = 1, 0
     else:
         if start_line > total:
-            raise LabkitError("line_out_of_range", f"start_line {start_line} is past the end of '{rel}' ({total} lines)")
+            raise LabkitError(
+                "line_out_of_range", f"start_line {start_line} is past the end of '{rel}' ({total} lines)"
+            )
         first = start_line
         wanted_last = total if end_line is None else min(end_line, total)
         last = min(wanted_last, first + MAX_LINES - 1)
-    chunk = b"".join(lines[first - 1:last]) if total else b""
+    chunk = b"".join(lines[first - 1 : last]) if total else b""
     truncated = last < total
     content, withheld = _withhold_secrets(rel, chunk.decode("utf-8", "replace"), first)
     result = {

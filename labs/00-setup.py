@@ -24,13 +24,13 @@
 
 # %%
 # %matplotlib inline
-from labkit.course.check import lab00
 from labkit.cli._common import table
+from labkit.course.check import lab00
 from labkit.course.plots.setup import runner_overhead as plot_runner_overhead
 from labkit.course.preflight import environment_report, isolation_demo, payload_demo, payload_table, runner_overhead
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.status import git_status
 from labkit.course.widgets.setup import payload_explorer
+from labkit.status import git_status
 
 # %% [markdown]
 # ## 1. Check the tools
@@ -215,6 +215,7 @@ for key, text in lab00.Q4_VARIANTS.items():
 # anywhere, so you can *rebuild* each hypothesis and compare ids. Set `answer_q4` to the key (a string,
 # e.g. `"message"`; the shape, not the answer). `IsolatedRepo(branch="master")` makes a repository
 # on another branch, and `repo.commit("start", allow_empty=True)` makes a commit with no change.
+
 
 # %% tags=["solution"]
 def exercise1_commit(variant):

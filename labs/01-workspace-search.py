@@ -29,15 +29,15 @@
 # %matplotlib inline
 from IPython.display import display
 
-from labkit.course.check import lab01
 from labkit.cli._common import table
+from labkit.course.check import lab01
 from labkit.course.experiments import run_experiment
 from labkit.course.plots import search as search_plots
-from labkit.search import search_workspace
 from labkit.course.search_lesson import MATRIX_COLUMNS, build_lab_world, callers_of, engine_matrix
 from labkit.course.widgets.search import limit_explorer
+from labkit.search import search_workspace
 
-world = build_lab_world()   # a small invoices project in a temporary git repository
+world = build_lab_world()  # a small invoices project in a temporary git repository
 root = world.path
 print("\n".join(world.ls_files()))
 
@@ -50,8 +50,7 @@ print("\n".join(world.ls_files()))
 # search exactly the same files.
 
 # %%
-by_engine = {engine: search_workspace(root, "export_invoice(", engine=engine)
-             for engine in ("python", "ripgrep")}
+by_engine = {engine: search_workspace(root, "export_invoice(", engine=engine) for engine in ("python", "ripgrep")}
 for engine, result in by_engine.items():
     print(f"--- {engine}: {result['matchCount']} matches, truncated={result['truncated']}")
     print(table(result["matches"], ["path", "line", "text"]))
@@ -74,8 +73,15 @@ print("identical matches:", by_engine["python"]["matches"] == by_engine["ripgrep
 rows = []
 for query, limit in [("import", 3), ("import", 50), ("import", 200), ("getpreferredencoding", 50)]:
     r = search_workspace(root, query, limit=limit, engine="python")
-    rows.append({"query": query, "limit": limit, "matchCount": r["matchCount"],
-                 "truncated": r["truncated"], "filesScanned": r["stats"]["filesScanned"]})
+    rows.append(
+        {
+            "query": query,
+            "limit": limit,
+            "matchCount": r["matchCount"],
+            "truncated": r["truncated"],
+            "filesScanned": r["stats"]["filesScanned"],
+        }
+    )
 print(table(rows, ["query", "limit", "matchCount", "truncated", "filesScanned"]))
 
 # %% [markdown]
@@ -111,8 +117,10 @@ world.write("notes/cafe.txt", "Café menu\ncafé prices\nCAFE hours\n")
 checks = [("café", False), ("Café", False), (r"caf\w", True)]
 rows = []
 for query, regex in checks:
-    found = {e: [m["line"] for m in search_workspace(root, query, regex=regex, path="notes", engine=e)["matches"]]
-             for e in ("python", "ripgrep")}
+    found = {
+        e: [m["line"] for m in search_workspace(root, query, regex=regex, path="notes", engine=e)["matches"]]
+        for e in ("python", "ripgrep")
+    }
     rows.append({"query": query, "regex": regex, "python lines": found["python"], "ripgrep lines": found["ripgrep"]})
 print(table(rows, ["query", "regex", "python lines", "ripgrep lines"]))
 
@@ -209,8 +217,13 @@ plant_format_amount_users(world)
 # %% tags=["solution"]
 uses = search_workspace(root, r"\bformat_amount\b", regex=True, limit=200)
 print(table(uses["matches"], ["path", "line", "text"]), "\ntruncated:", uses["truncated"])
-answer_q3 = sorted({m["path"] for m in uses["matches"]
-                    if m["path"].endswith(".py") and not m["text"].lstrip().startswith("def format_amount(")})
+answer_q3 = sorted(
+    {
+        m["path"]
+        for m in uses["matches"]
+        if m["path"].endswith(".py") and not m["text"].lstrip().startswith("def format_amount(")
+    }
+)
 
 # %%
 lab01.q3.check(answer_q3)

@@ -29,15 +29,15 @@
 
 # %%
 # %matplotlib inline
-from labkit.diff import git_diff, list_visible_changes
-from labkit.errors import LabkitError
 from labkit.course.experiments import git_worlds
 from labkit.course.plots.diff import mode_sizes
 from labkit.course.repo_builder import IsolatedRepo
+from labkit.diff import git_diff, list_visible_changes
+from labkit.errors import LabkitError
 from labkit.status import git_status
 from labkit.workspace import Workspace
 
-world = git_worlds.status_world(IsolatedRepo(prefix="lab02-"))   # a throwaway repository in a temp folder
+world = git_worlds.status_world(IsolatedRepo(prefix="lab02-"))  # a throwaway repository in a temp folder
 status = git_status(world.path)
 for key in ("staged", "unstaged", "untracked", "conflicted"):
     print(f"{key:10}", [entry["path"] for entry in status[key]])
@@ -104,7 +104,7 @@ mode_sizes(sizes, title="Diff size per mode, seed-sized world")
 twist = IsolatedRepo(prefix="lab02-twist-")
 git_worlds.status_world(twist)
 feature = twist.path / "src" / "feature.ts"
-feature.write_text(feature.read_text() + "export const extra = 2;\n")      # staged AND unstaged now
+feature.write_text(feature.read_text() + "export const extra = 2;\n")  # staged AND unstaged now
 twist_sizes = {mode: git_diff(twist.path, mode=mode)["totalBytes"] for mode in ("unstaged", "staged", "head")}
 print(twist_sizes, "sum of first two:", twist_sizes["unstaged"] + twist_sizes["staged"])
 mode_sizes(twist_sizes, title="Diff size per mode, one file staged and edited again")
@@ -124,7 +124,7 @@ mode_sizes(twist_sizes, title="Diff size per mode, one file staged and edited ag
 # 3. only then are patches fetched, for the remaining files only.
 
 # %%
-with Workspace.open(world.path, require_git=True) as ws:   # the root, opened once for every git call
+with Workspace.open(world.path, require_git=True) as ws:  # the root, opened once for every git call
     visible, hidden = list_visible_changes(ws, mode="head")
 print("visible:", [c.to_json() for c in visible])
 print("hidden: ", hidden)
@@ -228,7 +228,7 @@ q4_repo = IsolatedRepo(prefix="lab02-commit-")
 build_commit_preview_world(q4_repo)
 
 # %% tags=["solution"]
-index_vs_head = git_diff(q4_repo.path, mode="staged")   # a plain commit records the index
+index_vs_head = git_diff(q4_repo.path, mode="staged")  # a plain commit records the index
 answer_q4 = {"paths": [f["path"] for f in index_vs_head["files"]], "hidden": index_vs_head["hidden"]["changes"]}
 
 # %%

@@ -27,20 +27,20 @@
 
 # %%
 # %matplotlib inline
-from labkit.diff import build_diff, client_bytes, git_diff, read_all_pages
-from labkit.errors import LabkitError
 from labkit.course.experiments import git_worlds
-from labkit.course.experiments.utf8_pagination import boundary_view, paging_summary, run as utf8_experiment
+from labkit.course.experiments.utf8_pagination import run as utf8_experiment
 from labkit.course.plots.diff import pagination_cost, utf8_pages
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.course.widgets.diff import page_size_explorer
+from labkit.diff import build_diff, client_bytes, git_diff, read_all_pages
+from labkit.errors import LabkitError
 
 repo = git_worlds.utf8_world(IsolatedRepo(prefix="lab03-"))
-full = build_diff(repo.path).data          # the whole safe diff D, as bytes
+full = build_diff(repo.path).data  # the whole safe diff D, as bytes
 print(f"diff: {len(full):,} B")
 header_end = full.index(b"+export")
-print(full[:header_end].decode())           # the patch header and the removed line
-print(full[header_end:header_end + 60].decode("utf-8", "replace"), "...")    # the first 60 B of the long added line
+print(full[:header_end].decode())  # the patch header and the removed line
+print(full[header_end : header_end + 60].decode("utf-8", "replace"), "...")  # the first 60 B of the long added line
 
 # %% [markdown]
 # ## 1. A byte is not a character
@@ -68,7 +68,9 @@ for ch in ("e", "é", "汉", "🚀"):
 naive_pages = read_all_pages(repo.path, pager="naive", max_bytes=1024)
 print("page  offset  returnedBytes  client bytes  U+FFFD")
 for i, p in enumerate(naive_pages, 1):
-    print(f"{i:4} {p['offset']:7,} {p['returnedBytes']:14,} {len(client_bytes(p)):13,} {p['diff'].count(chr(0xFFFD)):7}")
+    print(
+        f"{i:4} {p['offset']:7,} {p['returnedBytes']:14,} {len(client_bytes(p)):13,} {p['diff'].count(chr(0xFFFD)):7}"
+    )
 rebuilt = b"".join(client_bytes(p) for p in naive_pages)
 print(f"full diff {len(full):,} B -> rebuilt {len(rebuilt):,} B; identical: {rebuilt == full}")
 
@@ -118,8 +120,10 @@ utf8_pages(result)
 safe_pages = read_all_pages(repo.path, max_bytes=1024)
 print("page sizes:", [p["returnedBytes"] for p in safe_pages])
 safe_rebuilt = b"".join(client_bytes(p) for p in safe_pages)
-print(f"rebuilt {len(safe_rebuilt):,} B; identical: {safe_rebuilt == full}; "
-      f"U+FFFD anywhere: {any(chr(0xFFFD) in p['diff'] for p in safe_pages)}")
+print(
+    f"rebuilt {len(safe_rebuilt):,} B; identical: {safe_rebuilt == full}; "
+    f"U+FFFD anywhere: {any(chr(0xFFFD) in p['diff'] for p in safe_pages)}"
+)
 print("one snapshot for all pages:", {p["snapshotId"] for p in safe_pages})
 
 # %% [markdown]
@@ -129,7 +133,7 @@ print("one snapshot for all pages:", {p["snapshotId"] for p in safe_pages})
 # come back to it). Next, promise 4: an offset that points inside a character is refused.
 
 # %%
-inside = safe_pages[1]["offset"] + len("+export const text = '") + 1    # the second byte of the first 汉
+inside = safe_pages[1]["offset"] + len("+export const text = '") + 1  # the second byte of the first 汉
 try:
     git_diff(repo.path, max_bytes=1024, offset=inside, snapshot=safe_pages[0]["snapshotId"])
 except LabkitError as exc:
@@ -171,9 +175,11 @@ from labkit.course.experiments.pagination_cost import run as cost_experiment
 
 cost = cost_experiment(quick=True)
 for r in cost["rows"]:
-    print(f"{r['diffBytes'] / 2**20:5.2f} MiB  {r['pages']:3} pages  full {r['fullDiffMs']:7.1f} ms  "
-          f"snapshot {r['snapshotPagingMs']:7.1f} ms  regenerate {r['naivePagingMs']:8.1f} ms"
-          f"{' (estimated)' if r['naiveEstimated'] else ''}")
+    print(
+        f"{r['diffBytes'] / 2**20:5.2f} MiB  {r['pages']:3} pages  full {r['fullDiffMs']:7.1f} ms  "
+        f"snapshot {r['snapshotPagingMs']:7.1f} ms  regenerate {r['naivePagingMs']:8.1f} ms"
+        f"{' (estimated)' if r['naiveEstimated'] else ''}"
+    )
 pagination_cost(cost)
 
 # %% [markdown]

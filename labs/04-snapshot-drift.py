@@ -26,15 +26,15 @@
 
 # %%
 # %matplotlib inline
-from labkit.diff import build_diff, client_bytes, git_diff
-from labkit.errors import LabkitError
 from labkit.course.experiments import git_worlds
 from labkit.course.experiments.snapshot_drift import run as drift_experiment
 from labkit.course.plots.diff import drift_pages
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.course.widgets.diff import snapshot_explorer
+from labkit.diff import build_diff, client_bytes, git_diff
+from labkit.errors import LabkitError
 
-repo = git_worlds.drift_world(IsolatedRepo(prefix="lab04-"))   # a throwaway repository in a temp folder
+repo = git_worlds.drift_world(IsolatedRepo(prefix="lab04-"))  # a throwaway repository in a temp folder
 v1 = build_diff(repo.path)
 repo.write(git_worlds.DRIFT_PATH, git_worlds.DRIFT_V2)
 v2 = build_diff(repo.path)
@@ -60,7 +60,9 @@ print("V2 sourceRevision:", v2.source_revision[:23] + "...")
 # %%
 result = drift_experiment(quick=True)
 naive = result["naive"]
-print(f"V1 {result['v1Bytes']:,} B, V2 {result['v2Bytes']:,} B, naive read {naive['mixedBytes']:,} B in {naive['pageCount']} pages")
+print(
+    f"V1 {result['v1Bytes']:,} B, V2 {result['v2Bytes']:,} B, naive read {naive['mixedBytes']:,} B in {naive['pageCount']} pages"
+)
 print("naive read equals V1:", naive["mixedMatchesV1"], "| equals V2:", naive["mixedMatchesV2"])
 print("pages came from:", [p["version"] for p in naive["pages"]])
 print("snapshot read equals V1:", result["snapshot"]["matchesV1"])
@@ -100,7 +102,7 @@ for row in result["detection"]:
 # %%
 page1 = git_diff(repo.path, max_bytes=1024)
 print("page 1:", page1["returnedBytes"], "B, snapshot", page1["snapshotId"])
-repo.write(git_worlds.DRIFT_PATH, git_worlds.DRIFT_V2)       # the worktree changes under us
+repo.write(git_worlds.DRIFT_PATH, git_worlds.DRIFT_V2)  # the worktree changes under us
 pages = [page1]
 while pages[-1]["hasMore"]:
     pages.append(git_diff(repo.path, max_bytes=1024, offset=pages[-1]["nextOffset"], snapshot=page1["snapshotId"]))
@@ -120,7 +122,7 @@ for label, kwargs in (("revision-bound", {"revision": page1["sourceRevision"]}),
         git_diff(repo.path, max_bytes=1024, offset=page1["nextOffset"], **kwargs)
     except LabkitError as exc:
         print(f"{label:15} -> {exc.code}: {exc.message}")
-_ = repo.write(git_worlds.DRIFT_PATH, git_worlds.DRIFT_V1)       # back to V1
+_ = repo.write(git_worlds.DRIFT_PATH, git_worlds.DRIFT_V1)  # back to V1
 
 # %% [markdown]
 # Bound by revision, the server recomputed the diff, saw that its hash no longer matched, and refused
@@ -152,7 +154,10 @@ snapshot_explorer()
 # A private store in a temp folder shows it:
 
 # %%
-import os, stat, tempfile
+import os
+import stat
+import tempfile
+
 from labkit.snapshots import SnapshotStore
 
 folder = tempfile.mkdtemp(prefix="lab04-store-")
@@ -162,9 +167,9 @@ for name in sorted(os.listdir(store.directory)):
     print(oct(stat.S_IMODE(os.stat(store.directory / name).st_mode)), name)
 data_file = store.directory / f"{first['snapshotId']}.bin"
 damaged = bytearray(data_file.read_bytes())
-damaged[2000] ^= 0x20                                              # one flipped bit on disk
+damaged[2000] ^= 0x20  # one flipped bit on disk
 data_file.write_bytes(bytes(damaged))
-for attempt in range(2):
+for _attempt in range(2):
     try:
         git_diff(repo.path, max_bytes=1024, offset=first["nextOffset"], snapshot=first["snapshotId"], store=store)
     except LabkitError as exc:
@@ -222,6 +227,7 @@ from labkit.course.exercise_worlds import apply_reading_event, build_reading_wor
 for key, text in lab04.Q3_EVENTS.items():
     print(f"{key:13} {text}")
 
+
 # %% tags=["solution"]
 def drifts(event):
     """Read page 1, let the event happen, then ask for page 2 bound to page 1's revision."""
@@ -248,6 +254,7 @@ lab04.q3.check(answer_q3)
 
 # %%
 import shutil
+
 shutil.rmtree(folder, ignore_errors=True)
 repo.cleanup()
 

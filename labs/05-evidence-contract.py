@@ -26,10 +26,11 @@
 # %%
 # %matplotlib inline
 import json
-from labkit.diff import git_diff, read_all_pages
-from labkit.evidence import load_schema, page_set_report, problems, wrap
+
 from labkit.course.experiments import git_worlds
 from labkit.course.repo_builder import IsolatedRepo
+from labkit.diff import git_diff, read_all_pages
+from labkit.evidence import load_schema, page_set_report, problems, wrap
 from labkit.search import search_workspace
 
 schema = load_schema()
@@ -80,9 +81,10 @@ print("matches:", hits["matchCount"], "| problems:", problems(wrap("search", hit
 # %%
 import copy
 
-naive = read_all_pages(repo.path, max_bytes=1024, pager="naive")[1]     # lab 03's defect
-shifted = copy.deepcopy(page); shifted["nextOffset"] += 7               # an off-by-some pager
-no_tool = {k: v for k, v in record.items() if k != "tool"}              # evidence with no provenance
+naive = read_all_pages(repo.path, max_bytes=1024, pager="naive")[1]  # lab 03's defect
+shifted = copy.deepcopy(page)
+shifted["nextOffset"] += 7  # an off-by-some pager
+no_tool = {k: v for k, v in record.items() if k != "tool"}  # evidence with no provenance
 
 examples = {
     "naive page (split characters)": wrap("diff-page", naive),
@@ -163,8 +165,11 @@ for name, pages in agent_runs.items():
 
 # %% tags=["solution"]
 now = git_diff(q3_repo.path, max_bytes=1024)["sourceRevision"]
-answer_q3 = {name for name, pages in agent_runs.items()
-             if page_set_report(pages)["trusted"] and pages[0]["sourceRevision"] == now}
+answer_q3 = {
+    name
+    for name, pages in agent_runs.items()
+    if page_set_report(pages)["trusted"] and pages[0]["sourceRevision"] == now
+}
 
 # %%
 lab05.q3.check(answer_q3)

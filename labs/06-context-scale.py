@@ -28,13 +28,13 @@
 
 # %%
 # %matplotlib inline
-from labkit.course.context_scale.fixtures import SHAPES, build_fixture
-from labkit.course.context_scale.strategies import ExpansionRule, run_strategy
 from labkit.course.context_scale.experiment import run, seed_table, table_text
-from labkit.course.plots.context import bytes_vs_files, recall_vs_files, stage_times, strategy_bars
+from labkit.course.context_scale.fixtures import build_fixture
+from labkit.course.context_scale.strategies import ExpansionRule, run_strategy
+from labkit.course.plots.context import bytes_vs_files, recall_vs_files, stage_times
 from labkit.course.widgets.context import context_explorer
 
-project = build_fixture("invoice", 6)   # a real git repository in a temp folder
+project = build_fixture("invoice", 6)  # a real git repository in a temp folder
 print("files:", ", ".join(project.repo.ls_files()))
 print("the files a reviewer must read (gold set):", ", ".join(sorted(project.gold)))
 
@@ -73,8 +73,10 @@ print(project.repo.git("diff", project.base, project.head).decode())
 rows = [{"files": project.files, **run_strategy(name, project.root, project.task())} for name in "ABCD"]
 print(table_text(rows))
 for row in rows:
-    print(f"{row['strategy']}: bodies {row['bytes']['bodies']:>5} B + search JSON {row['bytes']['searchJson']:>5} B"
-          f" + diff {row['bytes']['diff']:>4} B;  missed: {', '.join(row['missedGold']) or 'nothing'}")
+    print(
+        f"{row['strategy']}: bodies {row['bytes']['bodies']:>5} B + search JSON {row['bytes']['searchJson']:>5} B"
+        f" + diff {row['bytes']['diff']:>4} B;  missed: {', '.join(row['missedGold']) or 'nothing'}"
+    )
 
 # %% [markdown]
 # On six files, reading everything is the cheapest way to see all four relevant files: the search
@@ -168,8 +170,10 @@ for note in cov["mightHaveMissed"]:
 
 # %%
 for g in result["goals"]:
-    print(f"{g['shape']:10} {g['files']:>5} files  D recall {100 * g['recallD']:.0f}%  precision {100 * g['precisionD']:.0f}%"
-          f"  D/C bytes {g['bytesRatioDtoC']:.2f}  goal met: {g['met']}")
+    print(
+        f"{g['shape']:10} {g['files']:>5} files  D recall {100 * g['recallD']:.0f}%  precision {100 * g['precisionD']:.0f}%"
+        f"  D/C bytes {g['bytesRatioDtoC']:.2f}  goal met: {g['met']}"
+    )
 
 # %% [markdown]
 # D meets it on both shapes because everything it needs is visible to a syntax-only reader: plain
@@ -217,7 +221,7 @@ context_explorer()
 
 # %%
 payroll = build_fixture("payroll", 59)
-trial = run_strategy("D", payroll.root, payroll.task(), rule=ExpansionRule())   # the default rule
+trial = run_strategy("D", payroll.root, payroll.task(), rule=ExpansionRule())  # the default rule
 print("recall", trial["recall"], "| files read", trial["filesRead"], "| bytes", trial["estimatedTextBytes"])
 for note in trial["coverage"]["mightHaveMissed"]:
     print("  -", note)
@@ -235,6 +239,7 @@ lab06.q1.check(answer_q1)
 # **Q2. Pick by measurement.** On the invoice shape, which strategy keeps 100% recall with the
 # fewest bytes at 6 files (`"small"`) and at 506 files (`"large"`)? Answer with letters, for
 # example `{"small": "X", "large": "Y"}`. The measured rows are in `result["rows"]` (section 3).
+
 
 # %% tags=["solution"]
 def cheapest_full_recall(files):

@@ -28,17 +28,17 @@
 
 # %%
 # %matplotlib inline
-from labkit.course.check import lab07
 from labkit.cli._common import table
-from labkit.errors import LabkitError
+from labkit.course.check import lab07
 from labkit.course.experiments import review_examples as rx
 from labkit.course.plots.review import gate_examples, listing_vs_patch
 from labkit.course.repo_builder import IsolatedRepo
+from labkit.errors import LabkitError
 from labkit.review import approval_holds, review_diff, take_baseline, verify_report_hash
 
-repo = rx.base_world(IsolatedRepo(prefix="lab07-"))   # a small shop project, committed as the base
-plan = ["tests/test_pricing.py"]                        # what the agent says it changed
-rx.formatter_spill(repo)                                # what really happened (see below)
+repo = rx.base_world(IsolatedRepo(prefix="lab07-"))  # a small shop project, committed as the base
+plan = ["tests/test_pricing.py"]  # what the agent says it changed
+rx.formatter_spill(repo)  # what really happened (see below)
 print("the agent's plan:", plan)
 
 # %% [markdown]
@@ -107,8 +107,17 @@ listing_vs_patch(sizes)
 # exists, else **pass**.
 
 # %%
-rows = [{"path": f["path"], "status": f["status"], "+": f["additions"], "-": f["deletions"],
-         "source": f["source"], "contentId": f["contentId"][:10]} for f in report["files"]]
+rows = [
+    {
+        "path": f["path"],
+        "status": f["status"],
+        "+": f["additions"],
+        "-": f["deletions"],
+        "source": f["source"],
+        "contentId": f["contentId"][:10],
+    }
+    for f in report["files"]
+]
 print(table(rows, ["path", "status", "+", "-", "source", "contentId"]))
 print()
 print(table(report["risks"], ["path", "code", "severity"]))
@@ -140,8 +149,14 @@ print("\nwith a bare 'src':", sorted({(r["path"], r["code"]) for r in bare["risk
 
 # %%
 small_budget = review_diff(repo.path, allow=["tests/", "src/pricing.py", "pnpm-lock.yaml"], max_files=2)
-print("complete:", small_budget["complete"], "| reasons:", small_budget["incompleteReasons"],
-      "| gate:", small_budget["gate"])
+print(
+    "complete:",
+    small_budget["complete"],
+    "| reasons:",
+    small_budget["incompleteReasons"],
+    "| gate:",
+    small_budget["gate"],
+)
 
 for bad in (["../secrets/"], ["."], ["src\\util.py"]):
     try:
@@ -188,9 +203,9 @@ print("after a same-size edit:", later)
 
 # %%
 dirty = rx.base_world(IsolatedRepo(prefix="lab07-dirty-"))
-dirty.write("README.md", "# shop\n\nuser's unfinished notes\n")   # the user's own work in progress
+dirty.write("README.md", "# shop\n\nuser's unfinished notes\n")  # the user's own work in progress
 baseline = take_baseline(dirty.path)
-rx.tests_only(dirty)                                                # the agent's run
+rx.tests_only(dirty)  # the agent's run
 
 print("without a baseline:", review_diff(dirty.path, allow=["tests/"])["gate"])
 with_baseline = review_diff(dirty.path, allow=["tests/"], baseline=baseline)
@@ -209,8 +224,15 @@ print("with the baseline: ", with_baseline["gate"], with_baseline["baseline"])
 
 # %%
 examples = rx.run(quick=True)
-print(table([{k: e[k] for k in ("name", "gate", "complete")} | {"unplanned": ", ".join(e["unplannedPaths"])}
-             for e in examples["examples"]], ["name", "gate", "complete", "unplanned"]))
+print(
+    table(
+        [
+            {k: e[k] for k in ("name", "gate", "complete")} | {"unplanned": ", ".join(e["unplannedPaths"])}
+            for e in examples["examples"]
+        ],
+        ["name", "gate", "complete", "unplanned"],
+    )
+)
 gate_examples(examples)
 
 # %% [markdown]
@@ -236,8 +258,12 @@ allow_explorer()
 
 # %%
 reports = rx.classification_reports()
-print(table([{"report": k} | rx.report_facts(r) for k, r in reports.items()],
-            ["report", "files", "complete", "risks", "allow"]))
+print(
+    table(
+        [{"report": k} | rx.report_facts(r) for k, r in reports.items()],
+        ["report", "files", "complete", "risks", "allow"],
+    )
+)
 
 # %% tags=["solution"]
 answer_q1 = {"A": "review", "B": "block", "C": "pass", "D": "block", "E": "review"}
@@ -304,6 +330,7 @@ print("allow list:", lab07.Q4_ALLOW)
 for key, text in lab07.Q4_EVENTS.items():
     print(f"{key:10} {text}")
 
+
 # %% tags=["solution"]
 def voids_approval(event):
     """Approve the report, let the event happen, then ask whether the approval still holds."""
@@ -326,7 +353,7 @@ lab07.q4.check(answer_q4)
 
 # %%
 for world in (repo, dirty):
-    world.cleanup()   # the lab's temporary repositories
+    world.cleanup()  # the lab's temporary repositories
 
 # %% [markdown]
 # ## What to remember

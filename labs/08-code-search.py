@@ -33,15 +33,15 @@
 # %matplotlib inline
 from IPython.display import display
 
-from labkit.course.check import lab08
 from labkit.codesearch import get_file_context, search_code
-from labkit.course.codesearch_demo import hits_table, lab_world
-from labkit.codesearch.zoekt import build_query, missing_binaries, zoekt_literal, zoekt_quote
 from labkit.codesearch.query import plan_query
-from labkit.errors import LabkitError
+from labkit.codesearch.zoekt import build_query, missing_binaries, zoekt_literal, zoekt_quote
+from labkit.course.check import lab08
+from labkit.course.codesearch_demo import hits_table, lab_world
 from labkit.course.experiments import run_experiment
 from labkit.course.plots.codesearch import hit_at_k, latency
 from labkit.course.widgets.codesearch import ranking_explorer
+from labkit.errors import LabkitError
 
 # %% [markdown]
 # ## 1. Two repositories, one index
@@ -62,7 +62,9 @@ from labkit.course.widgets.codesearch import ranking_explorer
 world = lab_world()
 for repo in world.build["repos"]:
     skipped = {k: v for k, v in repo["skipped"].items() if v}
-    print(f"{repo['name']:<6} {repo['revision'][:12]}  {repo['files']:>3} files  {repo['bytes']:>7} bytes  skipped: {skipped}")
+    print(
+        f"{repo['name']:<6} {repo['revision'][:12]}  {repo['files']:>3} files  {repo['bytes']:>7} bytes  skipped: {skipped}"
+    )
 
 # %% [markdown]
 # The `shop` repository has a `.env` file with a payment key. It was counted as *sensitive* and never
@@ -130,6 +132,7 @@ if missing:
     print("Zoekt is not installed here (", ", ".join(missing), "): skipping the live demo.")
 else:
     from labkit.codesearch.zoekt import LocalZoekt, _post
+
     with LocalZoekt(world.index_dir) as zoekt:
         quoted = _post(zoekt.url, {"Q": "c:" + zoekt_quote(error_text), "Opts": {}})["Result"]["Files"] or []
         print("Zoekt, quotes only  :", sum(len(f["LineMatches"]) for f in quoted), "lines")
@@ -197,8 +200,12 @@ print("raw order:")
 print(hits_table(raw))
 print("definition-first:")
 print(hits_table(ranked))
-same = sorted((m["path"], m["line"]) for m in search_code(world.index_dir, "BadParameter", limit=100, ranking="raw")["matches"])
-assert same == sorted((m["path"], m["line"]) for m in search_code(world.index_dir, "BadParameter", limit=100)["matches"])
+same = sorted(
+    (m["path"], m["line"]) for m in search_code(world.index_dir, "BadParameter", limit=100, ranking="raw")["matches"]
+)
+assert same == sorted(
+    (m["path"], m["line"]) for m in search_code(world.index_dir, "BadParameter", limit=100)["matches"]
+)
 print("same set of", len(same), "matches in both orders")
 
 # %% [markdown]
@@ -213,9 +220,11 @@ ranking_explorer()
 # non-definition first and definition-first ranking puts the definition first. Answer with the query
 # string. You can try names in the explorer, or let code try a few candidates for you.
 
+
 # %% tags=["solution"]
 def ranking_fixes(name):
     """True when raw Top-1 is not a definition of name and definition-first Top-1 is."""
+
     def top(ranking):
         return search_code(world.index_dir, name, limit=1, ranking=ranking)["matches"][0]["snippet"].lstrip()
 
@@ -258,12 +267,18 @@ lab08.q2.check(answer_q2)
 
 # %%
 evaluation = run_experiment("code-search-eval", quick=True)
-print("corpora:", ", ".join(f"{c['package']} {c['version']}" for c in evaluation["corpora"]),
-      "| left out:", [s["repo"] for s in evaluation["skippedCorpora"]] or "none")
+print(
+    "corpora:",
+    ", ".join(f"{c['package']} {c['version']}" for c in evaluation["corpora"]),
+    "| left out:",
+    [s["repo"] for s in evaluation["skippedCorpora"]] or "none",
+)
 for row in evaluation["splitRows"]:
-    print(f"{row['split']:<4} {row['backend']:<8} {row['ranking']:<17} Hit@1 {row['hit1']:>2}/{row['positives']}"
-          f"  Hit@5 {row['hit5']:>2}/{row['positives']}  MRR {row['mrr']:.3f}"
-          f"  no-match {row['noMatchSuccess']}/{row['noMatchCases']}  search {row['medianSearchMs']} ms (median)")
+    print(
+        f"{row['split']:<4} {row['backend']:<8} {row['ranking']:<17} Hit@1 {row['hit1']:>2}/{row['positives']}"
+        f"  Hit@5 {row['hit5']:>2}/{row['positives']}  MRR {row['mrr']:.3f}"
+        f"  no-match {row['noMatchSuccess']}/{row['noMatchCases']}  search {row['medianSearchMs']} ms (median)"
+    )
 print("Zoekt:", "ran side by side" if evaluation["zoekt"]["available"] else evaluation["zoekt"]["reason"])
 
 # %% [markdown]
@@ -292,10 +307,17 @@ for row in evaluation["categoryRows"]:
 print(f"test split, definition-first ranking\n{'category':<20} {'backend':<9} {'Hit@1':>7} {'Hit@5':>7} {'MRR':>6}")
 for category in sorted(table):
     for backend, r in sorted(table[category].items()):
-        print(f"{category:<20} {backend:<9} {r['hit1']:>3}/{r['positives']:<3} {r['hit5']:>3}/{r['positives']:<3}"
-              f" {r['mrr']:>6.3f}")
-misses = [c for run in evaluation["runs"] if (run["backend"], run["ranking"]) == ("embedded", "definition-first")
-          for c in run["cases"] if c["split"] == "test" and not c["expectNoMatch"] and not c.get("hit1")]
+        print(
+            f"{category:<20} {backend:<9} {r['hit1']:>3}/{r['positives']:<3} {r['hit5']:>3}/{r['positives']:<3}"
+            f" {r['mrr']:>6.3f}"
+        )
+misses = [
+    c
+    for run in evaluation["runs"]
+    if (run["backend"], run["ranking"]) == ("embedded", "definition-first")
+    for c in run["cases"]
+    if c["split"] == "test" and not c["expectNoMatch"] and not c.get("hit1")
+]
 for c in misses:
     top = c["top"][0] if c.get("top") else None
     where = f"{top['repo']}/{top['path']}:{top['line']}" if top else "nothing"
@@ -321,8 +343,12 @@ prediction = "shop/pricing.py"  # written down before searching
 shown = search_code(world.index_dir, "shown_total", repo="shop")
 print(hits_table(shown))
 first = shown["matches"][0]
-answer_q4 = {"prediction": prediction, "path": first["path"], "line": first["line"],
-             "implementation": not first["path"].endswith(".pyi")}
+answer_q4 = {
+    "prediction": prediction,
+    "path": first["path"],
+    "line": first["line"],
+    "implementation": not first["path"].endswith(".pyi"),
+}
 
 # %%
 lab08.q4.check(answer_q4)
@@ -349,15 +375,23 @@ lab08.q4.check(answer_q4)
 hit = search_code(world.index_dir, "PriceChanged", limit=3)["matches"][0]
 ctx = get_file_context(world.index_dir, hit["repo"], hit["path"], hit["line"], before=2, after=2)
 print(ctx["content"])
-print("revision:", ctx["revision"], "| stale:", ctx["stale"], "| dirty:", ctx["dirty"] or "no",
-      "| sha256:", ctx["contentSha256"][:16])
+print(
+    "revision:",
+    ctx["revision"],
+    "| stale:",
+    ctx["stale"],
+    "| dirty:",
+    ctx["dirty"] or "no",
+    "| sha256:",
+    ctx["contentSha256"][:16],
+)
 
 # %% [markdown]
 # **Exercise 3.** Cite where `PriceChanged` is defined, as a dict with `repo`, `path`, `line` and
 # `revision`. (The build table at the top of the lab, and every context read, show the revision.)
 
 # %% tags=["solution"]
-top = search_code(world.index_dir, "PriceChanged")["matches"][0]          # definition-first ranking
+top = search_code(world.index_dir, "PriceChanged")["matches"][0]  # definition-first ranking
 read = get_file_context(world.index_dir, top["repo"], top["path"], top["line"])
 answer_q3 = {"repo": top["repo"], "path": top["path"], "line": top["line"], "revision": read["revision"]}
 

@@ -30,12 +30,12 @@
 # %%
 # %matplotlib inline
 from labkit.course import source_fixtures as fx
-from labkit.source import load_config, parse_instant, resolve_target, source_read, source_search
-from labkit.course.widgets.pinned_source import deployment_explorer, timeline_data
 from labkit.course.plots.pinned_source import plot_deployment_timeline, plot_request_outcomes
+from labkit.course.widgets.pinned_source import deployment_explorer, timeline_data
 from labkit.errors import LabkitError
+from labkit.source import load_config, parse_instant, resolve_target, source_read, source_search
 
-world = fx.build_world()          # repos/frontend, repos/backend and deployments.json in a temp folder
+world = fx.build_world()  # repos/frontend, repos/backend and deployments.json in a temp folder
 config = load_config(world.config_path)
 print("repositories:", ", ".join(sorted(config.repos)))
 print("deployment records:", len(config.deployments))
@@ -80,8 +80,7 @@ deployment_explorer(world.config_path)
 # answer is incomplete).
 
 # %%
-hits = source_search(world.config_path, target=fx.STORE_1, at=fx.INCIDENT_AT, repo="backend",
-                     query="PRICE_CHANGED")
+hits = source_search(world.config_path, target=fx.STORE_1, at=fx.INCIDENT_AT, repo="backend", query="PRICE_CHANGED")
 print("commit:", hits["commit"], "| truncated:", hits["truncated"])
 for hit in hits["matches"]:
     print(hit["evidenceId"], "|", hit["text"].strip())
@@ -91,8 +90,9 @@ for hit in hits["matches"]:
 # read returns at most 40 lines).
 
 # %%
-excerpt = source_read(world.config_path, target=fx.STORE_1, at=fx.INCIDENT_AT, repo="backend",
-                      path="pricing.py", start=8, end=12)
+excerpt = source_read(
+    world.config_path, target=fx.STORE_1, at=fx.INCIDENT_AT, repo="backend", path="pricing.py", start=8, end=12
+)
 print(excerpt["evidenceId"])
 print("sha256:", excerpt["contentSha256"])
 print("marking:", excerpt["marking"])
@@ -104,8 +104,9 @@ print(excerpt["content"])
 # moved to v2 by then (v2 is also what `main` holds):
 
 # %%
-store2 = source_read(world.config_path, target=fx.STORE_2, at=fx.INCIDENT_AT, repo="backend",
-                     path="pricing.py", start=8, end=12)
+store2 = source_read(
+    world.config_path, target=fx.STORE_2, at=fx.INCIDENT_AT, repo="backend", path="pricing.py", start=8, end=12
+)
 print(store2["evidenceId"])
 print(store2["content"])
 print("same lines, same content?", store2["contentSha256"] == excerpt["contentSha256"])
@@ -130,6 +131,7 @@ print("pinned read contains it:            ", "WORK IN PROGRESS" in excerpt["con
 # Each refusal has a stable code and a message a support engineer can act on. None of them
 # names a path on this machine.
 
+
 # %%
 def attempt(call, **changes):
     args = dict(target=fx.STORE_1, at=fx.INCIDENT_AT, repo="backend", path="pricing.py")
@@ -141,22 +143,22 @@ def attempt(call, **changes):
     except LabkitError as exc:
         print(f"{exc.code}: {exc.message}")
 
-careless = world.write_config("careless.json",
-                              allowed={"backend": [*fx.ALLOWED["backend"], *fx.HAZARDS.values()]})
+
+careless = world.write_config("careless.json", allowed={"backend": [*fx.ALLOWED["backend"], *fx.HAZARDS.values()]})
 table_with_main = world.config_data()
 table_with_main["deployments"][2]["commit"] = "main"
 symbolic = world.write_config("symbolic.json", data=table_with_main)
 
-attempt(source_read, at="2026-09-18T14:00:00")                   # no UTC offset
-attempt(source_read, target="demo-brand/store-003")              # no record for that store
-attempt(source_read, at="2026-08-31T23:00:00+08:00")             # before the first record
-attempt(source_read, config=symbolic)                            # a branch name in the table
-attempt(source_read, path="docs/notes.md")                       # not on the allowed list
-attempt(source_read, path="../frontend/api.py")                  # climbs out of the repository
-attempt(source_read, config=careless, path="current_pricing.py") # a symlink, even if allowed
-attempt(source_read, config=careless, path="vendor/sdk")         # a submodule
-attempt(source_read, config=careless, path="generated_rates.py") # over 32 KiB
-attempt(source_read, start=1, end=60)                            # more than 40 lines
+attempt(source_read, at="2026-09-18T14:00:00")  # no UTC offset
+attempt(source_read, target="demo-brand/store-003")  # no record for that store
+attempt(source_read, at="2026-08-31T23:00:00+08:00")  # before the first record
+attempt(source_read, config=symbolic)  # a branch name in the table
+attempt(source_read, path="docs/notes.md")  # not on the allowed list
+attempt(source_read, path="../frontend/api.py")  # climbs out of the repository
+attempt(source_read, config=careless, path="current_pricing.py")  # a symlink, even if allowed
+attempt(source_read, config=careless, path="vendor/sdk")  # a submodule
+attempt(source_read, config=careless, path="generated_rates.py")  # over 32 KiB
+attempt(source_read, start=1, end=60)  # more than 40 lines
 
 # %% [markdown]
 # ## 4. Run the same request through both versions (a separate, explicit experiment)
@@ -176,8 +178,10 @@ from labkit.course.experiments.pinned_source import compare_versions
 
 comparison = compare_versions(world)
 for row in comparison["rows"]:
-    print(f"{row['label']:32} backend {row['backendRelease']}  ->  {row['code']:13} {row['action']:12} "
-          f"{row['totalCents']} cents")
+    print(
+        f"{row['label']:32} backend {row['backendRelease']}  ->  {row['code']:13} {row['action']:12} "
+        f"{row['totalCents']} cents"
+    )
 plot_request_outcomes(comparison)
 
 # %% [markdown]
@@ -199,8 +203,15 @@ plot_request_outcomes(comparison)
 from labkit.course.check import lab09
 
 # %% tags=["solution"]
-answer_q1 = source_read(world.config_path, target="demo-brand/store-002", at="2026-09-14T21:30:00+08:00",
-                        repo="backend", path="pricing.py", start=10, end=11)["evidenceId"]
+answer_q1 = source_read(
+    world.config_path,
+    target="demo-brand/store-002",
+    at="2026-09-14T21:30:00+08:00",
+    repo="backend",
+    path="pricing.py",
+    start=10,
+    end=11,
+)["evidenceId"]
 
 # %%
 lab09.q1.check(answer_q1)
@@ -232,8 +243,9 @@ lab09.q2.check(answer_q2)
 
 # %% tags=["solution"]
 overlap = world.config_data()
-v2_backend = next(d for d in overlap["deployments"]
-                  if d["target"] == fx.STORE_1 and d["repo"] == "backend" and d["release"] == "v2")
+v2_backend = next(
+    d for d in overlap["deployments"] if d["target"] == fx.STORE_1 and d["repo"] == "backend" and d["release"] == "v2"
+)
 overlap["deployments"].append({**v2_backend, "from": "2026-09-15T00:00:00+08:00", "until": "2026-09-20T00:00:00+08:00"})
 overlap_path = world.write_config("overlap.json", data=overlap)
 try:

@@ -38,16 +38,16 @@ from mcp.shared.exceptions import MCPError
 from labkit.cli._common import table
 from labkit.course.experiments import run_experiment
 from labkit.course.ledger_replay import build_review_world
-from labkit.mcp_client import connect, server_parameters, tool_rows
 from labkit.course.plots.mcp import paging_cost
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.course.widgets.mcp import diff_calls_explorer
+from labkit.mcp_client import connect, server_parameters, tool_rows
 
 repo = IsolatedRepo(prefix="labkit-lab10-")
-build_review_world(repo)                      # a shop; src/pricing.py has an uncommitted change
+build_review_world(repo)  # a shop; src/pricing.py has an uncommitted change
 repo.write("data/prices.csv", "".join(f"sku-{i:04d},{(i % 97) + 0.99:.2f}\n" for i in range(1000)))
 repo.write(".env", "PAYMENT_API_KEY=sk-live-not-for-your-eyes-0123456789\n")
-params = server_parameters(repo.path)         # python -m labkit mcp serve --root <repo>
+params = server_parameters(repo.path)  # python -m labkit mcp serve --root <repo>
 print(params.command.rsplit("/", 1)[-1], *params.args[:4], "<repo>")
 
 
@@ -123,8 +123,11 @@ async with connect(params) as client:
             break
         args = {"path": "data/prices.csv", "start_line": result["nextStartLine"]}
 
-rows = [{k: p[k] for k in ("startLine", "endLine", "totalLines", "truncated", "nextStartLine")}
-        | {"contentSha256": p["contentSha256"][:12] + "…"} for p in pages]
+rows = [
+    {k: p[k] for k in ("startLine", "endLine", "totalLines", "truncated", "nextStartLine")}
+    | {"contentSha256": p["contentSha256"][:12] + "…"}
+    for p in pages
+]
 print(table(rows, ["startLine", "endLine", "totalLines", "truncated", "nextStartLine", "contentSha256"]))
 whole = "".join(p["content"] for p in pages)
 print("pages rebuild the file exactly:", whole == (repo.path / "data/prices.csv").read_text())
@@ -195,16 +198,21 @@ async with connect(params) as client:
     diff_pages = [first]
     repo.write("src/pricing.py", (repo.path / "src/pricing.py").read_text().replace("0.25", "0.35"))  # the teammate
     while diff_pages[-1]["hasMore"]:
-        nxt = await client.call_tool("git_diff", {"max_bytes": 1024, "offset": diff_pages[-1]["nextOffset"],
-                                                  "snapshot": first["snapshotId"]})
+        nxt = await client.call_tool(
+            "git_diff", {"max_bytes": 1024, "offset": diff_pages[-1]["nextOffset"], "snapshot": first["snapshotId"]}
+        )
         diff_pages.append(nxt.structured_content)
     # The same continuation bound by revision instead: the server recomputes and compares.
-    drift = await client.call_tool("git_diff", {"max_bytes": 1024, "offset": first["nextOffset"],
-                                                "revision": first["sourceRevision"]})
+    drift = await client.call_tool(
+        "git_diff", {"max_bytes": 1024, "offset": first["nextOffset"], "revision": first["sourceRevision"]}
+    )
     fresh = (await client.call_tool("git_diff", {"max_bytes": 262144})).structured_content
 
-rows = [{k: p[k] for k in ("offset", "returnedBytes", "nextOffset", "hasMore")}
-        | {"sourceRevision": p["sourceRevision"][7:19] + "…"} for p in diff_pages]
+rows = [
+    {k: p[k] for k in ("offset", "returnedBytes", "nextOffset", "hasMore")}
+    | {"sourceRevision": p["sourceRevision"][7:19] + "…"}
+    for p in diff_pages
+]
 print(table(rows, ["offset", "returnedBytes", "nextOffset", "hasMore", "sourceRevision"]))
 print("one revision on every page:", len({p["sourceRevision"] for p in diff_pages}) == 1)
 print("bound by revision after the edit:", json.loads(drift.content[0].text)["error"]["code"])
@@ -239,8 +247,10 @@ diff_calls_explorer(fresh_bytes, page_kib=1)
 # %%
 cost = run_experiment("mcp-paging", quick=True)
 print(f"diff {cost['diffBytes']:,} B read in {cost['pages']} pages of {cost['pageBytes'] // 1024} KiB")
-print(f"one plain git diff: {cost['fullDiffMedianMs']} ms | all pages over MCP: {cost['mcpPagingMedianMs']} ms"
-      f" | ratio {cost['ratio']}x | server start-up (paid once, not counted): {cost['serverStartupMs']} ms")
+print(
+    f"one plain git diff: {cost['fullDiffMedianMs']} ms | all pages over MCP: {cost['mcpPagingMedianMs']} ms"
+    f" | ratio {cost['ratio']}x | server start-up (paid once, not counted): {cost['serverStartupMs']} ms"
+)
 paging_cost(cost)
 
 # %% [markdown]

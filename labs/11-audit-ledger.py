@@ -35,12 +35,11 @@
 import json
 
 from labkit.cli._common import table
-from labkit.ledger import Ledger, read_lines, summarize
 from labkit.course.ledger_replay import careful_steps, careless_steps, ledger_table, replay_both
-from labkit.mcp_server import ServerConfig, run_tool
 from labkit.course.plots.mcp import ledger_timelines
 from labkit.course.widgets.mcp import ledger_cap_explorer
-
+from labkit.ledger import Ledger, read_lines, summarize
+from labkit.mcp_server import ServerConfig, run_tool
 
 # %% [markdown]
 # ## 1. Two agents, one task
@@ -48,6 +47,7 @@ from labkit.course.widgets.mcp import ledger_cap_explorer
 # Both agents get the same job on the same shop repository (the world of lab 10): *review the
 # change to `src/pricing.py` and run the review gate.* Their scripts differ only in the order and
 # completeness of their calls:
+
 
 # %%
 def show(steps):
@@ -59,8 +59,11 @@ def show(steps):
         else:
             print(f"   {step[1]} {step[2]}")
 
-print("careful:"); show(careful_steps())
-print("careless:"); show(careless_steps())
+
+print("careful:")
+show(careful_steps())
+print("careless:")
+show(careless_steps())
 
 # %% [markdown]
 # Each run starts `labkit mcp serve --ledger FILE` as a subprocess and drives it with the MCP client
@@ -117,15 +120,17 @@ rows = []
 for name, run in runs.items():
     s = run["summary"]
     diff = s["diffObjects"][0]
-    rows.append({
-        "run": name,
-        "calls": s["calls"],
-        "first decision (seq)": s["firstDecisionSeq"],
-        "reads (path@seq)": ", ".join(f"{r['path']}@{r['seqs']}" for r in s["reads"]),
-        "truncated searches not followed": [t["seq"] for t in s["truncatedSearchesNotFollowed"]],
-        "diff pages / complete / still matches": f"{diff['pages']} / {diff['complete']} / {diff['stillMatches']}",
-        "evidence before decision": s["evidenceBeforeDecision"],
-    })
+    rows.append(
+        {
+            "run": name,
+            "calls": s["calls"],
+            "first decision (seq)": s["firstDecisionSeq"],
+            "reads (path@seq)": ", ".join(f"{r['path']}@{r['seqs']}" for r in s["reads"]),
+            "truncated searches not followed": [t["seq"] for t in s["truncatedSearchesNotFollowed"]],
+            "diff pages / complete / still matches": f"{diff['pages']} / {diff['complete']} / {diff['stillMatches']}",
+            "evidence before decision": s["evidenceBeforeDecision"],
+        }
+    )
 print(table(rows, list(rows[0])))
 
 # %% [markdown]

@@ -34,8 +34,9 @@ def repo(make_repo) -> IsolatedRepo:
 
 def run_cli(*args: str, cwd=None, env=None, timeout=120) -> subprocess.CompletedProcess:
     """Run the real ``labkit`` command as a process (``python -m labkit``)."""
-    return subprocess.run([sys.executable, "-m", "labkit", *args], capture_output=True, cwd=cwd,
-                          env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "labkit", *args], capture_output=True, cwd=cwd, env=env, timeout=timeout
+    )
 
 
 @pytest.fixture
@@ -46,9 +47,9 @@ def cli():
 def plain_git(repo_path, *args, env_extra=None, check=True, **kw) -> subprocess.CompletedProcess:
     """Plain, unhardened git: used only as a positive control in tests."""
     env = dict(os.environ)
-    env.update({"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                "GIT_COMMITTER_EMAIL": "t@t"})
+    env.update(
+        {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    )
     if env_extra:
         env.update(env_extra)
-    return subprocess.run([shutil.which("git"), *args], cwd=repo_path, env=env, capture_output=True,
-                          check=check, **kw)
+    return subprocess.run([shutil.which("git"), *args], cwd=repo_path, env=env, capture_output=True, check=check, **kw)

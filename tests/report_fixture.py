@@ -1,4 +1,5 @@
 """A tiny real experiment used by the report tests (not part of the course)."""
+
 from __future__ import annotations
 
 from labkit.course.plots import new_figure, takeaway
@@ -39,6 +40,16 @@ def slow(quick: bool = False) -> dict:
 def slow_paging(quick: bool = False) -> dict:
     """A stand-in for ``mcp-paging`` that misses its target (the real one needs minutes and a server):
     used only to test how the report shows a missed target."""
-    return {"diffBytes": 32 * 2**20, "pageBytes": 262144, "pages": 128, "rounds": 3, "fullDiffMedianMs": 100.0,
-            "mcpPagingMedianMs": 454.0, "ratio": 4.54, "target": 2.0, "serverStartupMs": 900.0,
-            "fullDiffMs": [100.0] * 3, "mcpPagingMs": [454.0] * 3}
+    return {
+        "diffBytes": 32 * 2**20,
+        "pageBytes": 262144,
+        "pages": 128,
+        "rounds": 3,
+        "fullDiffMedianMs": 100.0,
+        "mcpPagingMedianMs": 454.0,
+        "ratio": 4.54,
+        "target": 2.0,
+        "serverStartupMs": 900.0,
+        "fullDiffMs": [100.0] * 3,
+        "mcpPagingMs": [454.0] * 3,
+    }

@@ -1,4 +1,5 @@
 """docs/architecture.md matches the tree: every module it names exists, and every module is named."""
+
 from __future__ import annotations
 
 import re
@@ -22,8 +23,11 @@ def test_every_module_the_map_names_exists():
 
 def test_every_top_level_module_and_package_is_on_the_map():
     text = DOC.read_text("utf-8")
-    top = sorted(p.name for p in PACKAGE.iterdir()
-                 if (p.suffix == ".py" and p.stem not in ("__init__", "__main__"))
-                 or (p.is_dir() and (p / "__init__.py").exists()))
+    top = sorted(
+        p.name
+        for p in PACKAGE.iterdir()
+        if (p.suffix == ".py" and p.stem not in ("__init__", "__main__"))
+        or (p.is_dir() and (p / "__init__.py").exists())
+    )
     absent = [n for n in top if f"`{n}`" not in text and f"`{n}/`" not in text and n.removesuffix(".py") not in text]
     assert absent == []

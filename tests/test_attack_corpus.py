@@ -17,6 +17,7 @@ not in the corpus. The corpus runs in-process where it can (one MCP server,
 the CLI's ``main`` in this process): a thousand CLI starts would dominate the
 suite.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,10 +35,10 @@ import anyio
 import pytest
 
 from labkit.cli import main as cli_main
+from labkit.course.repo_builder import IsolatedRepo
 from labkit.diff import git_diff
 from labkit.errors import LabkitError
 from labkit.mcp_client import connect, server_parameters
-from labkit.course.repo_builder import IsolatedRepo
 from labkit.review import review_diff
 from labkit.search import search_workspace
 from labkit.status import git_status
@@ -111,8 +112,7 @@ class Corpus:
 
 
 def _plain(where: Path, *args: str) -> None:
-    plain_git(where, *args, check=False, stdin=subprocess.DEVNULL, timeout=60,
-              env_extra={"GIT_PAGER": "", "PAGER": ""})
+    plain_git(where, *args, check=False, stdin=subprocess.DEVNULL, timeout=60, env_extra={"GIT_PAGER": "", "PAGER": ""})
 
 
 def git_tree_hash(root: Path) -> str:
@@ -204,6 +204,7 @@ def cli_in_process(argv: list[str]) -> tuple[int, bytes]:
 
 def _labkit_ops(root: Path):
     """Every labkit tool (in-process) on a root, each as (label, thunk)."""
+
     def cli(*argv):
         return cli_in_process([*argv, "--json"])
 
@@ -221,6 +222,7 @@ def _labkit_ops(root: Path):
     def direct(args):
         with Workspace.open(root, require_git=True) as ws:
             ws.git.run(args, ok_returncodes=(0, 1, 128))
+
     # Asked directly, the workspace's git still has no driver to run (smudge on archive, textconv on log -p).
     yield "git archive", lambda: direct(["archive", "--format=tar", "HEAD"])
     yield "git log -p", lambda: direct(["log", "-p", "-1"])
@@ -241,15 +243,22 @@ def test_no_driver_fires_through_any_tool_and_nothing_is_written(corpus, where):
 
 
 def test_no_driver_fires_through_the_mcp_server(corpus, tmp_path):
-    calls = [("git_status", {}), ("git_diff", {"mode": "unstaged"}), ("git_diff", {"mode": "staged"}),
-             ("git_diff", {"mode": "head", "max_bytes": 262144}), ("review_diff", {"allow": ["sub"]}),
-             ("read_file", {"path": "f000.txt"}), ("search_workspace", {"query": "edited"}),
-             ("search_workspace", {"query": "edited", "engine": "ripgrep"})]
+    calls = [
+        ("git_status", {}),
+        ("git_diff", {"mode": "unstaged"}),
+        ("git_diff", {"mode": "staged"}),
+        ("git_diff", {"mode": "head", "max_bytes": 262144}),
+        ("review_diff", {"allow": ["sub"]}),
+        ("read_file", {"path": "f000.txt"}),
+        ("search_workspace", {"query": "edited"}),
+        ("search_workspace", {"query": "edited", "engine": "ripgrep"}),
+    ]
     before = git_tree_hash(corpus.root)
 
     async def go():
-        async with connect(server_parameters(corpus.root, env={**os.environ,
-                                                               "LABKIT_SNAPSHOT_DIR": str(tmp_path)})) as c:
+        async with connect(
+            server_parameters(corpus.root, env={**os.environ, "LABKIT_SNAPSHOT_DIR": str(tmp_path)})
+        ) as c:
             return [await c.call_tool(name, args) for name, args in calls]
 
     results = anyio.run(go)
@@ -271,6 +280,7 @@ def test_the_evidence_is_still_there(corpus):
 
 
 # -- the exact cases the issue found on main -----------------------------------------------------
+
 
 def _other_repo(tmp_path: Path) -> IsolatedRepo:
     other = IsolatedRepo(tmp_path / "other")
@@ -350,13 +360,18 @@ def test_the_mcp_server_answers_every_call_on_a_repository_of_non_utf8_names(tmp
     assert b"caf\xe9" in positive, "positive control: git names the file in bytes that are not UTF-8"
 
     async def go():
-        params = server_parameters(repo.path, ledger=ledger,
-                                   env={**os.environ, "LABKIT_SNAPSHOT_DIR": str(tmp_path / "snap")})
+        params = server_parameters(
+            repo.path, ledger=ledger, env={**os.environ, "LABKIT_SNAPSHOT_DIR": str(tmp_path / "snap")}
+        )
         async with connect(params) as c:
             out = {}
-            for label, name, args in [("diff", "git_diff", {"mode": "head"}), ("search", "search_workspace",
-                                       {"query": "needle"}), ("status", "git_status", {}),
-                                      ("review", "review_diff", {}), ("after", "read_file", {"path": "ok.txt"})]:
+            for label, name, args in [
+                ("diff", "git_diff", {"mode": "head"}),
+                ("search", "search_workspace", {"query": "needle"}),
+                ("status", "git_status", {}),
+                ("review", "review_diff", {}),
+                ("after", "read_file", {"path": "ok.txt"}),
+            ]:
                 out[label] = await c.call_tool(name, args)
             shown = next(f["path"] for f in out["status"].structured_content["unstaged"] if f.get("pathNotUtf8"))
             out["read back"] = await c.call_tool("read_file", {"path": shown})
@@ -392,11 +407,11 @@ def test_repository_settings_cannot_change_the_evidence_or_its_cost(tmp_path):
     def cap():  # the positive control runs with a cap too, so it cannot take the machine down
         resource.setrlimit(resource.RLIMIT_DATA, (512 << 20, 512 << 20))
 
-    proc = subprocess.run([shutil.which("git"), "diff", "--cached"], cwd=repo.path, capture_output=True,
-                          preexec_fn=cap, timeout=120)
+    proc = subprocess.run(
+        [shutil.which("git"), "diff", "--cached"], cwd=repo.path, capture_output=True, preexec_fn=cap, timeout=120
+    )
     assert proc.returncode != 0, "positive control: orderFile=/dev/zero exhausts plain git's memory"
-    report = review_diff(repo.path, allow=["old0.txt", "old1.txt", "old2.txt", "new0.txt", "new1.txt",
-                                           "new2.txt"])
+    report = review_diff(repo.path, allow=["old0.txt", "old1.txt", "old2.txt", "new0.txt", "new1.txt", "new2.txt"])
     assert report["complete"] and report["gate"] == "pass"
 
 
@@ -411,6 +426,7 @@ def test_a_memory_cap_is_a_named_error(tmp_path):
 
 
 # -- reads raced by a writer ---------------------------------------------------------------------
+
 
 class Swapper:
     """Swaps ``inside/`` for a symlink to ``outside/`` and back, as fast as it can."""
@@ -503,6 +519,7 @@ def test_a_nested_git_folder_is_never_listed_searched_or_read(tmp_path):
 
 
 # -- what a call costs in processes --------------------------------------------------------------
+
 
 def test_status_starts_at_most_two_git_processes_and_a_snapshot_page_none(tmp_path, monkeypatch):
     import labkit.gitrunner as gitrunner

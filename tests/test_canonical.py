@@ -1,4 +1,5 @@
 """The one canonical-JSON encoder: what the review hash and the ledger chain hash."""
+
 from __future__ import annotations
 
 import hashlib
@@ -11,7 +12,8 @@ from labkit.canonical import canonical_json
 
 def test_keys_sorted_compact_and_utf8():
     assert canonical_json({"b": [1, {"d": None, "c": True}], "a": "é\u2028"}) == (
-        '{"a":"é\u2028","b":[1,{"c":true,"d":null}]}'.encode("utf-8"))
+        '{"a":"é\u2028","b":[1,{"c":true,"d":null}]}'.encode("utf-8")
+    )
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, "\udcff"])

@@ -1,13 +1,14 @@
 """Lab 00's checkers: the reference passes, realistic mistakes get specific messages."""
+
 from __future__ import annotations
 
 import nbformat
 import pytest
 
 from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab00
-from labkit.gitrunner import EMPTY_TREE
 from labkit.course.preflight import PAYLOAD_KINDS
 from labkit.course.repo_builder import IsolatedRepo
+from labkit.gitrunner import EMPTY_TREE
 
 from .conftest import LABS
 
@@ -54,8 +55,10 @@ def test_placeholder_reads_as_not_attempted(exercise):
     assert exercise.check(None).status == NOT_ATTEMPTED
 
 
-@pytest.mark.parametrize("exercise, name", [(lab00.q1, "answer_q1"), (lab00.q2, "answer_q2"), (lab00.q3, "answer_q3"),
-                                            (lab00.q4, "answer_q4")])
+@pytest.mark.parametrize(
+    "exercise, name",
+    [(lab00.q1, "answer_q1"), (lab00.q2, "answer_q2"), (lab00.q3, "answer_q3"), (lab00.q4, "answer_q4")],
+)
 def test_reference_solutions_pass(solutions, exercise, name):
     assert exercise.check(solutions[name]).status == CORRECT
 
@@ -99,8 +102,15 @@ def test_q1_mistakes(q1_ids):
 
 
 def test_q1_messages_never_reveal_the_id(q1_ids):
-    for wrong in (q1_ids["commit"][:7], q1_ids["tree"], q1_ids["blob"], q1_ids["other"], "abc", EMPTY_TREE,
-                  q1_ids["commit"] + "0"):
+    for wrong in (
+        q1_ids["commit"][:7],
+        q1_ids["tree"],
+        q1_ids["blob"],
+        q1_ids["other"],
+        "abc",
+        EMPTY_TREE,
+        q1_ids["commit"] + "0",
+    ):
         _, msg = check(lab00.q1, wrong)
         assert q1_ids["commit"] not in msg and q1_ids["commit"][:12] not in msg
 

@@ -1,13 +1,14 @@
 """Lab 03's exercises page the menu diff, a diff the story never showed; the checkers judge with the real pagers."""
+
 from __future__ import annotations
 
 import pytest
 
 from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab03
 from labkit.course.exercise_worlds import build_menu_world
+from labkit.course.repo_builder import IsolatedRepo
 from labkit.diff import build_diff, read_all_pages
 from labkit.pager import is_continuation
-from labkit.course.repo_builder import IsolatedRepo
 
 
 @pytest.fixture(autouse=True)
@@ -20,8 +21,14 @@ def menu():
     with IsolatedRepo() as repo:
         build_menu_world(repo)
         full = build_diff(repo.path).data
-        naive = {size: [i for i, p in enumerate(read_all_pages(repo.path, pager="naive", max_bytes=size), 1)
-                        if chr(0xFFFD) in p["diff"]] for size in (1024, 1500, 2048)}
+        naive = {
+            size: [
+                i
+                for i, p in enumerate(read_all_pages(repo.path, pager="naive", max_bytes=size), 1)
+                if chr(0xFFFD) in p["diff"]
+            ]
+            for size in (1024, 1500, 2048)
+        }
     refused = {o for o in range(1000, len(full), 1000) if is_continuation(full[o])}
     return {"full": full, "naive": naive, "refused": refused}
 
@@ -44,9 +51,17 @@ def test_untouched_is_not_attempted(exercise):
 
 
 def test_q1_typical_mistakes(menu):
-    cases = [([], "safe pager"), (menu["naive"][1024], "damaged at 1,024 B"), (menu["naive"][2048], "2,048 B"),
-             (list(range(1, 9)), "not every page"), ([0], "count from 1"), ([99], "does not exist"),
-             (["2"], "integers"), ([True], "integers"), (menu["naive"][1500][:1], "not the set")]
+    cases = [
+        ([], "safe pager"),
+        (menu["naive"][1024], "damaged at 1,024 B"),
+        (menu["naive"][2048], "2,048 B"),
+        (list(range(1, 9)), "not every page"),
+        ([0], "count from 1"),
+        ([99], "does not exist"),
+        (["2"], "integers"),
+        ([True], "integers"),
+        (menu["naive"][1500][:1], "not the set"),
+    ]
     for answer, fragment in cases:
         result = lab03.q1.check(answer)
         assert result.status == INCORRECT and fragment in result.message, (answer, result.message)
@@ -56,9 +71,15 @@ def test_q1_typical_mistakes(menu):
 def test_q2_typical_mistakes_and_true_is_no_offset(menu):
     served = next(o for o in range(1000, len(menu["full"]), 1000) if o not in menu["refused"])
     one = min(menu["refused"])
-    cases = [(True, "should be a list"), ([True], "not a byte offset"), (one, "a set"),
-             (menu["refused"] | {served}, "serves a page"), ({one}, "missing"), ({one, 1234}, "not one of"),
-             ({one, 10**6}, "not one of")]
+    cases = [
+        (True, "should be a list"),
+        ([True], "not a byte offset"),
+        (one, "a set"),
+        (menu["refused"] | {served}, "serves a page"),
+        ({one}, "missing"),
+        ({one, 1234}, "not one of"),
+        ({one, 10**6}, "not one of"),
+    ]
     for answer, fragment in cases:
         result = lab03.q2.check(answer)
         assert result.status == INCORRECT and fragment in result.message, (answer, result.message)

@@ -1,4 +1,5 @@
 """Lab 04, exercise 3 (transfer): which events invalidate a revision-bound read, replayed with labkit."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,18 +22,21 @@ def test_q3_reference_passes():
     assert lab04.q3.check(["edit_other", "stage"]).status == CORRECT
 
 
-@pytest.mark.parametrize("answer,fragment", [
-    ({"stage", "edit_other", "touch"}, "timestamp"),
-    ({"stage", "edit_other", "untracked"}, "no diff mode"),
-    ({"stage", "edit_other", "commit_other"}, "not HEAD"),
-    ({"stage", "edit_other", "secret"}, "hidden"),
-    ({"edit_other"}, "what changes the index"),
-    ({"stage"}, "missing 1"),
-    (set(), "nothing can invalidate"),
-    ({"rename"}, "not events"),
-    ("stage", "even for a single event"),
-    (3, "should be a"),
-])
+@pytest.mark.parametrize(
+    "answer,fragment",
+    [
+        ({"stage", "edit_other", "touch"}, "timestamp"),
+        ({"stage", "edit_other", "untracked"}, "no diff mode"),
+        ({"stage", "edit_other", "commit_other"}, "not HEAD"),
+        ({"stage", "edit_other", "secret"}, "hidden"),
+        ({"edit_other"}, "what changes the index"),
+        ({"stage"}, "missing 1"),
+        (set(), "nothing can invalidate"),
+        ({"rename"}, "not events"),
+        ("stage", "even for a single event"),
+        (3, "should be a"),
+    ],
+)
 def test_q3_typical_mistakes(answer, fragment):
     result = lab04.q3.check(answer)
     assert result.status == INCORRECT and fragment in result.message, result.message

@@ -1,13 +1,14 @@
 """Lab 05, exercise 3 (transfer): which agents' reads are evidence of the diff as it is now."""
+
 from __future__ import annotations
 
 import pytest
 
 from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab05
 from labkit.course.exercise_worlds import build_agent_runs
+from labkit.course.repo_builder import IsolatedRepo
 from labkit.diff import git_diff
 from labkit.evidence import page_set_report
-from labkit.course.repo_builder import IsolatedRepo
 
 
 @pytest.fixture(autouse=True)
@@ -25,14 +26,17 @@ def test_q3_reference_computed_with_labkit_passes():
     assert page_set_report(runs["ada"])["trusted"]  # the trap: whole and consistent, but stale
 
 
-@pytest.mark.parametrize("answer,fragment", [
-    ({"ada", "bo"}, "Consistent is not current"),
-    ({"bo", "cy"}, "does not trust"),
-    ({"bo", "dee"}, "does not trust"),
-    (set(), "no read at all"),
-    ({"eve"}, "not agents"),
-    ("bo", "even for one"),
-])
+@pytest.mark.parametrize(
+    "answer,fragment",
+    [
+        ({"ada", "bo"}, "Consistent is not current"),
+        ({"bo", "cy"}, "does not trust"),
+        ({"bo", "dee"}, "does not trust"),
+        (set(), "no read at all"),
+        ({"eve"}, "not agents"),
+        ("bo", "even for one"),
+    ],
+)
 def test_q3_typical_mistakes(answer, fragment):
     result = lab05.q3.check(answer)
     assert result.status == INCORRECT and fragment in result.message, result.message

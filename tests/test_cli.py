@@ -1,4 +1,5 @@
 """The CLI's shared conventions (CONTRACT.md, "General rules"), run as a real process."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,18 @@ import pytest
 
 from labkit.cli import COMMANDS
 
-HEAVY = ("matplotlib", "nbclient", "nbformat", "mcp", "jsonschema", "re2", "pathspec", "ipywidgets", "labkit.status",
-         "labkit.gitrunner")
+HEAVY = (
+    "matplotlib",
+    "nbclient",
+    "nbformat",
+    "mcp",
+    "jsonschema",
+    "re2",
+    "pathspec",
+    "ipywidgets",
+    "labkit.status",
+    "labkit.gitrunner",
+)
 
 
 def one_json_object(stdout: bytes) -> dict:
@@ -42,14 +53,17 @@ def test_version(cli):
     assert proc.returncode == 0 and proc.stdout.decode().startswith("labkit ")
 
 
-@pytest.mark.parametrize("argv", [
-    [],  # no command
-    ["no-such-command"],
-    ["status"],  # missing ROOT
-    ["status", ".", "--json", "--bogus"],  # unknown flag
-    ["status", ".", "extra", "--json"],  # an argument too many
-    ["diff", ".", "--mode", "sideways", "--json"],  # a choice not offered
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],  # no command
+        ["no-such-command"],
+        ["status"],  # missing ROOT
+        ["status", ".", "--json", "--bogus"],  # unknown flag
+        ["status", ".", "extra", "--json"],  # an argument too many
+        ["diff", ".", "--mode", "sideways", "--json"],  # a choice not offered
+    ],
+)
 def test_usage_errors_exit_2_with_nothing_on_stdout(cli, argv):
     proc = cli(*argv)
     assert proc.returncode == 2
@@ -91,7 +105,8 @@ def test_success_with_json_is_exactly_one_object(cli, repo):
 
 def test_cli_start_up_stays_light():
     """Building the parser imports only argparse-level modules: every command starts fast."""
-    code = ("import sys, labkit.cli; labkit.cli.build_parser(); "
-            f"print([m for m in sys.modules if m.startswith({HEAVY!r})])")
+    code = (
+        f"import sys, labkit.cli; labkit.cli.build_parser(); print([m for m in sys.modules if m.startswith({HEAVY!r})])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", f"heavy modules imported at start-up: {out.strip()}"

@@ -1,5 +1,6 @@
 """The CLI behaves like the tools people know: exit codes a script can gate on, summaries that name
 every reason a file was skipped, and tables aligned by display width."""
+
 from __future__ import annotations
 
 import json
@@ -22,6 +23,7 @@ def based(make_repo):
 
 
 # -- review: 0 pass/review, 3 block, 1 error, 2 usage ---------------------------------------------
+
 
 @pytest.mark.parametrize("as_json", [True, False])
 def test_review_exit_status_follows_the_gate(based, cli, as_json):
@@ -55,6 +57,7 @@ def test_saving_a_baseline_exits_zero_whatever_the_worktree_holds(based, cli, tm
 
 # -- search: every reason a file was not searched is named -----------------------------------------
 
+
 def test_search_summary_names_every_skip_reason(make_repo, cli):
     repo = make_repo()
     repo.write(".gitignore", "ignored.txt\n")
@@ -71,18 +74,25 @@ def test_search_summary_names_every_skip_reason(make_repo, cli):
     summary = [ln for ln in text.splitlines() if ln.startswith("-- not searched:")]
     assert summary, text
     line = summary[0]
-    for words in ("1 ignored by .gitignore", "1 sensitive (hidden)", "1 symlinks", "1 binary", "1 over 2 MiB",
-                  "0 unreadable"):
+    for words in (
+        "1 ignored by .gitignore",
+        "1 sensitive (hidden)",
+        "1 symlinks",
+        "1 binary",
+        "1 over 2 MiB",
+        "0 unreadable",
+    ):
         assert words in line, line
     assert "TOKEN" not in text and ".env" not in text  # counted, never named
 
 
 # -- tables measure display width, not code points -------------------------------------------------
 
+
 def test_table_aligns_wide_characters():
     rows = [{"path": "文档/说明.md", "n": 1}, {"path": "🚀.txt", "n": 22}, {"path": "plain.txt", "n": 333}]
     lines = table(rows, ["path", "n"]).splitlines()
-    starts = {wcswidth(line[: line.rindex(str(n))]) for line, n in zip(lines[2:], (1, 22, 333))}
+    starts = {wcswidth(line[: line.rindex(str(n))]) for line, n in zip(lines[2:], (1, 22, 333), strict=False)}
     assert len(starts) == 1, lines  # the second column starts at one display column on every row
     assert display_width(lines[1].split("  ")[0]) == display_width("文档/说明.md")  # the rule under the header
     assert display_width("汉🚀") == 4 and display_width("e\u0301") == 1 and display_width("a\x01") == 2
@@ -95,7 +105,7 @@ def test_review_table_rule_fits_a_wide_path(based, cli):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.decode().splitlines()
     header = next(i for i, ln in enumerate(lines) if ln.startswith("status"))
-    rule, rows = lines[header + 1], lines[header + 2: header + 4]
+    rule, rows = lines[header + 1], lines[header + 2 : header + 4]
     assert any("文档/说明.md" in r for r in rows) and any("🚀.py" in r for r in rows)
     # path is the last column: the rule under it is exactly as wide, on screen, as the widest path
     assert display_width(rule) == max(display_width(r) for r in rows)

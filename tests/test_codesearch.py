@@ -3,6 +3,7 @@
 Every world is a real git repository (or folder) in a temp directory, indexed
 into a real SQLite FTS5 trigram index.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,20 +28,22 @@ def _code(fn, *a, **kw) -> str:
 @pytest.fixture
 def app(make_repo):
     r = make_repo("app")
-    r.write_many({
-        "src/core.py": "import os\n\n\nclass Context:\n    \"\"\"Holds state.\"\"\"\n\n    def invoke(self):\n        return 1\n",
-        "src/use.py": "from .core import Context\n\nctx = Context()\nprint('a.b(c)')\nprint('axb(c)')\n",
-        "web/app.js": "export function render(ctx) {\n  return ctx;\n}\n",
-        "README.md": "Use Context to hold state. Context is cheap.\n",
-        ".env": f"API_KEY={SECRET}\n",
-        "config/.ssh/id_rsa": f"{SECRET}\n",
-        "certs/server.pem": f"{SECRET}\n",
-        "node_modules/lib/index.js": "Context\n",
-        "build/out.py": "Context = 1\n",
-        "logo.bin": b"Context\x00\x01\x02" * 10,
-        "big.txt": "Context\n" + "x" * (1024 * 1024 + 10),
-        "latin1.txt": "caf\xe9 Context\n".encode("latin-1"),
-    })
+    r.write_many(
+        {
+            "src/core.py": 'import os\n\n\nclass Context:\n    """Holds state."""\n\n    def invoke(self):\n        return 1\n',
+            "src/use.py": "from .core import Context\n\nctx = Context()\nprint('a.b(c)')\nprint('axb(c)')\n",
+            "web/app.js": "export function render(ctx) {\n  return ctx;\n}\n",
+            "README.md": "Use Context to hold state. Context is cheap.\n",
+            ".env": f"API_KEY={SECRET}\n",
+            "config/.ssh/id_rsa": f"{SECRET}\n",
+            "certs/server.pem": f"{SECRET}\n",
+            "node_modules/lib/index.js": "Context\n",
+            "build/out.py": "Context = 1\n",
+            "logo.bin": b"Context\x00\x01\x02" * 10,
+            "big.txt": "Context\n" + "x" * (1024 * 1024 + 10),
+            "latin1.txt": "caf\xe9 Context\n".encode("latin-1"),
+        }
+    )
     r.symlink("link.py", "src/core.py")
     r.commit("initial")
     return r
@@ -99,8 +102,14 @@ def test_plain_folder_is_indexed_as_it_stands(tmp_path):
 
 def test_labignore_patterns_are_sensitive_too(make_repo, tmp_path):
     r = make_repo("svc")
-    r.write_many({".labignore": "private/\n*.secret\n", "private/plan.py": "PLAN_X = 1\n",
-                  "keys.secret": "PLAN_X\n", "ok.py": "PLAN_Y = 2\n"})
+    r.write_many(
+        {
+            ".labignore": "private/\n*.secret\n",
+            "private/plan.py": "PLAN_X = 1\n",
+            "keys.secret": "PLAN_X\n",
+            "ok.py": "PLAN_Y = 2\n",
+        }
+    )
     r.commit("init")
     build_index(tmp_path / "idx", [r.path])
     assert search_code(tmp_path / "idx", "PLAN_X")["matches"] == []
@@ -188,8 +197,7 @@ def test_a_dirty_work_tree_is_reported_apart_from_stale(app, built, cli):
     app.write("node_modules/lib/extra.js", "x\n")  # noise: never indexed, not listed
     res = search_code(idx, "WORKTREE_ONLY")
     assert res["matches"] == [] and res["stale"] == []
-    assert res["dirty"] == {"app": {"files": ["new.py", "src/core.py", "src/use.py"], "hidden": 1,
-                                    "truncated": False}}
+    assert res["dirty"] == {"app": {"files": ["new.py", "src/core.py", "src/use.py"], "hidden": 1, "truncated": False}}
     ctx = get_file_context(idx, "app", "src/use.py", 1)
     assert ctx["pathDirty"] is True and ctx["dirty"] == res["dirty"] and ctx["revision"] == repo["revision"]
     assert get_file_context(idx, "app", "web/app.js", 1)["pathDirty"] is False
@@ -241,7 +249,7 @@ def test_untrusted_repo_config_never_runs(make_repo, tmp_path):
     hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
     hook.chmod(0o755)
     with open(r.path / ".git" / "config", "a") as fh:
-        fh.write(f"[core]\n\tfsmonitor = {hook}\n\tpager = {hook}\n[filter \"x\"]\n\tsmudge = {hook}\n")
+        fh.write(f'[core]\n\tfsmonitor = {hook}\n\tpager = {hook}\n[filter "x"]\n\tsmudge = {hook}\n')
     build_index(tmp_path / "idx", [r.path])
     search_code(tmp_path / "idx", "x = 1", literal=True)
     assert not marker.exists()
@@ -262,6 +270,7 @@ def test_build_input_errors(make_repo, tmp_path):
 
 
 # -- search ---------------------------------------------------------------------------------------
+
 
 def test_literal_is_exact_and_regex_is_regex(built):
     idx, _ = built
@@ -290,7 +299,11 @@ def test_filters_repo_lang_path(app, make_repo, tmp_path):
     assert {m["repo"] for m in search_code(idx, "Context", repo="app")["matches"]} == {"app"}
     assert _code(search_code, idx, "Context", repo="ap") == "repository_not_found"
     assert {m["path"] for m in search_code(idx, "ctx", lang="javascript")["matches"]} == {"web/app.js"}
-    assert {m["path"] for m in search_code(idx, "Context", lang="py")["matches"]} == {"src/core.py", "src/use.py", "lib.py"}
+    assert {m["path"] for m in search_code(idx, "Context", lang="py")["matches"]} == {
+        "src/core.py",
+        "src/use.py",
+        "lib.py",
+    }
     assert {m["path"] for m in search_code(idx, "Context", path=r"^src/use")["matches"]} == {"src/use.py"}
     res = search_code(idx, "Context", repo="app")
     assert list(res["revisions"]) == ["app"]
@@ -305,8 +318,9 @@ def test_limit_truncates_after_ranking(built):
     assert full["totalMatches"] == len(full["matches"])
 
 
-@pytest.mark.parametrize("kwargs", [{"limit": 0}, {"limit": 101}, {"lang": "cobol"}, {"path": "("},
-                                    {"path": ""}, {"backend": "grep"}])
+@pytest.mark.parametrize(
+    "kwargs", [{"limit": 0}, {"limit": 101}, {"lang": "cobol"}, {"path": "("}, {"path": ""}, {"backend": "grep"}]
+)
 def test_bad_search_arguments(built, kwargs):
     idx, _ = built
     assert _code(search_code, idx, "Context", **kwargs) == "invalid_argument"
@@ -335,6 +349,7 @@ def test_index_file_is_sqlite_fts5_trigram(built):
 
 # -- context --------------------------------------------------------------------------------------
 
+
 def test_context_window_markers_and_hash(built):
     import hashlib
 
@@ -342,7 +357,11 @@ def test_context_window_markers_and_hash(built):
     ctx = get_file_context(idx, "app", "src/core.py", 4, before=2, after=1)
     assert (ctx["startLine"], ctx["endLine"], ctx["totalLines"], ctx["truncated"]) == (2, 5, 8, True)
     assert ctx["content"].split("\n") == [
-        "     2 | ", "     3 | ", ">    4 | class Context:", '     5 |     """Holds state."""']
+        "     2 | ",
+        "     3 | ",
+        ">    4 | class Context:",
+        '     5 |     """Holds state."""',
+    ]
     assert ctx["contentSha256"] == hashlib.sha256(ctx["content"].encode()).hexdigest()
     assert ctx["revision"] == repo["revision"]
     whole = get_file_context(idx, "app", "src/core.py", 8)
@@ -360,19 +379,22 @@ def test_context_reads_the_indexed_revision(app, built):
     assert ctx["stale"] is True
 
 
-@pytest.mark.parametrize("repo,path,line,code", [
-    ("nope", "src/core.py", 1, "repository_not_found"),
-    ("github.com/acme/app", "src/core.py", 1, "repository_not_found"),
-    ("app", "src/missing.py", 1, "file_not_found"),
-    ("app", "node_modules/lib/index.js", 1, "file_not_found"),
-    ("app", "src/core.py", 0, "line_out_of_range"),
-    ("app", "src/core.py", 9, "line_out_of_range"),
-    ("app", "/etc/passwd", 1, "invalid_path"),
-    ("app", "../app/src/core.py", 1, "invalid_path"),
-    ("app", "src/../src/core.py", 1, "invalid_path"),
-    ("app", "src\\core.py", 1, "invalid_path"),
-    ("app", "src/core.py\0", 1, "invalid_path"),
-])
+@pytest.mark.parametrize(
+    "repo,path,line,code",
+    [
+        ("nope", "src/core.py", 1, "repository_not_found"),
+        ("github.com/acme/app", "src/core.py", 1, "repository_not_found"),
+        ("app", "src/missing.py", 1, "file_not_found"),
+        ("app", "node_modules/lib/index.js", 1, "file_not_found"),
+        ("app", "src/core.py", 0, "line_out_of_range"),
+        ("app", "src/core.py", 9, "line_out_of_range"),
+        ("app", "/etc/passwd", 1, "invalid_path"),
+        ("app", "../app/src/core.py", 1, "invalid_path"),
+        ("app", "src/../src/core.py", 1, "invalid_path"),
+        ("app", "src\\core.py", 1, "invalid_path"),
+        ("app", "src/core.py\0", 1, "invalid_path"),
+    ],
+)
 def test_context_errors(built, repo, path, line, code):
     idx, _ = built
     assert _code(get_file_context, idx, repo, path, line) == code
@@ -385,6 +407,7 @@ def test_context_window_bounds(built, kw):
 
 
 # -- the CLI, as a real process ---------------------------------------------------------------------
+
 
 def test_cli_build_search_context(app, tmp_path, cli):
     idx = tmp_path / "idx"
@@ -405,15 +428,21 @@ def test_cli_build_search_context(app, tmp_path, cli):
     assert b"app/src/core.py:4: class Context:" in human.stdout
 
 
-@pytest.mark.parametrize("args,code", [
-    (["code-search", "{idx}", "Context", "--limit", "0"], "invalid_argument"),
-    (["code-search", "{idx}", "Context", "--lang", "cobol"], "invalid_argument"),
-    (["code-search", "{idx}", "a(b"], "invalid_argument"),
-    (["code-search", "{idx}", "x", "--backend", "zoekt", "--zoekt-url", "http://127.0.0.1:9"], "backend_unavailable"),
-    (["context", "{idx}", "app", "../etc/passwd", "1"], "invalid_path"),
-    (["context", "{idx}", "app", "src/core.py", "99"], "line_out_of_range"),
-    (["context", "{idx}", "app", "src/core.py", "1", "--after", "101"], "invalid_argument"),
-])
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (["code-search", "{idx}", "Context", "--limit", "0"], "invalid_argument"),
+        (["code-search", "{idx}", "Context", "--lang", "cobol"], "invalid_argument"),
+        (["code-search", "{idx}", "a(b"], "invalid_argument"),
+        (
+            ["code-search", "{idx}", "x", "--backend", "zoekt", "--zoekt-url", "http://127.0.0.1:9"],
+            "backend_unavailable",
+        ),
+        (["context", "{idx}", "app", "../etc/passwd", "1"], "invalid_path"),
+        (["context", "{idx}", "app", "src/core.py", "99"], "line_out_of_range"),
+        (["context", "{idx}", "app", "src/core.py", "1", "--after", "101"], "invalid_argument"),
+    ],
+)
 def test_cli_errors_are_json_with_exit_1(built, cli, args, code):
     idx, _ = built
     proc = cli(*[a.format(idx=idx) for a in args], "--json")
@@ -439,8 +468,10 @@ def test_definitions_are_extracted_at_build_time_never_at_query_time(built, monk
     idx, repo = built
     assert repo["filesParsed"] == 2  # src/core.py and src/use.py, parsed while indexing
     conn = sqlite3.connect(idx / index_mod.INDEX_FILE)
-    rows = conn.execute("SELECT s.line, s.kind FROM symbols s JOIN files f ON f.blob_id = s.blob_id "
-                        "WHERE f.path = 'src/core.py' AND s.name = 'Context'").fetchall()
+    rows = conn.execute(
+        "SELECT s.line, s.kind FROM symbols s JOIN files f ON f.blob_id = s.blob_id "
+        "WHERE f.path = 'src/core.py' AND s.name = 'Context'"
+    ).fetchall()
     conn.close()
     assert rows == [(4, 0)]
 

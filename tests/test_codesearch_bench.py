@@ -1,4 +1,5 @@
 """code-search-bench: the result's shape and the invariants behind its numbers (never its timings)."""
+
 from __future__ import annotations
 
 import os
@@ -46,5 +47,5 @@ def test_the_fts_detail_tradeoff(bench):
     assert list(rows) == ["full", "column", "none"]
     # Positions cost space; without them a literal is a trigram AND, which never finds fewer files.
     assert rows["full"]["ftsBytes"] > rows["column"]["ftsBytes"] >= rows["none"]["ftsBytes"]
-    for q_full, q_none in zip(rows["full"]["queries"], rows["none"]["queries"]):
+    for q_full, q_none in zip(rows["full"]["queries"], rows["none"]["queries"], strict=False):
         assert q_none["query"] == q_full["query"] and q_none["candidates"] >= q_full["candidates"]

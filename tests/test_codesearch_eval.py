@@ -6,6 +6,7 @@ exact releases fetched with ``pip download`` into the corpus cache (or found
 installed at that exact version); tests that need them skip with the reason
 when neither the cache, the registry nor this environment has them.
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -19,14 +20,33 @@ import pytest
 
 from labkit.codesearch import build_index
 from labkit.course.codesearch_corpus import fetch_release
-from labkit.course.codesearch_eval import (DEFAULT_EVAL, SPLITS, hashed_split, load_eval, prepare_corpora, run_case,
-                                    run_eval, summarize, table_rows)
+from labkit.course.codesearch_eval import (
+    DEFAULT_EVAL,
+    SPLITS,
+    hashed_split,
+    load_eval,
+    prepare_corpora,
+    run_case,
+    run_eval,
+    summarize,
+    table_rows,
+)
 from labkit.errors import LabkitError
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATOR = ROOT / "data" / "generate_code_search_eval.py"
-ISSUE_CATEGORIES = {"def_function", "def_class", "def_method", "def_constant", "common_identifier", "parameter",
-                    "error_text", "literal_punctuation", "docstring", "no_match"}
+ISSUE_CATEGORIES = {
+    "def_function",
+    "def_class",
+    "def_method",
+    "def_constant",
+    "common_identifier",
+    "parameter",
+    "error_text",
+    "literal_punctuation",
+    "docstring",
+    "no_match",
+}
 
 
 def _generator():
@@ -130,8 +150,13 @@ def test_ranking_lifts_the_dev_split(prepared):
 def test_a_case_searches_only_its_own_corpus(prepared):
     prep, _ = prepared
     # 'Context' is a class in click and in Jinja2; a Jinja2 case must never be answered from click.
-    case = {"id": "x", "corpus": "jinja2", "category": "t", "query": "Context",
-            "gold": {"repo": "jinja2", "path": "src/jinja2/runtime.py", "line_min": 1, "line_max": 10**6}}
+    case = {
+        "id": "x",
+        "corpus": "jinja2",
+        "category": "t",
+        "query": "Context",
+        "gold": {"repo": "jinja2", "path": "src/jinja2/runtime.py", "line_min": 1, "line_max": 10**6},
+    }
     row = run_case(prep["index_dir"], case)
     assert {t["repo"] for t in row["top"]} == {"jinja2"} and row["hit1"]
 
@@ -139,8 +164,14 @@ def test_a_case_searches_only_its_own_corpus(prepared):
 def test_closed_loop_reads_the_actual_top1_not_the_gold(prepared):
     prep, _ = prepared
     # A case whose gold is a real line that is *not* the Top-1: the loop must fail.
-    case = {"id": "x", "corpus": "click", "category": "t", "query": "sys.exit(", "literal": True,
-            "gold": {"repo": "click", "path": "src/click/core.py", "line_min": 1649, "line_max": 1649}}
+    case = {
+        "id": "x",
+        "corpus": "click",
+        "category": "t",
+        "query": "sys.exit(",
+        "literal": True,
+        "gold": {"repo": "click", "path": "src/click/core.py", "line_min": 1649, "line_max": 1649},
+    }
     row = run_case(prep["index_dir"], case)
     assert row["hit5"] and not row["hit1"] and row["reciprocalRank"] == pytest.approx(1 / row["goldRank"])
     assert row["closedLoop"] is False
@@ -159,8 +190,18 @@ def test_boundary_expectations_are_checked(prepared):
 
 def test_search_errors_are_scored_not_raised(prepared):
     prep, _ = prepared
-    rows = [run_case(prep["index_dir"], {"id": "bad", "corpus": "click", "category": "t", "query": "a(",
-                                         "gold": {"repo": "click", "path": "p", "line_min": 1, "line_max": 1}})]
+    rows = [
+        run_case(
+            prep["index_dir"],
+            {
+                "id": "bad",
+                "corpus": "click",
+                "category": "t",
+                "query": "a(",
+                "gold": {"repo": "click", "path": "p", "line_min": 1, "line_max": 1},
+            },
+        )
+    ]
     assert rows[0]["outcome"] == "error" and rows[0]["error"] == "invalid_argument"
     assert summarize(rows)["errors"] == 1 and summarize(rows)["hit1"] == 0 and summarize(rows)["mrr"] == 0
 
@@ -173,6 +214,7 @@ def test_indexing_the_corpora_twice_reads_nothing_new(prepared):
 
 
 # -- a corpus that is not the one the gold was computed on ---------------------------------------
+
 
 def test_a_different_text_is_refused(prepared, tmp_path):
     corpora, _ = load_eval()
@@ -217,16 +259,24 @@ def test_a_release_nowhere_to_be_found_is_unavailable(tmp_path, monkeypatch):
     assert exc.value.code == "eval_corpus_unavailable" and "labkit-no-such-package==1.0" in exc.value.message
 
 
-@pytest.mark.parametrize("text,fragment", [
-    ('{"kind": "case", "id": "a", "category": "c", "query": "q", "no_match": true}\n', "corpus"),
-    ('{"kind": "corpus", "package": "click", "version": "1", "repo": "click", "commit": "c"}\n'
-     '{"kind": "case", "id": "a", "category": "c", "query": "q"}\n', "gold"),
-    ('{"kind": "corpus"}\n', "lacks"),
-    ('{"kind": "corpus", "package": "click", "version": "1", "repo": "click", "commit": "c"}\n'
-     '{"kind": "case", "id": "a", "corpus": "nope", "category": "c", "query": "q", "no_match": true}\n',
-     "unknown corpus"),
-    ('not json\n', "JSON"),
-])
+@pytest.mark.parametrize(
+    "text,fragment",
+    [
+        ('{"kind": "case", "id": "a", "category": "c", "query": "q", "no_match": true}\n', "corpus"),
+        (
+            '{"kind": "corpus", "package": "click", "version": "1", "repo": "click", "commit": "c"}\n'
+            '{"kind": "case", "id": "a", "category": "c", "query": "q"}\n',
+            "gold",
+        ),
+        ('{"kind": "corpus"}\n', "lacks"),
+        (
+            '{"kind": "corpus", "package": "click", "version": "1", "repo": "click", "commit": "c"}\n'
+            '{"kind": "case", "id": "a", "corpus": "nope", "category": "c", "query": "q", "no_match": true}\n',
+            "unknown corpus",
+        ),
+        ("not json\n", "JSON"),
+    ],
+)
 def test_malformed_eval_files(tmp_path, text, fragment):
     path = tmp_path / "e.jsonl"
     path.write_text(text)
@@ -239,8 +289,10 @@ def test_eval_cli_reports_both_rankings(prepared, cli):
     proc = cli("eval", "--raw-order", "--json")
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout)
-    assert [(r["backend"], r["ranking"]) for r in res["runs"]] == [("embedded", "raw"),
-                                                                   ("embedded", "definition-first")]
+    assert [(r["backend"], r["ranking"]) for r in res["runs"]] == [
+        ("embedded", "raw"),
+        ("embedded", "definition-first"),
+    ]
     assert res["cases"] >= 80 and set(res["splits"]) == set(SPLITS)
 
 

@@ -1,12 +1,13 @@
 """Lab 08: the checkers judge answers on the lab's own index."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from labkit.course.check import lab08
 from labkit.codesearch import get_file_context, search_code
+from labkit.course.check import lab08
 from labkit.course.codesearch_demo import lab_world
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,14 +53,17 @@ def test_q2_queries_where_ranking_fixes_raw_order(answer):
     assert lab08.q2.check(answer).passed
 
 
-@pytest.mark.parametrize("answer,fragment", [
-    ("ShopError", "raw order already puts a definition"),  # shop/errors.py sorts first anyway
-    ("sys.exit(", "names no single identifier"),  # an agent searching a phrase
-    ("frobnicate", "finds nothing"),
-    ("price.total", "not a line that defines"),
-    (42, "should be a str"),
-    ("BadParameter", "the lab's own example"),  # copying the story is not an answer
-])
+@pytest.mark.parametrize(
+    "answer,fragment",
+    [
+        ("ShopError", "raw order already puts a definition"),  # shop/errors.py sorts first anyway
+        ("sys.exit(", "names no single identifier"),  # an agent searching a phrase
+        ("frobnicate", "finds nothing"),
+        ("price.total", "not a line that defines"),
+        (42, "should be a str"),
+        ("BadParameter", "the lab's own example"),  # copying the story is not an answer
+    ],
+)
 def test_q2_realistic_wrong_answers(answer, fragment):
     result = lab08.q2.check(answer)
     assert result.status == "incorrect" and fragment in result.message
@@ -77,13 +81,16 @@ def test_q3_reference_citation_passes():
     assert lab08.q3.check(_reference_citation()).passed
 
 
-@pytest.mark.parametrize("change,fragment", [
-    ({"revision": None}, "without its revision"),
-    ({"revision": "0" * 40}, "not the one the index served"),
-    ({"path": "shop/pricing.py", "line": 2}, "imports or raises"),
-    ({"path": "docs/errors.md", "line": 3}, "documentation"),
-    ({"repo": "click"}, "not the repository"),
-])
+@pytest.mark.parametrize(
+    "change,fragment",
+    [
+        ({"revision": None}, "without its revision"),
+        ({"revision": "0" * 40}, "not the one the index served"),
+        ({"path": "shop/pricing.py", "line": 2}, "imports or raises"),
+        ({"path": "docs/errors.md", "line": 3}, "documentation"),
+        ({"repo": "click"}, "not the repository"),
+    ],
+)
 def test_q3_realistic_wrong_citations(change, fragment):
     answer = {**_reference_citation(), **change}
     result = lab08.q3.check(answer)
@@ -133,4 +140,3 @@ def test_q4_the_stub_declares_first_and_is_not_the_implementation():
     # Definitions already skip the stub: the implementation of confirm comes before its declaration.
     shop_hits = [m for m in search_code(lab_world().index_dir, "confirm", repo="shop")["matches"] if m["tier"] == 0]
     assert [m["path"] for m in shop_hits] == ["shop/pricing.py", "shop/__init__.pyi"]
-

@@ -1,4 +1,5 @@
 """Query planning (trigram prefilter + RE2 verification) and definition-first ranking."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,14 +8,28 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labkit.codesearch import build_index, search_code
-from labkit.codesearch.query import plan_query, queried_symbol, quote_meta, regex_prefilter
-from labkit.codesearch.query import fts_phrase
+from labkit.codesearch.query import fts_phrase, plan_query, queried_symbol, quote_meta, regex_prefilter
 from labkit.codesearch.ranking import TIER_DEFINITION, TIER_OTHER, TIER_WORD, rank_matches
 from labkit.codesearch.symbols import DEFINITION, PARAMETER, FileSymbols, lines_for, python_symbols
 from labkit.course.repo_builder import IsolatedRepo
 
-LINES = ["abc def", "abcdef", "ABC_def()", "x.y(z)", "foo bar baz", "bar-baz", "zzz", "a.b.c", "defabc",
-         "Abc Def", "[abc]", "(abc|def)", "tab\there", "ünïcode abc", ""]
+LINES = [
+    "abc def",
+    "abcdef",
+    "ABC_def()",
+    "x.y(z)",
+    "foo bar baz",
+    "bar-baz",
+    "zzz",
+    "a.b.c",
+    "defabc",
+    "Abc Def",
+    "[abc]",
+    "(abc|def)",
+    "tab\there",
+    "ünïcode abc",
+    "",
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +51,32 @@ def brute_force(files, pattern, case_sensitive):
     return sorted((p, i) for p, lines in files.items() for i, ln in enumerate(lines, 1) if rx.search(ln))
 
 
-ATOMS = st.sampled_from(["abc", "def", "ab", "c", ".", r"\.", "z+", "(abc|def)", "(ba[rz])", "[a-c]", r"\w",
-                         r"\s", "d?", "(?:ef)*", "x", "^", "$", "b{2,}", r"\(", "y", "Abc", "_"])
+ATOMS = st.sampled_from(
+    [
+        "abc",
+        "def",
+        "ab",
+        "c",
+        ".",
+        r"\.",
+        "z+",
+        "(abc|def)",
+        "(ba[rz])",
+        "[a-c]",
+        r"\w",
+        r"\s",
+        "d?",
+        "(?:ef)*",
+        "x",
+        "^",
+        "$",
+        "b{2,}",
+        r"\(",
+        "y",
+        "Abc",
+        "_",
+    ]
+)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -56,21 +95,28 @@ def test_literal_search_equals_substring_scan(corpus, text):
     idx, files = corpus
     res = search_code(idx, text, literal=True, limit=100, ranking="raw")
     sensitive = any(c.isupper() for c in text)
-    want = sorted((p, i) for p, lines in files.items() for i, ln in enumerate(lines, 1)
-                  if (text in ln if sensitive else text.lower() in ln.lower()))
+    want = sorted(
+        (p, i)
+        for p, lines in files.items()
+        for i, ln in enumerate(lines, 1)
+        if (text in ln if sensitive else text.lower() in ln.lower())
+    )
     assert sorted((m["path"], m["line"]) for m in res["matches"]) == want
 
 
-@pytest.mark.parametrize("pattern,expected", [
-    ("foo(bar)", '("foo" AND "oob" AND "oba" AND "bar")'),
-    (r"def\s+main", '"def" AND ("mai" AND "ain")'),
-    ("(abc|defg)hij", '"hij" AND ("abc" OR ("def" AND "efg"))'),
-    ("abc?", None),  # 'ab' is too short for a trigram; 'c' is optional
-    ("(abc)?xyzw", '("xyz" AND "yzw")'),
-    ("x[[:alpha:]]yz", None),  # RE2 syntax Python reads differently: no prefilter
-    (r"\pLabc", None),
-    ("a.*b", None),
-])
+@pytest.mark.parametrize(
+    "pattern,expected",
+    [
+        ("foo(bar)", '("foo" AND "oob" AND "oba" AND "bar")'),
+        (r"def\s+main", '"def" AND ("mai" AND "ain")'),
+        ("(abc|defg)hij", '"hij" AND ("abc" OR ("def" AND "efg"))'),
+        ("abc?", None),  # 'ab' is too short for a trigram; 'c' is optional
+        ("(abc)?xyzw", '("xyz" AND "yzw")'),
+        ("x[[:alpha:]]yz", None),  # RE2 syntax Python reads differently: no prefilter
+        (r"\pLabc", None),
+        ("a.*b", None),
+    ],
+)
 def test_regex_prefilter_extraction(pattern, expected):
     assert regex_prefilter(pattern, case_sensitive=True) == expected
 
@@ -95,11 +141,19 @@ def test_quote_meta_matches_text_exactly():
     assert quote_meta("é-_ ") == "é-_ "  # RE2 refuses a backslash before a non-ASCII letter
 
 
-@pytest.mark.parametrize("query,literal,symbol", [
-    ("Context", True, "Context"), ("click.Context", True, "Context"), (r"\bContext\b", False, "Context"),
-    ("def main", True, None), ("a.*b", False, None), ("get_x", False, "get_x"), ("2fast", True, None),
-    ("ctx.exit()", True, None),
-])
+@pytest.mark.parametrize(
+    "query,literal,symbol",
+    [
+        ("Context", True, "Context"),
+        ("click.Context", True, "Context"),
+        (r"\bContext\b", False, "Context"),
+        ("def main", True, None),
+        ("a.*b", False, None),
+        ("get_x", False, "get_x"),
+        ("2fast", True, None),
+        ("ctx.exit()", True, None),
+    ],
+)
 def test_queried_symbol(query, literal, symbol):
     assert queried_symbol(query, literal=literal) == symbol
 
@@ -125,8 +179,12 @@ def test_python_symbols_come_from_ast_not_text():
     assert lines_for(symbols, "LIMIT").definitions == {10} and lines_for(symbols, "go").definitions == {11}
     assert lines_for(symbols, "limit").parameters == {7}  # the parameter's own line
     assert lines_for(symbols, "limit", case_sensitive=False).definitions == {10}
-    assert {(n, k) for n, _l, k in symbols} >= {("method", DEFINITION), ("self", PARAMETER), ("args", PARAMETER),
-                                                ("kw", PARAMETER)}
+    assert {(n, k) for n, _l, k in symbols} >= {
+        ("method", DEFINITION),
+        ("self", PARAMETER),
+        ("args", PARAMETER),
+        ("kw", PARAMETER),
+    }
     assert python_symbols("def broken(:\n") is None
 
 
@@ -165,29 +223,43 @@ def test_an_implementation_outranks_its_stub_and_a_parameter_leads_the_word_tier
         _m("r", "pkg/_impl.py", 30, "def make(size):"),
         _m("r", "pkg/_impl.py", 31, "    return size"),
     ]
-    syms = {("r", "pkg/__init__.pyi"): {"make": FileSymbols([4]), "size": FileSymbols([], [4])},
-            ("r", "pkg/api.py"): {"make": FileSymbols(), "size": FileSymbols([], [7])},
-            ("r", "pkg/_impl.py"): {"make": FileSymbols([30]), "size": FileSymbols([], [30])}}
-    order = lambda sym: [(m["path"], m["line"], m["tier"]) for m in  # noqa: E731
-                         rank_matches(raw, sym, lambda r, p: syms[(r, p)][sym])]
-    assert order("make")[:3] == [("pkg/_impl.py", 30, TIER_DEFINITION), ("pkg/__init__.pyi", 4, TIER_DEFINITION),
-                                 ("pkg/api.py", 2, TIER_WORD)]
+    syms = {
+        ("r", "pkg/__init__.pyi"): {"make": FileSymbols([4]), "size": FileSymbols([], [4])},
+        ("r", "pkg/api.py"): {"make": FileSymbols(), "size": FileSymbols([], [7])},
+        ("r", "pkg/_impl.py"): {"make": FileSymbols([30]), "size": FileSymbols([], [30])},
+    }
+    order = lambda sym: [  # noqa: E731
+        (m["path"], m["line"], m["tier"])
+        for m in rank_matches(raw, sym, lambda r, p: syms[(r, p)][sym])  # noqa: E731
+    ]
+    assert order("make")[:3] == [
+        ("pkg/_impl.py", 30, TIER_DEFINITION),
+        ("pkg/__init__.pyi", 4, TIER_DEFINITION),
+        ("pkg/api.py", 2, TIER_WORD),
+    ]
     # 'size' is defined nowhere; the signatures that introduce it come before its other uses.
-    assert order("size") == [("pkg/__init__.pyi", 4, TIER_WORD), ("pkg/_impl.py", 30, TIER_WORD),
-                             ("pkg/api.py", 7, TIER_WORD), ("pkg/_impl.py", 31, TIER_WORD),
-                             ("pkg/api.py", 2, TIER_OTHER)]
+    assert order("size") == [
+        ("pkg/__init__.pyi", 4, TIER_WORD),
+        ("pkg/_impl.py", 30, TIER_WORD),
+        ("pkg/api.py", 7, TIER_WORD),
+        ("pkg/_impl.py", 31, TIER_WORD),
+        ("pkg/api.py", 2, TIER_OTHER),
+    ]
 
 
-@pytest.mark.parametrize("path,line,is_def", [
-    ("x.go", "func (s *Server) Serve(ctx context.Context) error {", True),
-    ("x.go", "type Serve struct {", True),
-    ("x.rs", "pub(crate) fn Serve() {}", True),
-    ("x.ts", "export const Serve = () => 1", True),
-    ("x.java", "public final class Serve extends Base {", True),
-    ("x.c", "#define Serve 1", True),
-    ("x.go", "return Serve(ctx)", False),
-    ("x.js", "// function Serve is gone", False),
-])
+@pytest.mark.parametrize(
+    "path,line,is_def",
+    [
+        ("x.go", "func (s *Server) Serve(ctx context.Context) error {", True),
+        ("x.go", "type Serve struct {", True),
+        ("x.rs", "pub(crate) fn Serve() {}", True),
+        ("x.ts", "export const Serve = () => 1", True),
+        ("x.java", "public final class Serve extends Base {", True),
+        ("x.c", "#define Serve 1", True),
+        ("x.go", "return Serve(ctx)", False),
+        ("x.js", "// function Serve is gone", False),
+    ],
+)
 def test_conservative_patterns_for_other_languages(path, line, is_def):
     ranked = rank_matches([_m("r", path, 1, line)], "Serve", lambda r, p: None)
     assert (ranked[0]["tier"] == TIER_DEFINITION) is is_def

@@ -3,6 +3,7 @@
 Everything runs on real git repositories built by ``IsolatedRepo`` and the
 real workspace search (ripgrep or the Python engine); nothing is mocked.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,11 +14,17 @@ from labkit.course.context_scale import pyast
 from labkit.course.context_scale.experiment import goals, measure, run, seed_table
 from labkit.course.context_scale.fixtures import SHAPES, build_fixture, noise_files
 from labkit.course.context_scale.strategies import (
-    ExpansionRule, changed_files, changed_lines, run_strategy, search_json_bytes, strategy_b, strategy_c,
+    ExpansionRule,
+    changed_files,
+    changed_lines,
+    run_strategy,
+    search_json_bytes,
+    strategy_b,
+    strategy_c,
     strategy_d,
 )
-from labkit.errors import LabkitError
 from labkit.course.experiments import run_experiment
+from labkit.errors import LabkitError
 
 CONTRACT_ROW = {"shape", "files", "strategy", "filesRead", "estimatedTextBytes", "recall", "precision"}
 
@@ -33,6 +40,7 @@ def statements_rows():
 
 
 # -- fixtures -------------------------------------------------------------------
+
 
 def test_fixture_is_a_real_repo_with_a_committed_change():
     with build_fixture("invoice", 56) as fx:
@@ -51,11 +59,14 @@ def test_noise_never_mentions_a_shape_symbol():
     assert len(noise_files(400)) == 400 and len(set(noise_files(400).values())) > 300
 
 
-@pytest.mark.parametrize("kwargs,code", [
-    ({"shape": "nope"}, "invalid_argument"),
-    ({"shape": "invoice", "files": 3}, "invalid_argument"),
-    ({"shape": "invoice", "syntax_error_in": "missing.py"}, "invalid_argument"),
-])
+@pytest.mark.parametrize(
+    "kwargs,code",
+    [
+        ({"shape": "nope"}, "invalid_argument"),
+        ({"shape": "invoice", "files": 3}, "invalid_argument"),
+        ({"shape": "invoice", "syntax_error_in": "missing.py"}, "invalid_argument"),
+    ],
+)
 def test_fixture_bad_arguments(kwargs, code):
     with pytest.raises(LabkitError) as info:
         build_fixture(**kwargs)
@@ -63,6 +74,7 @@ def test_fixture_bad_arguments(kwargs, code):
 
 
 # -- the ast reader ---------------------------------------------------------------
+
 
 def test_classify_line_tells_code_from_mentions():
     c = pyast.classify_line
@@ -76,16 +88,27 @@ def test_classify_line_tells_code_from_mentions():
 
 
 def test_parse_and_resolve_calls():
-    src = ("import os\nfrom .format import format_amount\nfrom billing import statements\n"
-           "def helper():\n    return 1\n"
-           "def f(x):\n    helper()\n    format_amount(x)\n    statements.render_statement(x)\n"
-           "    x.get(1)\n    len(x)\n    os.getcwd()\n    mystery()\n")
+    src = (
+        "import os\nfrom .format import format_amount\nfrom billing import statements\n"
+        "def helper():\n    return 1\n"
+        "def f(x):\n    helper()\n    format_amount(x)\n    statements.render_statement(x)\n"
+        "    x.get(1)\n    len(x)\n    os.getcwd()\n    mystery()\n"
+    )
     info = pyast.parse_module("invoice/exporter.py", src)
     existing = {"invoice/format.py", "billing/statements.py"}
-    kinds = {s.name: pyast.resolve_call(info, s, existing.__contains__).kind
-             for s in pyast.calls_in(pyast.function_node(info, "f"))}
-    assert kinds == {"helper": "local", "format_amount": "project", "render_statement": "project",
-                     "get": "method", "len": "builtin", "getcwd": "external", "mystery": "unknown"}
+    kinds = {
+        s.name: pyast.resolve_call(info, s, existing.__contains__).kind
+        for s in pyast.calls_in(pyast.function_node(info, "f"))
+    }
+    assert kinds == {
+        "helper": "local",
+        "format_amount": "project",
+        "render_statement": "project",
+        "get": "method",
+        "len": "builtin",
+        "getcwd": "external",
+        "mystery": "unknown",
+    }
     assert [f.name for f in pyast.functions_touching(info, {7, 8})] == ["f"]
     assert pyast.absolute_module("a/b/c.py", "x", 2) == "a.x"
 
@@ -97,6 +120,7 @@ def test_syntax_error_is_reported_not_raised():
 
 
 # -- strategies on the seed's shape ---------------------------------------------------
+
 
 def test_contract_fields_and_measurement(invoice_rows):
     for rows in invoice_rows.values():
@@ -130,7 +154,10 @@ def test_d_meets_the_goal_on_the_seed_shape(invoice_rows):
     cov = d["coverage"]
     assert cov["changedFunctions"] == [{"path": "invoice/exporter.py", "name": "export_invoice", "startLine": 5}]
     assert {(f["path"], f["relation"]) for f in cov["followed"]} == {
-        ("invoice/format.py", "callee"), ("invoice/routes.py", "caller"), ("invoice/jobs.py", "caller")}
+        ("invoice/format.py", "callee"),
+        ("invoice/routes.py", "caller"),
+        ("invoice/jobs.py", "caller"),
+    }
     assert all(s["query"] != "format_amount" for s in d["searches"])  # D picked its own queries
     assert cov["mightHaveMissed"]
 
@@ -151,13 +178,15 @@ def test_second_shape_grep_over_and_under_reads(statements_rows):
 
 # -- stop rule: depth and budget -------------------------------------------------------
 
+
 def test_depth_limit_is_reported_and_raising_it_recovers_recall():
     with build_fixture("payroll", 9) as fx:
         shallow = strategy_d(fx.root, fx.task())
         deep = strategy_d(fx.root, fx.task(), ExpansionRule(callee_depth=3))
     assert shallow["missedGold"] == ["payroll/brackets.py"]
-    assert {"name": "bracket_rate", "relation": "callee", "depth": 3, "reason": "depth_limit"} in \
-        shallow["coverage"]["notExpanded"]
+    assert {"name": "bracket_rate", "relation": "callee", "depth": 3, "reason": "depth_limit"} in shallow["coverage"][
+        "notExpanded"
+    ]
     assert shallow["coverage"]["stoppedBy"] == "depth"
     assert deep["recall"] == 1.0 and "reports/charts.py" not in deep["readPaths"]  # namesake resolved by import
 
@@ -185,6 +214,7 @@ def test_bad_rule_is_invalid_argument(values):
 
 
 # -- bad input ---------------------------------------------------------------------
+
 
 def test_symbol_that_does_not_exist():
     with build_fixture("invoice", 6) as fx:
@@ -225,6 +255,7 @@ def test_unknown_strategy():
 
 # -- safety ------------------------------------------------------------------------
 
+
 def test_untrusted_repo_config_never_runs_and_outputs_stay_relative(tmp_path):
     marker = tmp_path / "ran"
     script = tmp_path / "evil.sh"
@@ -244,18 +275,25 @@ def test_untrusted_repo_config_never_runs_and_outputs_stay_relative(tmp_path):
 
 
 def test_search_json_bytes_counts_contract_fields_only():
-    result = {"engine": "python", "matches": [{"path": "é.py", "line": 1, "text": "x"}], "matchCount": 1,
-              "truncated": False, "stats": {"filesScanned": 99}}
+    result = {
+        "engine": "python",
+        "matches": [{"path": "é.py", "line": 1, "text": "x"}],
+        "matchCount": 1,
+        "truncated": False,
+        "stats": {"filesScanned": 99},
+    }
     data = search_json_bytes(result)
     assert b"stats" not in data and "é".encode() in data
 
 
 # -- experiment ------------------------------------------------------------------------
 
+
 def test_experiment_quick_run_contract():
     result = run_experiment("context-scale", quick=True)
     assert {(r["shape"], r["files"]) for r in result["rows"]} == {
-        (s, n) for s in ("invoice", "statements") for n in (6, 56)}
+        (s, n) for s in ("invoice", "statements") for n in (6, 56)
+    }
     assert all(CONTRACT_ROW <= set(r) for r in result["rows"])
     assert len(result["goals"]) == 4 and result["goalMet"] is True
     json.dumps(result)
@@ -264,9 +302,10 @@ def test_experiment_quick_run_contract():
 
 
 def test_goals_flag_a_d_that_misses():
-    rows = [{"shape": "s", "files": 6, "strategy": "C", "estimatedTextBytes": 1000, "recall": 1.0},
-            {"shape": "s", "files": 6, "strategy": "D", "estimatedTextBytes": 1600, "recall": 1.0,
-             "precision": 1.0}]
+    rows = [
+        {"shape": "s", "files": 6, "strategy": "C", "estimatedTextBytes": 1000, "recall": 1.0},
+        {"shape": "s", "files": 6, "strategy": "D", "estimatedTextBytes": 1600, "recall": 1.0, "precision": 1.0},
+    ]
     assert goals(rows)[0]["met"] is False
     rows[1]["estimatedTextBytes"] = 1400
     assert goals(rows)[0]["met"] is True

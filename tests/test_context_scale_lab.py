@@ -1,4 +1,5 @@
 """Lab 06 support: exercise checkers, the explorer widget and the per-size figure."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,16 +19,19 @@ def test_q1_reference_rule_passes():
     assert score["recall"] == 1.0 and score["bytes"] <= 1.5 * score["bytesC"]
 
 
-@pytest.mark.parametrize("answer,says", [
-    ({**REFERENCE_RULE, "callee_depth": 2}, "depth limit"),  # the default rule, copied unchanged
-    ({**REFERENCE_RULE, "caller_depth": 0}, "never searches for callers"),
-    ({**REFERENCE_RULE, "max_files": 3}, "ran out of budget"),
-    (["compute_payslip", "apply_deductions", "income_tax"], "strategy C"),  # hand-picked terms, not a rule
-    ({"depth": 3}, "not valid"),
-    ({"callee_depth": 3, "caller_depth": 1}, "lacks max_files, max_bytes"),  # defaults would fill the gap
-    ({"callee_depth": 3}, "lacks caller_depth"),
-    ("callee_depth=3", "should be a dict"),
-])
+@pytest.mark.parametrize(
+    "answer,says",
+    [
+        ({**REFERENCE_RULE, "callee_depth": 2}, "depth limit"),  # the default rule, copied unchanged
+        ({**REFERENCE_RULE, "caller_depth": 0}, "never searches for callers"),
+        ({**REFERENCE_RULE, "max_files": 3}, "ran out of budget"),
+        (["compute_payslip", "apply_deductions", "income_tax"], "strategy C"),  # hand-picked terms, not a rule
+        ({"depth": 3}, "not valid"),
+        ({"callee_depth": 3, "caller_depth": 1}, "lacks max_files, max_bytes"),  # defaults would fill the gap
+        ({"callee_depth": 3}, "lacks caller_depth"),
+        ("callee_depth=3", "should be a dict"),
+    ],
+)
 def test_q1_realistic_mistakes(answer, says):
     result = _status(lab06.q1, answer)
     assert result.status == "incorrect" and says in result.message

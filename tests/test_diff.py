@@ -1,4 +1,5 @@
 """``labkit diff`` on real repositories: modes, filtering, paging, snapshots, failures."""
+
 from __future__ import annotations
 
 import json
@@ -6,16 +7,20 @@ import os
 
 import pytest
 
-from labkit.workspace import GitDir
-
 import labkit.diff as diff_mod
-import labkit.gitrunner as gitrunner
+from labkit.course.experiments.git_worlds import (
+    DRIFT_PATH,
+    DRIFT_V2,
+    FAKE_SECRET_NEW,
+    FAKE_SECRET_OLD,
+    rename_world,
+    status_world,
+    utf8_world,
+)
 from labkit.diff import build_diff, client_bytes, git_diff, parse_changes, read_all_pages
 from labkit.errors import LabkitError
-from labkit.course.experiments.git_worlds import (
-    DRIFT_PATH, DRIFT_V2, FAKE_SECRET_NEW, FAKE_SECRET_OLD, rename_world, status_world, utf8_world,
-)
 from labkit.snapshots import SnapshotStore
+from labkit.workspace import GitDir
 
 from .conftest import plain_git
 
@@ -41,15 +46,23 @@ def _all(root, **kw) -> bytes:
 
 # -- listing and modes --------------------------------------------------------
 
+
 def test_parse_changes_reads_renames_with_two_paths():
     z, one = "0" * 40, "1" * 40
-    raw = (f":100644 100644 {one} {z} M\0a.py\0:100644 100644 {one} {one} R100\0old name.ts\0new\tname.ts\0"
-           f":100644 000000 {one} {z} D\0gone\0").encode()
+    raw = (
+        f":100644 100644 {one} {z} M\0a.py\0:100644 100644 {one} {one} R100\0old name.ts\0new\tname.ts\0"
+        f":100644 000000 {one} {z} D\0gone\0"
+    ).encode()
     changes = parse_changes(raw)
     assert [(c.status, c.path, c.orig_path) for c in changes] == [
-        ("M", "a.py", None), ("R", "new\tname.ts", "old name.ts"), ("D", "gone", None)]
-    for broken in (f":100644 100644 {one} {one} R100\0only-one\0".encode(),  # a rename without its new path
-                   b"R100\0old\0new\0"):  # --name-status, not --raw
+        ("M", "a.py", None),
+        ("R", "new\tname.ts", "old name.ts"),
+        ("D", "gone", None),
+    ]
+    for broken in (
+        f":100644 100644 {one} {one} R100\0only-one\0".encode(),  # a rename without its new path
+        b"R100\0old\0new\0",
+    ):  # --name-status, not --raw
         with pytest.raises(LabkitError) as exc:
             parse_changes(broken)
         assert exc.value.code == "git_failed"
@@ -101,7 +114,7 @@ def test_sensitive_paths_never_reach_a_patch_command(repo, monkeypatch):
     assert patch_calls, "the patch text was never fetched"
     for args in patch_calls:
         assert "--" in args, "a patch command ran without an explicit pathspec list"
-        specs = args[args.index("--") + 1:]
+        specs = args[args.index("--") + 1 :]
         assert specs == [":(literal)a-before.ts", ":(literal)a-after.ts"]
 
 
@@ -173,8 +186,13 @@ def test_untrusted_repo_config_runs_no_program(repo, tmp_path):
     repo.commit("init")
     repo.write("a.txt", "two\n")
     cmd = f"sh -c 'touch {marker}'"
-    for key, value in (("diff.external", cmd), ("diff.evil.command", cmd), ("diff.evil.textconv", cmd),
-                       ("core.pager", cmd), ("core.fsmonitor", cmd)):
+    for key, value in (
+        ("diff.external", cmd),
+        ("diff.evil.command", cmd),
+        ("diff.evil.textconv", cmd),
+        ("core.pager", cmd),
+        ("core.fsmonitor", cmd),
+    ):
         plain_git(repo.path, "config", key, value)
     page = git_diff(repo.path)
     assert "+two" in page["diff"]
@@ -182,6 +200,7 @@ def test_untrusted_repo_config_runs_no_program(repo, tmp_path):
 
 
 # -- the page contract ---------------------------------------------------------
+
 
 def test_page_fields_hold_the_contract(repo):
     utf8_world(repo)
@@ -191,7 +210,7 @@ def test_page_fields_hold_the_contract(repo):
 
     for p in pages:
         assert p["sourceRevision"] == "sha256:" + hashlib.sha256(full).hexdigest()
-        data = full[p["offset"]:p["offset"] + p["returnedBytes"]]
+        data = full[p["offset"] : p["offset"] + p["returnedBytes"]]
         assert p["pageSha256"] == hashlib.sha256(data).hexdigest()
         assert p["diff"].encode() == data
         assert p["hasMore"] == (p["offset"] + p["returnedBytes"] < p["totalBytes"])
@@ -253,6 +272,7 @@ def test_bad_mode_and_pager_are_invalid_argument(repo):
 
 # -- snapshot binding ------------------------------------------------------------
 
+
 def test_later_pages_need_a_snapshot_or_revision(repo):
     utf8_world(repo)
     assert _code(git_diff, repo.path, offset=142, max_bytes=1024) == "snapshot_required"
@@ -267,13 +287,23 @@ def test_snapshot_paging_is_consistent_whatever_the_worktree_does(repo):
     repo.write(DRIFT_PATH, DRIFT_V2)
     pages = [first]
     while pages[-1]["hasMore"]:
-        pages.append(git_diff(repo.path, max_bytes=1024, offset=pages[-1]["nextOffset"],
-                              snapshot=first["snapshotId"]))
+        pages.append(git_diff(repo.path, max_bytes=1024, offset=pages[-1]["nextOffset"], snapshot=first["snapshotId"]))
     assert b"".join(client_bytes(p) for p in pages) == v1
-    assert _code(git_diff, repo.path, max_bytes=1024, offset=first["nextOffset"],
-                 revision=first["sourceRevision"]) == "snapshot_drift"
-    assert _code(git_diff, repo.path, max_bytes=1024, offset=first["nextOffset"],
-                 snapshot=first["snapshotId"], revision="sha256:" + "0" * 64) == "snapshot_drift"
+    assert (
+        _code(git_diff, repo.path, max_bytes=1024, offset=first["nextOffset"], revision=first["sourceRevision"])
+        == "snapshot_drift"
+    )
+    assert (
+        _code(
+            git_diff,
+            repo.path,
+            max_bytes=1024,
+            offset=first["nextOffset"],
+            snapshot=first["snapshotId"],
+            revision="sha256:" + "0" * 64,
+        )
+        == "snapshot_drift"
+    )
 
 
 def test_revision_paging_works_while_nothing_changes(repo):
@@ -292,7 +322,7 @@ def test_snapshot_ids_unknown_malformed_foreign_and_expired(repo, make_repo, tmp
     assert _code(git_diff, repo.path, offset=142, snapshot="../../etc/passwd") == "invalid_argument"
     assert _code(git_diff, other.path, offset=142, snapshot=first["snapshotId"]) == "snapshot_not_found"
     assert _code(git_diff, repo.path, mode="staged", offset=142, snapshot=first["snapshotId"]) == "snapshot_not_found"
-    expired = SnapshotStore(tmp_path / "snapshots", clock=lambda: 10.0 ** 12)
+    expired = SnapshotStore(tmp_path / "snapshots", clock=lambda: 10.0**12)
     assert _code(git_diff, repo.path, offset=142, snapshot=first["snapshotId"], store=expired) == "snapshot_not_found"
 
 
@@ -303,10 +333,14 @@ def test_corrupt_snapshot_is_refused_never_served(repo, private_snapshots):
     raw = bytearray(path.read_bytes())
     raw[500] = ord("X")
     path.write_bytes(bytes(raw))
-    assert _code(git_diff, repo.path, offset=first["nextOffset"], snapshot=first["snapshotId"],
-                 max_bytes=1024) == "snapshot_corrupt"
-    assert _code(git_diff, repo.path, offset=first["nextOffset"], snapshot=first["snapshotId"],
-                 max_bytes=1024) == "snapshot_not_found"
+    assert (
+        _code(git_diff, repo.path, offset=first["nextOffset"], snapshot=first["snapshotId"], max_bytes=1024)
+        == "snapshot_corrupt"
+    )
+    assert (
+        _code(git_diff, repo.path, offset=first["nextOffset"], snapshot=first["snapshotId"], max_bytes=1024)
+        == "snapshot_not_found"
+    )
 
 
 def test_diff_over_the_cap_fails_closed(repo, monkeypatch):
@@ -342,6 +376,7 @@ def test_batches_keep_order_and_rename_pairs(repo, monkeypatch):
 
 # -- the CLI --------------------------------------------------------------------
 
+
 def test_cli_json_pages_and_errors(repo, cli):
     utf8_world(repo)
     root = str(repo.path)
@@ -349,14 +384,25 @@ def test_cli_json_pages_and_errors(repo, cli):
     assert proc.returncode == 0, proc.stderr
     page = json.loads(proc.stdout)
     assert page["returnedBytes"] == 142 and page["hasMore"]
-    nxt = cli("diff", root, "--max-bytes", "1024", "--offset", str(page["nextOffset"]),
-              "--snapshot", page["snapshotId"], "--json")
+    nxt = cli(
+        "diff",
+        root,
+        "--max-bytes",
+        "1024",
+        "--offset",
+        str(page["nextOffset"]),
+        "--snapshot",
+        page["snapshotId"],
+        "--json",
+    )
     assert json.loads(nxt.stdout)["offset"] == 142
-    for args, code in ((["--max-bytes", "100"], "invalid_argument"),
-                       (["--offset", "142"], "snapshot_required"),
-                       (["--offset", str(142 + 23), "--snapshot", page["snapshotId"]], "invalid_offset"),
-                       (["--snapshot", "nope"], "invalid_argument"),
-                       (["--revision", "sha256:" + "1" * 64], "snapshot_drift")):
+    for args, code in (
+        (["--max-bytes", "100"], "invalid_argument"),
+        (["--offset", "142"], "snapshot_required"),
+        (["--offset", str(142 + 23), "--snapshot", page["snapshotId"]], "invalid_offset"),
+        (["--snapshot", "nope"], "invalid_argument"),
+        (["--revision", "sha256:" + "1" * 64], "snapshot_drift"),
+    ):
         proc = cli("diff", root, *args, "--json")
         assert proc.returncode == 1, args
         err = json.loads(proc.stdout)["error"]

@@ -1,4 +1,5 @@
 """Checkers of labs 02, 04 and 05 (lab 03 has its own file): the reference passes, realistic agent mistakes get their own message, ... is unattempted."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,8 +13,8 @@ def private_snapshots(tmp_path, monkeypatch):
 
 
 def _measured_head_size() -> int:
-    from labkit.diff import git_diff
     from labkit.course.repo_builder import IsolatedRepo
+    from labkit.diff import git_diff
 
     with IsolatedRepo() as repo:
         lab02._world_with_double_edit(repo)
@@ -21,8 +22,8 @@ def _measured_head_size() -> int:
 
 
 def _measured_sizes() -> dict:
-    from labkit.diff import git_diff
     from labkit.course.repo_builder import IsolatedRepo
+    from labkit.diff import git_diff
 
     with IsolatedRepo() as repo:
         lab02._world_with_double_edit(repo)
@@ -36,8 +37,15 @@ def _trusted_sets() -> set:
 
 
 REFERENCE = {
-    "lab02.q1": (lab02.q1, lambda: {"src/feature.ts": "staged", "src/report.ts": "unstaged",
-                                    "notes/todo.md": "untracked", ".env": "hidden"}),
+    "lab02.q1": (
+        lab02.q1,
+        lambda: {
+            "src/feature.ts": "staged",
+            "src/report.ts": "unstaged",
+            "notes/todo.md": "untracked",
+            ".env": "hidden",
+        },
+    ),
     "lab02.q2": (lab02.q2, _measured_head_size),
     "lab02.q3": (lab02.q3, lambda: {"hidden": 2, "visible": ["a-after.ts"]}),
     "lab04.q1": (lab04.q1, lambda: {"offsets": False, "totalBytes": False, "head": False, "sourceRevision": True}),
@@ -48,10 +56,26 @@ REFERENCE = {
 
 MISTAKES = [
     # (exercise, realistic wrong answer (callable), words the message must contain)
-    (lab02.q1, lambda: {"src/feature.ts": "staged", "src/report.ts": "unstaged", "notes/todo.md": "unstaged",
-                        ".env": "hidden"}, "no diff mode shows a file git does not track"),
-    (lab02.q1, lambda: {"src/feature.ts": "staged", "src/report.ts": "unstaged", "notes/todo.md": "untracked",
-                        ".env": "unstaged"}, "never lists a sensitive path"),
+    (
+        lab02.q1,
+        lambda: {
+            "src/feature.ts": "staged",
+            "src/report.ts": "unstaged",
+            "notes/todo.md": "unstaged",
+            ".env": "hidden",
+        },
+        "no diff mode shows a file git does not track",
+    ),
+    (
+        lab02.q1,
+        lambda: {
+            "src/feature.ts": "staged",
+            "src/report.ts": "unstaged",
+            "notes/todo.md": "untracked",
+            ".env": "unstaged",
+        },
+        "never lists a sensitive path",
+    ),
     (lab02.q2, lambda: sum(_measured_sizes().values()), "you added the unstaged and staged sizes"),
     (lab02.q3, lambda: {"hidden": 1, "visible": ["a-after.ts", "c-after.ts"]}, "drops the whole entry"),
     (lab02.q3, lambda: {"hidden": 1, "visible": ["a-after.ts"]}, "both directions"),
@@ -99,7 +123,9 @@ def test_messages_never_reveal_the_expected_answer():
 def test_wrong_types_are_explained_not_crashed():
     assert lab02.q1.check("staged").status == INCORRECT
     assert lab02.q3.check({"hidden": "2", "visible": []}).status == INCORRECT
-    assert lab04.q1.check({"offsets": "no", "totalBytes": False, "head": False,
-                           "sourceRevision": True}).status == INCORRECT
+    assert (
+        lab04.q1.check({"offsets": "no", "totalBytes": False, "head": False, "sourceRevision": True}).status
+        == INCORRECT
+    )
     assert lab05.q1.check({"west"}).status == INCORRECT
     assert lab05.q2.check(3).status == INCORRECT

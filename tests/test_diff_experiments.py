@@ -1,4 +1,5 @@
 """The git-evidence experiments reproduce the seed's figures on fresh repositories."""
+
 from __future__ import annotations
 
 import json

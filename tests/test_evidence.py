@@ -1,4 +1,5 @@
 """The Evidence Contract: the schema is real draft 2020-12, CLI output validates, bad evidence is named."""
+
 from __future__ import annotations
 
 import copy
@@ -8,10 +9,10 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
+from labkit.course.experiments.git_worlds import DRIFT_PATH, DRIFT_V2, drift_world, utf8_world
 from labkit.diff import git_diff, read_all_pages
 from labkit.errors import LabkitError
 from labkit.evidence import load_schema, page_set_report, problems, validate, wrap
-from labkit.course.experiments.git_worlds import DRIFT_PATH, DRIFT_V2, drift_world, utf8_world
 
 
 @pytest.fixture(autouse=True)
@@ -22,14 +23,25 @@ def private_snapshots(tmp_path, monkeypatch):
 def _context(start=10, end=14, line=12, total=40, truncated=True):
     lines = [f"{'>' if n == line else ' '}{n:5d} | code {n}" for n in range(start, end + 1)]
     content = "\n".join(lines)
-    return {"repo": "backend", "path": "src/pricing.py", "line": line, "startLine": start, "endLine": end,
-            "totalLines": total, "truncated": truncated, "content": content,
-            "contentSha256": hashlib.sha256(content.encode()).hexdigest()}
+    return {
+        "repo": "backend",
+        "path": "src/pricing.py",
+        "line": line,
+        "startLine": start,
+        "endLine": end,
+        "totalLines": total,
+        "truncated": truncated,
+        "content": content,
+        "contentSha256": hashlib.sha256(content.encode()).hexdigest(),
+    }
 
 
-SEARCH = {"engine": "ripgrep", "matches": [{"path": "src/a.py", "line": 3, "text": "x = 1"},
-                                            {"path": "src/b.py", "line": 1, "text": "x = 2"}],
-          "matchCount": 2, "truncated": True}
+SEARCH = {
+    "engine": "ripgrep",
+    "matches": [{"path": "src/a.py", "line": 3, "text": "x = 1"}, {"path": "src/b.py", "line": 1, "text": "x = 2"}],
+    "matchCount": 2,
+    "truncated": True,
+}
 
 
 def test_schema_is_valid_draft_2020_12():
@@ -43,8 +55,19 @@ def test_cli_diff_output_validates(repo, cli):
     proc = cli("diff", str(repo.path), "--max-bytes", "1024", "--json")
     page = json.loads(proc.stdout)
     assert problems(wrap("diff-page", page)) == []
-    nxt = json.loads(cli("diff", str(repo.path), "--max-bytes", "1024", "--offset", str(page["nextOffset"]),
-                         "--snapshot", page["snapshotId"], "--json").stdout)
+    nxt = json.loads(
+        cli(
+            "diff",
+            str(repo.path),
+            "--max-bytes",
+            "1024",
+            "--offset",
+            str(page["nextOffset"]),
+            "--snapshot",
+            page["snapshotId"],
+            "--json",
+        ).stdout
+    )
     assert validate(wrap("diff-page", nxt))["truncated"] is True
 
 

@@ -1,4 +1,5 @@
 """Every course figure is accessible: a title, labelled axes with units, a takeaway."""
+
 from __future__ import annotations
 
 import re
@@ -37,7 +38,8 @@ def test_figure_is_accessible(name, target):
         for label in (ax.get_xlabel(), ax.get_ylabel()):
             assert label, f"{target}: an axis has no label"
         assert UNIT.search(ax.get_ylabel()) or UNIT.search(ax.get_xlabel()), (
-            f"{target}: neither axis label states a unit: {ax.get_xlabel()!r}, {ax.get_ylabel()!r}")
+            f"{target}: neither axis label states a unit: {ax.get_xlabel()!r}, {ax.get_ylabel()!r}"
+        )
 
 
 @pytest.mark.filterwarnings("error:Glyph")  # a glyph missing from every font fails the figure

@@ -1,4 +1,5 @@
 """Every character the course uses is drawn: the bundled fallback fonts cover it, matplotlib uses them."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -25,15 +26,19 @@ def test_every_character_in_the_labs_package_and_tests_is_covered():
     used = _subset_script().used_characters()
     assert "汉" in used and "🚀" in used  # the scan sees lab 03's line
     missing = fonts.missing_glyphs("".join(used))
-    assert not missing, (f"no bundled font draws {''.join(sorted(missing))!r}: rerun tools/subset_fonts.py "
-                         "(see labkit/course/fonts/README.md)")
+    assert not missing, (
+        f"no bundled font draws {''.join(sorted(missing))!r}: rerun tools/subset_fonts.py "
+        "(see labkit/course/fonts/README.md)"
+    )
 
 
 def test_lab03_line_and_report_symbols_are_covered():
     from labkit.course.experiments.git_worlds import UTF8_UNIT
 
-    assert fonts.missing_glyphs(f"export const text = '{UTF8_UNIT * 3}…'; ✓ met ✗ missed → ≤ ≥ × U+FFFD \ufffd") == set()
-    assert fonts.missing_glyphs("\U0001F9EA") == {"\U0001F9EA"}  # a glyph no font here has is reported
+    assert (
+        fonts.missing_glyphs(f"export const text = '{UTF8_UNIT * 3}…'; ✓ met ✗ missed → ≤ ≥ × U+FFFD \ufffd") == set()
+    )
+    assert fonts.missing_glyphs("\U0001f9ea") == {"\U0001f9ea"}  # a glyph no font here has is reported
 
 
 def test_fonts_are_renamed_subsets_with_their_licences_beside_them():

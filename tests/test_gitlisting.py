@@ -1,4 +1,5 @@
 """The one parser of git's change listing (``git diff --raw -z``, with or without ``--numstat``), on real git output."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,11 +13,25 @@ RAW = ("diff", "--raw", "-z", "--no-abbrev", "--find-renames")
 
 
 def _world(repo):
-    repo.write_many({"plain.txt": "one\ntwo\n", "old name.txt": "".join(f"line {i}\n" for i in range(30)),
-                     "gone.txt": "bye\n", "tool.sh": "echo hi\n", "image.bin": b"\x00\x01" * 40})
+    repo.write_many(
+        {
+            "plain.txt": "one\ntwo\n",
+            "old name.txt": "".join(f"line {i}\n" for i in range(30)),
+            "gone.txt": "bye\n",
+            "tool.sh": "echo hi\n",
+            "image.bin": b"\x00\x01" * 40,
+        }
+    )
     repo.commit("base")
-    repo.write_many({"plain.txt": "one\n2\nthree\n", "tab\there.txt": "t\n", "new\nline.txt": "n\n",
-                     'quote".txt': "q\n", "image.bin": b"\x00\x02" * 40})
+    repo.write_many(
+        {
+            "plain.txt": "one\n2\nthree\n",
+            "tab\there.txt": "t\n",
+            "new\nline.txt": "n\n",
+            'quote".txt': "q\n",
+            "image.bin": b"\x00\x02" * 40,
+        }
+    )
     repo.rename("old name.txt", "new\tname.txt")
     repo.delete("gone.txt")
     (repo.path / "tool.sh").chmod(0o755)
@@ -27,9 +42,16 @@ def test_every_kind_of_change_parses_by_position(repo):
     _world(repo)
     changes = parse_raw(plain_git(repo.path, *RAW, "--cached", "HEAD", "--").stdout)
     got = {(c.status, c.path, c.orig_path) for c in changes}
-    assert got == {("M", b"plain.txt", None), ("A", b"tab\there.txt", None), ("A", b"new\nline.txt", None),
-                   ("A", b'quote".txt', None), ("M", b"image.bin", None), ("R", b"new\tname.txt", b"old name.txt"),
-                   ("D", b"gone.txt", None), ("M", b"tool.sh", None)}
+    assert got == {
+        ("M", b"plain.txt", None),
+        ("A", b"tab\there.txt", None),
+        ("A", b"new\nline.txt", None),
+        ("A", b'quote".txt', None),
+        ("M", b"image.bin", None),
+        ("R", b"new\tname.txt", b"old name.txt"),
+        ("D", b"gone.txt", None),
+        ("M", b"tool.sh", None),
+    }
     by_path = {c.path: c for c in changes}
     assert (by_path[b"tool.sh"].old_mode, by_path[b"tool.sh"].new_mode) == ("100644", "100755")
     assert by_path[b"gone.txt"].new_mode == "000000" and set(by_path[b"gone.txt"].new_id) == {"0"}
@@ -73,10 +95,12 @@ def test_what_is_not_the_listing_is_refused_never_half_parsed(repo):
     bad = {
         "patch text after --binary": (patched, True),
         "numstat records where none were asked for": (with_numstat, False),
-        "a numstat listing of another diff": (raw + other[other.index(b"\0", other.index(b"plain.txt")) + 1:], True),
-        "--name-status, not --raw": (plain_git(repo.path, "diff", "--name-status", "-z", "--cached", "HEAD").stdout,
-                                     False),
-        "a rename cut after its old path": (raw[:raw.index(b"old name.txt\0") + len(b"old name.txt\0")], False),
+        "a numstat listing of another diff": (raw + other[other.index(b"\0", other.index(b"plain.txt")) + 1 :], True),
+        "--name-status, not --raw": (
+            plain_git(repo.path, "diff", "--name-status", "-z", "--cached", "HEAD").stdout,
+            False,
+        ),
+        "a rename cut after its old path": (raw[: raw.index(b"old name.txt\0") + len(b"old name.txt\0")], False),
         "raw records without their counts": (raw, True),
     }
     for why, (data, numstat) in bad.items():

@@ -8,6 +8,7 @@ under plain git would make the second half meaningless, so the control comes
 first and must pass. The generated corpus (every driver kind x odd driver
 names x superproject, submodule, included file) is in ``test_attack_corpus``.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,17 +16,23 @@ import os
 import pty
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from labkit.course.repo_builder import IsolatedRepo
 from labkit.errors import LabkitError
 from labkit.gitrunner import (
-    DIFF_SAFETY_FLAGS, GitError, hardened_env, head_commit, resolve_commit, run_git, with_auto_flags, zsplit,
+    DIFF_SAFETY_FLAGS,
+    GitError,
+    hardened_env,
+    head_commit,
+    resolve_commit,
+    run_git,
+    with_auto_flags,
+    zsplit,
 )
-from labkit.course.repo_builder import IsolatedRepo
 from labkit.status import git_status
 from labkit.workspace import Workspace
 
@@ -214,8 +221,9 @@ def _run_on_terminal(argv, cwd, env, pass_fds=()) -> None:
     """Run a command whose stdout is a terminal (git starts a pager only then)."""
     master, slave = pty.openpty()
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
-                                pass_fds=pass_fds)
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, pass_fds=pass_fds
+        )
         os.close(slave)
         slave = None
         while True:  # drain the terminal so git never blocks on it
@@ -253,8 +261,22 @@ def gnupg_home(tmp_path):
     home = tmp_path / "gnupg"
     home.mkdir(mode=0o700)
     env = {**os.environ, "GNUPGHOME": str(home)}
-    made = subprocess.run([gpg, "--batch", "--passphrase", "", "--quick-gen-key", "Lab Signer <signer@labkit.invalid>",
-                           "ed25519", "sign", "never"], env=env, capture_output=True, timeout=60)
+    made = subprocess.run(
+        [
+            gpg,
+            "--batch",
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            "Lab Signer <signer@labkit.invalid>",
+            "ed25519",
+            "sign",
+            "never",
+        ],
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
     if made.returncode != 0:
         pytest.skip("gpg could not generate a throwaway key here")
     listing = subprocess.run([gpg, "--list-keys", "--with-colons"], env=env, capture_output=True, text=True)
@@ -269,8 +291,19 @@ def test_gpg_program_with_show_signature(make_repo, payload, gnupg_home):
     repo = make_repo()
     repo.write("a.txt", "signed\n")
     repo.stage()
-    signed = plain(repo, "-c", "gpg.program=gpg", "-c", f"user.signingkey={fpr}", "commit", "-q", "-S", "-m", "signed",
-                   env_extra={"GNUPGHOME": str(home)})
+    signed = plain(
+        repo,
+        "-c",
+        "gpg.program=gpg",
+        "-c",
+        f"user.signingkey={fpr}",
+        "commit",
+        "-q",
+        "-S",
+        "-m",
+        "signed",
+        env_extra={"GNUPGHOME": str(home)},
+    )
     assert signed.returncode == 0, signed.stderr
     assert b"gpgsig" in git_bytes(repo.path, ["cat-file", "commit", "HEAD"])
     repo.git("config", "gpg.program", payload.cmd())
@@ -299,8 +332,12 @@ def test_ssh_signing_program_with_show_signature(make_repo, payload, tmp_path):
     repo.stage()
     signed = plain(repo, "-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", "commit", "-q", "-S", "-m", "signed")
     assert signed.returncode == 0, signed.stderr
-    for k, v in {"gpg.format": "ssh", "gpg.ssh.program": payload.cmd(), "gpg.ssh.allowedSignersFile": str(allowed),
-                 "log.showSignature": "true"}.items():
+    for k, v in {
+        "gpg.format": "ssh",
+        "gpg.ssh.program": payload.cmd(),
+        "gpg.ssh.allowedSignersFile": str(allowed),
+        "log.showSignature": "true",
+    }.items():
         repo.git("config", k, v)
     plain(repo, "log")
     assert_control_fired(payload, "gpg.ssh.program")
@@ -345,9 +382,11 @@ def test_post_index_change_hook_on_plain_status(make_repo, payload):
 def test_include_path(make_repo, payload, tmp_path):
     repo = committed_repo(make_repo, {"a.txt": "one\n", ".gitattributes": "*.txt filter=inc\n"})
     included = tmp_path / "evil.gitconfig"
-    included.write_text(f'[core]\n\tfsmonitor = "{payload.cmd()}"\n'
-                        f'[filter "inc"]\n\tclean = "{payload.cmd("--filter")}"\n'
-                        f'[diff]\n\texternal = "{payload.cmd()}"\n')
+    included.write_text(
+        f'[core]\n\tfsmonitor = "{payload.cmd()}"\n'
+        f'[filter "inc"]\n\tclean = "{payload.cmd("--filter")}"\n'
+        f'[diff]\n\texternal = "{payload.cmd()}"\n'
+    )
     repo.git("config", "include.path", str(included))
     repo.write("a.txt", "two\n")
     plain(repo, "status")
@@ -409,7 +448,9 @@ def test_inherited_git_environment_is_scrubbed(make_repo, payload, tmp_path, mon
         "GIT_DIR": str(decoy.path / ".git"),
         "GIT_WORK_TREE": str(decoy.path),
         "GIT_INDEX_FILE": str(tmp_path / "no-index"),
-        "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": payload.cmd(),
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "core.fsmonitor",
+        "GIT_CONFIG_VALUE_0": payload.cmd(),
         "GIT_CONFIG_PARAMETERS": f"'core.pager'='{payload.cmd()}'",
     }
     positive = plain(repo, "diff", env_extra={"GIT_EXTERNAL_DIFF": payload.cmd()})
@@ -436,12 +477,15 @@ def test_every_call_runs_against_the_private_config(repo):
         assert argv[argv.index("--work-tree") + 1] == str(repo.path.resolve())
         config = (shadow / "config").read_text()
         # The repository's own config is not the one git reads: only labkit's pins are there.
-        assert "evil" not in config and "fsmonitor = \"false\"" in config and "quotePath = \"false\"" in config
-        hooks = next(line.split("=", 1)[1].strip().strip('"') for line in config.splitlines()
-                     if line.strip().startswith("hooksPath"))
+        assert "evil" not in config and 'fsmonitor = "false"' in config and 'quotePath = "false"' in config
+        hooks = next(
+            line.split("=", 1)[1].strip().strip('"')
+            for line in config.splitlines()
+            if line.strip().startswith("hooksPath")
+        )
         assert Path(hooks).is_dir() and not any(Path(hooks).iterdir())
         sub = argv.index("diff")
-        assert argv[sub + 1: sub + 4] == list(DIFF_SAFETY_FLAGS)
+        assert argv[sub + 1 : sub + 4] == list(DIFF_SAFETY_FLAGS)
         env = ws.git._env
         assert "PAGER" in env and env["GIT_PAGER"] == "cat" and "EDITOR" not in env
         assert not any(k.startswith("GIT_CONFIG_KEY") and "fsmonitor" in v for k, v in env.items())
@@ -450,8 +494,13 @@ def test_every_call_runs_against_the_private_config(repo):
 
 def test_auto_flags_keep_the_callers_own_choice():
     assert with_auto_flags(["status", "--ignore-submodules=none"]) == ["status", "--ignore-submodules=none"]
-    assert with_auto_flags(["-c", "x.y=z", "diff", "--cached"])[:5] == ["-c", "x.y=z", "diff", "--no-ext-diff",
-                                                                       "--no-textconv"]
+    assert with_auto_flags(["-c", "x.y=z", "diff", "--cached"])[:5] == [
+        "-c",
+        "x.y=z",
+        "diff",
+        "--no-ext-diff",
+        "--no-textconv",
+    ]
     assert with_auto_flags(["cat-file", "-p", "HEAD"]) == ["cat-file", "-p", "HEAD"]
 
 

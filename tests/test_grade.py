@@ -8,6 +8,7 @@ are short notebooks that assign the answers as literal values, taken from
 one stock-nbclient run of the right notebook, plus one hostile cell each, so
 the matrix stays fast.
 """
+
 from __future__ import annotations
 
 import csv
@@ -22,8 +23,7 @@ import nbformat
 import pytest
 
 from labkit.course import answer_codec, gradebook
-from labkit.course.grade import (Outcome, exercises_of, find_submissions, grading_notebook, read_submission,
-                                 verdicts)
+from labkit.course.grade import Outcome, exercises_of, find_submissions, grading_notebook, read_submission, verdicts
 from labkit.course.labfiles import read_lab
 from labkit.course.starter import make_starter
 
@@ -79,7 +79,7 @@ class _Listener:
             conn.close()
 
 
-SPY = '''
+SPY = """
 import glob, os, socket
 found = {}
 for label, p in [("other", OTHER), ("out", OUT), ("parent_environ", "/proc/%d/environ" % os.getppid()),
@@ -102,12 +102,13 @@ except Exception as e:
     found["net"] = "blocked:" + type(e).__name__
 found["uid"] = os.getuid()
 print("SPY", found)
-'''
+"""
 
 
 def _cli(*args, env=None, timeout=900):
-    return subprocess.run([sys.executable, "-m", "labkit", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "labkit", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 @pytest.fixture(scope="module")
@@ -136,32 +137,53 @@ def matrix(tmp_path_factory, reference):
     out = tmp_path_factory.mktemp("grades")
     listener = _Listener()
     right = {q: repr(v) for q, v in reference.items()}
-    wrong = {q: ("1" if q == "q2" else "{'paths': ['nothing.txt'], 'hidden': 9, 'visible': [], 'x.ts': 'staged'}")
-             for q in reference}
+    wrong = {
+        q: ("1" if q == "q2" else "{'paths': ['nothing.txt'], 'hidden': 9, 'visible': [], 'x.ts': 'staged'}")
+        for q in reference
+    }
     wrong_types = dict(right)
-    wrong_types.update(q1="(lambda: 1)", q2=repr(str(reference["q2"])),
-                       q3="type('Yes', (dict,), {'__eq__': lambda s, o: True})(hidden=0)",
-                       q4="type('Yes', (), {'__eq__': lambda s, o: True})()")
+    wrong_types.update(
+        q1="(lambda: 1)",
+        q2=repr(str(reference["q2"])),
+        q3="type('Yes', (dict,), {'__eq__': lambda s, o: True})(hidden=0)",
+        q4="type('Yes', (), {'__eq__': lambda s, o: True})()",
+    )
     nbformat.write(_with_solutions(_starter()), subs / "right.ipynb")
     nbformat.write(_starter(), subs / "empty.ipynb")
     nbformat.write(_short(wrong), subs / "wrong.ipynb")
     nbformat.write(_short(wrong_types), subs / "wrong_types.ipynb")
     nbformat.write(_short(right, "def broken(:\n    pass"), subs / "syntax_error.ipynb")
     nbformat.write(_short(right, "while True:\n    pass"), subs / "infinite_loop.ipynb")
-    nbformat.write(_short(right, "import time\nwhile True:\n    try:\n        time.sleep(0.5)\n"
-                                 "    except KeyboardInterrupt:\n        pass"), subs / "stubborn_loop.ipynb")
+    nbformat.write(
+        _short(
+            right,
+            "import time\nwhile True:\n    try:\n        time.sleep(0.5)\n    except KeyboardInterrupt:\n        pass",
+        ),
+        subs / "stubborn_loop.ipynb",
+    )
     nbformat.write(_short(right, "import sys\nsys.exit(3)"), subs / "sys_exit.ipynb")
     nbformat.write(_short(right, "import os\nos._exit(0)"), subs / "os_exit.ipynb")
-    nbformat.write(_short(wrong, "from labkit.course.check import CheckResult\n"
-                                 "for q in (lab02.q1, lab02.q2, lab02.q3, lab02.q4):\n"
-                                 "    q.check = lambda a, q=q: CheckResult(q.name, 'correct', 'well done.')"),
-                   subs / "edited_checks.ipynb")
+    nbformat.write(
+        _short(
+            wrong,
+            "from labkit.course.check import CheckResult\n"
+            "for q in (lab02.q1, lab02.q2, lab02.q3, lab02.q4):\n"
+            "    q.check = lambda a, q=q: CheckResult(q.name, 'correct', 'well done.')",
+        ),
+        subs / "edited_checks.ipynb",
+    )
     nbformat.write(_short(right, checks=False), subs / "deleted_checks.ipynb")
-    spy = (SPY.replace("OTHER", repr(str(subs / "right.ipynb"))).replace("OUT", repr(str(out)))
-           .replace("SECRET", repr(SECRET)).replace("PORT", str(listener.port)))
+    spy = (
+        SPY.replace("OTHER", repr(str(subs / "right.ipynb")))
+        .replace("OUT", repr(str(out)))
+        .replace("SECRET", repr(SECRET))
+        .replace("PORT", str(listener.port))
+    )
     nbformat.write(_short(right, spy), subs / "spy.ipynb")
-    nbformat.write(_short(right, "for i in range(100_000):\n    print('spam ' * 40)",
-                          "print('x' * (80 << 20))"), subs / "huge_output.ipynb")
+    nbformat.write(
+        _short(right, "for i in range(100_000):\n    print('spam ' * 40)", "print('x' * (80 << 20))"),
+        subs / "huge_output.ipynb",
+    )
     nbformat.write(_short(right, "hog = bytearray(8 << 30)"), subs / "memory_hog.ipynb")
     no_meta = _short(right)
     no_meta.metadata.pop("labkit")
@@ -170,13 +192,31 @@ def matrix(tmp_path_factory, reference):
     (subs / "nested").mkdir()
     nbformat.write(_short(right), subs / "nested" / "right.ipynb")
     env = {**os.environ, "LABKIT_SECRET_TOKEN": SECRET}
-    proc = _cli("labs", "grade", str(subs), "--out", str(out), "--jobs", "2", "--timeout", "45",
-                "--cell-timeout", "8", "--json", env=env)
+    proc = _cli(
+        "labs",
+        "grade",
+        str(subs),
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        "--timeout",
+        "45",
+        "--cell-timeout",
+        "8",
+        "--json",
+        env=env,
+    )
     listener.sock.close()
     assert proc.returncode == 0, proc.stderr[-3000:]
     data = json.loads(proc.stdout)
-    return {"result": data, "out": out, "subs": subs, "listener": listener,
-            "by_name": {s["submission"]: s for s in data["submissions"]}}
+    return {
+        "result": data,
+        "out": out,
+        "subs": subs,
+        "listener": listener,
+        "by_name": {s["submission"]: s for s in data["submissions"]},
+    }
 
 
 def _statuses(sub) -> dict:
@@ -273,13 +313,19 @@ def test_huge_output_is_capped_and_the_answers_still_arrive(matrix):
 @pytest.mark.slow
 def test_a_kernel_reaches_neither_other_submissions_nor_the_grader(matrix):
     if matrix["result"]["isolation"] != "namespaces":
-        pytest.skip(f"isolation here is {matrix['result']['isolation']!r}: docs/grading.md says what a kernel "
-                    "can reach without namespaces")
+        pytest.skip(
+            f"isolation here is {matrix['result']['isolation']!r}: docs/grading.md says what a kernel "
+            "can reach without namespaces"
+        )
     sub = matrix["by_name"]["spy.ipynb"]
     assert _all(sub, "correct")
     executed = nbformat.read(matrix["out"] / sub["executed"], as_version=4)
-    line = next(o["text"] for c in executed.cells for o in c.get("outputs", [])
-                if o.get("output_type") == "stream" and "SPY" in o.get("text", ""))
+    line = next(
+        o["text"]
+        for c in executed.cells
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "stream" and "SPY" in o.get("text", "")
+    )
     import ast
 
     found = ast.literal_eval(line.split("SPY", 1)[1].strip())
@@ -312,10 +358,15 @@ def test_grades_csv_and_html(matrix):
 
 
 def test_decode_builds_only_plain_values():
-    answers = {"a": {"$dict": [[{"$tuple": [1, "x"]}, {"$set": [1, 2]}], ["k", {"$frozenset": []}]]},
-               "b": [None, True, 1.5, {"$float": "nan"}, {"$bytes": "6869"}, {"$ellipsis": True}],
-               "c": {"$missing": True}, "d": {"$unsupported": "function"}, "e": {"looks": "like a dict"},
-               "f": {"$set": [[1, 2]]}, "g": {"$unreadable": "nested too deeply"}}
+    answers = {
+        "a": {"$dict": [[{"$tuple": [1, "x"]}, {"$set": [1, 2]}], ["k", {"$frozenset": []}]]},
+        "b": [None, True, 1.5, {"$float": "nan"}, {"$bytes": "6869"}, {"$ellipsis": True}],
+        "c": {"$missing": True},
+        "d": {"$unsupported": "function"},
+        "e": {"looks": "like a dict"},
+        "f": {"$set": [[1, 2]]},
+        "g": {"$unreadable": "nested too deeply"},
+    }
     got = answer_codec.decode({"answers": answers}, list("abcdefgh"))
     assert got["a"] == {(1, "x"): {1, 2}, "k": frozenset()}
     assert got["b"][:3] == [None, True, 1.5] and got["b"][4:] == [b"hi", Ellipsis]
@@ -331,8 +382,12 @@ def test_decode_builds_only_plain_values():
 
 def test_the_grader_cell_encodes_what_the_kernel_holds(tmp_path):
     """The encoder source, run in a namespace (as the kernel runs it), round-trips through decode."""
-    ns = {"answer_q1": {"a.py": ("x", 1)}, "answer_q2": {1, 2}, "answer_q3": print,
-          "answer_q4": type("S", (str,), {"__eq__": lambda s, o: True})("text")}
+    ns = {
+        "answer_q1": {"a.py": ("x", 1)},
+        "answer_q2": {1, 2},
+        "answer_q3": print,
+        "answer_q4": type("S", (str,), {"__eq__": lambda s, o: True})("text"),
+    }
     path = tmp_path / "answers.json"
     source = answer_codec.grader_cell([f"answer_q{i}" for i in range(1, 6)], str(path))
     exec(compile(source, "grader-cell", "exec"), ns)  # noqa: S102 - our own code
@@ -375,14 +430,19 @@ def test_submissions_are_named_relative_and_read_safely(tmp_path):
 
 
 def test_gradebook_escapes_what_came_from_submissions(tmp_path):
-    o = Outcome("=HYPERLINK(\"http://x\")<b>.ipynb", LAB, "graded",
-                exercises={"q1": {"status": "incorrect", "message": "<script>alert(1)</script>"}},
-                notes=["-cell 1: SyntaxError"])
+    o = Outcome(
+        '=HYPERLINK("http://x")<b>.ipynb',
+        LAB,
+        "graded",
+        exercises={"q1": {"status": "incorrect", "message": "<script>alert(1)</script>"}},
+        notes=["-cell 1: SyntaxError"],
+    )
     gradebook.write_csv([o], tmp_path / "g.csv")
     rows = list(csv.reader(open(tmp_path / "g.csv", newline="", encoding="utf-8")))
     assert rows[1][0].startswith("'=") and rows[1][-1].startswith("'-")
-    gradebook.write_html([o], tmp_path / "g.html", {"isolation": "none", "timeout": 1, "cellTimeout": 1,
-                                                      "memoryMb": 1, "jobs": 1})
+    gradebook.write_html(
+        [o], tmp_path / "g.html", {"isolation": "none", "timeout": 1, "cellTimeout": 1, "memoryMb": 1, "jobs": 1}
+    )
     html = (tmp_path / "g.html").read_text("utf-8")
     assert "<script>" not in html and "&lt;script&gt;" in html and "<b>.ipynb" not in html
 

@@ -8,6 +8,7 @@ changes the figure. Skips with a reason where Chromium or Playwright is missing,
 unless ``LABKIT_REQUIRE_BROWSER=1`` (``.ci/run`` sets it), which turns the skip
 into a failure.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,13 +24,23 @@ import pytest
 from labkit.course.labfiles import labs_dir
 
 LAB = "09-pinned-source"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 
 
 def _chromium() -> str | None:
-    for candidate in (os.environ.get("LABKIT_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser")):
+    for candidate in (
+        os.environ.get("LABKIT_CHROMIUM"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     return None
@@ -66,16 +77,35 @@ def jupyterlab(tmp_path):
     root.mkdir()
     shutil.copy(labs_dir() / f"{LAB}.ipynb", root)
     port, token = _free_port(), "labkit-browser-test"
-    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt")}
+    env = {
+        **os.environ,
+        "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),
+    }
     env.pop("MPLBACKEND", None)
     log = open(tmp_path / "jupyterlab.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
+        ],
+        cwd=root,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -142,13 +172,17 @@ def test_explorer_renders_and_follows_its_slider_in_jupyterlab(browser_path, jup
                     const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
                         .map(p => p.textContent.trim());
                     return prompts.length > 0 && prompts.every(t => /^\\[\\d+\\]:$/.test(t));
-                }""", timeout=240_000)
-            errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
-                                  " >> text=Traceback")
+                }""",
+                timeout=240_000,
+            )
+            errors = page.locator(
+                ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'] >> text=Traceback"
+            )
             page.screenshot(path=str(tmp_path / "ran.png"))
             assert errors.count() == 0, "a cell raised in JupyterLab"
-            explorer = page.locator(".jp-OutputArea-output .widget-vbox").filter(
-                has=page.locator(".widget-hslider")).first
+            explorer = (
+                page.locator(".jp-OutputArea-output .widget-vbox").filter(has=page.locator(".widget-hslider")).first
+            )
             explorer.wait_for(state="visible", timeout=60_000)
             explorer.scroll_into_view_if_needed()
             before = _output_image(page, explorer)
@@ -165,7 +199,10 @@ def test_explorer_renders_and_follows_its_slider_in_jupyterlab(browser_path, jup
                 """([el, before]) => {
                     const img = el.querySelector('.widget-output img');
                     return img && img.getAttribute('src') !== before;
-                }""", arg=[explorer.element_handle(), before], timeout=60_000)
+                }""",
+                arg=[explorer.element_handle(), before],
+                timeout=60_000,
+            )
             after = _output_image(page, explorer)
             assert after != before and after.startswith("data:image/png")
             assert readout.inner_text().strip() != old_value

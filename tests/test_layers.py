@@ -5,6 +5,7 @@ inside functions included) names no course or CLI module; and dynamically,
 importing every tool module in a fresh interpreter loads no course module and
 none of the notebook stack.
 """
+
 from __future__ import annotations
 
 import ast
@@ -22,9 +23,11 @@ NOTEBOOK_STACK = ("nbformat", "nbclient", "matplotlib", "ipywidgets", "IPython",
 
 def tool_modules() -> list[Path]:
     skip = {PACKAGE / "course", PACKAGE / "cli"}
-    return sorted(p for p in PACKAGE.rglob("*.py")
-                  if not any(s == p or s in p.parents for s in skip) and "__pycache__" not in p.parts
-                  and p.name != "__main__.py")
+    return sorted(
+        p
+        for p in PACKAGE.rglob("*.py")
+        if not any(s == p or s in p.parents for s in skip) and "__pycache__" not in p.parts and p.name != "__main__.py"
+    )
 
 
 def imported_names(path: Path) -> set[str]:
@@ -55,11 +58,14 @@ def test_tool_modules_do_not_import_the_course_or_the_cli():
 
 
 def test_importing_every_tool_loads_no_course_module():
-    modules = [".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
-               for p in tool_modules()]
-    code = ("import importlib, sys\n"
-            f"for m in {modules!r}: importlib.import_module(m)\n"
-            f"print(sorted(m for m in sys.modules if m.startswith({UPPER!r}) or m.split('.')[0] in {NOTEBOOK_STACK!r}))")
+    modules = [
+        ".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__") for p in tool_modules()
+    ]
+    code = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        f"print(sorted(m for m in sys.modules if m.startswith({UPPER!r}) or m.split('.')[0] in {NOTEBOOK_STACK!r}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -1,4 +1,5 @@
 """The audit ledger: whitelist, caps, fail-open writes, and a summary anyone can recompute."""
+
 from __future__ import annotations
 
 import hashlib
@@ -7,8 +8,8 @@ import os
 
 import anyio
 import pytest
-from mcp.shared.exceptions import MCPError
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from labkit.errors import LabkitError
 from labkit.ledger import Ledger, read_lines, summarize, summarize_file, whitelist_args
@@ -17,8 +18,8 @@ from labkit.mcp_server import ServerConfig, run_tool
 
 from .conftest import run_cli
 
-BODY_MARKER = "BODY-MARKER-7f3a"        # only ever inside a file body
-DIFF_MARKER = "DIFF-MARKER-91c2"        # only ever inside diff text
+BODY_MARKER = "BODY-MARKER-7f3a"  # only ever inside a file body
+DIFF_MARKER = "DIFF-MARKER-91c2"  # only ever inside diff text
 SECRET = "sk-live-SMUGGLEDSECRET0123456789abcdef"
 
 
@@ -27,11 +28,13 @@ def smuggler(make_repo, tmp_path, monkeypatch):
     """A workspace whose bodies, diffs and secrets try to reach the ledger."""
     monkeypatch.setenv("LABKIT_SNAPSHOT_DIR", str(tmp_path / "snapshots"))
     repo = make_repo("smuggle")
-    repo.write_many({
-        "src/app.py": f"print('{BODY_MARKER}')\n" + "x = 1\n" * 600,
-        "src/pay.py": "def pay():\n    return 1\n",
-        ".env": f"API_KEY={SECRET}\n",
-    })
+    repo.write_many(
+        {
+            "src/app.py": f"print('{BODY_MARKER}')\n" + "x = 1\n" * 600,
+            "src/pay.py": "def pay():\n    return 1\n",
+            ".env": f"API_KEY={SECRET}\n",
+        }
+    )
     repo.commit("initial")
     repo.write("src/pay.py", f"def pay():\n    return '{DIFF_MARKER}'\n")
     repo.write(".env", f"API_KEY={SECRET}-rotated\n")
@@ -40,13 +43,13 @@ def smuggler(make_repo, tmp_path, monkeypatch):
 
 def _smuggling_calls(root, tmp_path) -> list[tuple[str, dict]]:
     return [
-        ("read_file", {"path": "src/app.py"}),                          # body
+        ("read_file", {"path": "src/app.py"}),  # body
         ("read_file", {"path": "src/app.py", "start_line": 401}),
-        ("git_diff", {"mode": "head"}),                                  # diff text
-        ("read_file", {"path": ".env"}),                                 # secret file
-        ("read_file", {"path": str(root / "src/app.py")}),               # absolute path argument
-        ("read_file", {"path": "src/app.py", "content": BODY_MARKER}),   # body smuggled as an extra arg
-        ("search_workspace", {"query": f"key {SECRET}"}),                # secret as a query
+        ("git_diff", {"mode": "head"}),  # diff text
+        ("read_file", {"path": ".env"}),  # secret file
+        ("read_file", {"path": str(root / "src/app.py")}),  # absolute path argument
+        ("read_file", {"path": "src/app.py", "content": BODY_MARKER}),  # body smuggled as an extra arg
+        ("search_workspace", {"query": f"key {SECRET}"}),  # secret as a query
         ("search_workspace", {"query": "x = 1", "glob": f"{tmp_path}/**"}),  # absolute path in a glob
         ("review_diff", {"allow": ["src/", str(root), "../up"]}),
         ("git_status", {}),
@@ -65,8 +68,11 @@ def test_no_body_diff_secret_or_absolute_path_reaches_the_file(smuggler, tmp_pat
     calls = _smuggling_calls(smuggler.path, tmp_path)
 
     async def go():
-        async with Client(server_parameters(smuggler.path, ledger=ledger_path,
-                                            env={"LABKIT_SNAPSHOT_DIR": str(tmp_path / "snapshots")})) as c:
+        async with Client(
+            server_parameters(
+                smuggler.path, ledger=ledger_path, env={"LABKIT_SNAPSHOT_DIR": str(tmp_path / "snapshots")}
+            )
+        ) as c:
             out = []
             for name, args in calls:
                 try:
@@ -117,7 +123,10 @@ def test_whitelist_cuts_long_strings_keeping_length_and_hash():
     assert out["limit"] == 5 and out["regex"] is False
     assert out["engineInvalid"] is True and "engine" not in out
     assert whitelist_args("git_diff", {"offset": True, "revision": "HEAD~1", "snapshot": "snap-" + "0" * 32}) == {
-        "offsetInvalid": True, "revisionInvalid": True, "snapshot": "snap-" + "0" * 32}
+        "offsetInvalid": True,
+        "revisionInvalid": True,
+        "snapshot": "snap-" + "0" * 32,
+    }
     assert whitelist_args("read_file", "not a dict") == {"argsMalformed": True}
     private_key = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n"
     assert "BEGIN" not in json.dumps(whitelist_args("review_diff", {"base": private_key}))
@@ -126,7 +135,7 @@ def test_whitelist_cuts_long_strings_keeping_length_and_hash():
 def test_the_line_cap_writes_one_marker_then_counts(tmp_path):
     path = tmp_path / "ledger.jsonl"
     ledger = Ledger(path, max_lines=3)
-    for i in range(6):
+    for _i in range(6):
         ledger.record("git_status", {}, status="ok", result={"staged": [], "unstaged": []})
     lines = read_lines(path)
     assert [ln["kind"] for ln in lines] == ["call", "call", "call", "truncated"]
@@ -164,8 +173,11 @@ def test_unwritable_ledger_does_not_break_the_server(smuggler, tmp_path):
     blocker.write_text("")
 
     async def go():
-        async with Client(server_parameters(smuggler.path, ledger=blocker / "ledger.jsonl",
-                                            env={"LABKIT_SNAPSHOT_DIR": str(tmp_path / "snapshots")})) as c:
+        async with Client(
+            server_parameters(
+                smuggler.path, ledger=blocker / "ledger.jsonl", env={"LABKIT_SNAPSHOT_DIR": str(tmp_path / "snapshots")}
+            )
+        ) as c:
             return await c.call_tool("read_file", {"path": "src/pay.py"})
 
     result = anyio.run(go)
@@ -212,7 +224,7 @@ def test_summary_is_recomputable_from_the_lines(smuggler, tmp_path):
     ledger_path = tmp_path / "run.jsonl"
     calls = [
         ("git_status", {}),
-        ("search_workspace", {"query": "x = 1", "limit": 5}),           # truncated ...
+        ("search_workspace", {"query": "x = 1", "limit": 5}),  # truncated ...
         ("search_workspace", {"query": "x = 1", "limit": 5, "glob": "*.md"}),  # ... narrowed, still nothing
         ("read_file", {"path": "src/pay.py"}),
         ("git_diff", {"mode": "head", "max_bytes": 1024}),
@@ -252,10 +264,10 @@ def test_summary_flags_the_careless_run(smuggler, tmp_path):
     ledger_path = tmp_path / "careless.jsonl"
     calls = [
         ("git_status", {}),
-        ("search_workspace", {"query": "x = 1", "limit": 5}),   # truncated, never followed
-        ("git_diff", {"mode": "head", "max_bytes": 1024}),      # first page only
-        ("review_diff", {"allow": ["src/"]}),                   # decides without reading src/pay.py
-        ("read_file", {"path": "src/pay.py"}),                  # reads after deciding
+        ("search_workspace", {"query": "x = 1", "limit": 5}),  # truncated, never followed
+        ("git_diff", {"mode": "head", "max_bytes": 1024}),  # first page only
+        ("review_diff", {"allow": ["src/"]}),  # decides without reading src/pay.py
+        ("read_file", {"path": "src/pay.py"}),  # reads after deciding
     ]
     results = _replay(root, ledger_path, calls)
     if not results[1][0]:
@@ -271,11 +283,26 @@ def test_summary_flags_the_careless_run(smuggler, tmp_path):
 
 def test_summary_of_mixed_pages_is_inconsistent():
     """Pages of one snapshot id claiming two revisions (a tampered or mixed ledger) are flagged."""
+
     def page(seq, offset, n, rev, total=3000):
-        return {"kind": "call", "sessionId": "s", "seq": seq, "tool": "git_diff", "status": "ok", "errorCode": None,
-                "args": {}, "recordedAtMs": 0,
-                "result": {"snapshotId": "snap-a", "sourceRevision": rev, "offset": offset, "returnedBytes": n,
-                           "totalBytes": total}}
+        return {
+            "kind": "call",
+            "sessionId": "s",
+            "seq": seq,
+            "tool": "git_diff",
+            "status": "ok",
+            "errorCode": None,
+            "args": {},
+            "recordedAtMs": 0,
+            "result": {
+                "snapshotId": "snap-a",
+                "sourceRevision": rev,
+                "offset": offset,
+                "returnedBytes": n,
+                "totalBytes": total,
+            },
+        }
+
     lines = [page(1, 0, 1000, "sha256:" + "1" * 64), page(2, 1000, 1000, "sha256:" + "2" * 64)]
     [obj] = summarize(lines)["diffObjects"]
     assert obj["pages"] == 2 and obj["consistent"] is False and obj["complete"] is False

@@ -3,6 +3,7 @@
 Tamper-evident, not tamper-proof: the last test shows a rebuilt chain passes,
 and what catches it (a head hash kept elsewhere).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,17 +19,29 @@ SHA_A = "a1" * 32
 def _careful(ledger: Ledger) -> None:
     """A session that earns evidenceBeforeDecision: true (status, read of the changed file, then the gate)."""
     ledger.record("git_status", {}, status="ok", result={"unstaged": [{"path": "src/pay.py"}], "staged": []})
-    ledger.record("search_workspace", {"query": "pay"}, status="ok",
-                  result={"matches": [{"path": "src/pay.py"}], "matchCount": 1, "truncated": False, "complete": True})
-    ledger.record("read_file", {"path": "src/pay.py"}, status="ok",
-                  result={"path": "src/pay.py", "contentSha256": SHA_A, "totalLines": 3})
+    ledger.record(
+        "search_workspace",
+        {"query": "pay"},
+        status="ok",
+        result={"matches": [{"path": "src/pay.py"}], "matchCount": 1, "truncated": False, "complete": True},
+    )
+    ledger.record(
+        "read_file",
+        {"path": "src/pay.py"},
+        status="ok",
+        result={"path": "src/pay.py", "contentSha256": SHA_A, "totalLines": 3},
+    )
     ledger.record("review_diff", {"allow": ["src/"]}, status="ok", result={"gate": "pass", "files": []})
 
 
 def _careless(ledger: Ledger) -> None:
     ledger.record("git_status", {}, status="ok", result={"unstaged": [{"path": "src/pay.py"}], "staged": []})
-    ledger.record("read_file", {"path": "src/cart.py"}, status="ok",
-                  result={"path": "src/cart.py", "contentSha256": SHA_A, "totalLines": 3})
+    ledger.record(
+        "read_file",
+        {"path": "src/cart.py"},
+        status="ok",
+        result={"path": "src/cart.py", "contentSha256": SHA_A, "totalLines": 3},
+    )
     ledger.record("review_diff", {"allow": ["src/"]}, status="ok", result={"gate": "pass", "files": []})
 
 
@@ -53,13 +66,19 @@ def test_each_line_carries_the_hash_of_the_one_before(careful):
     raw = _raw_lines(path)
     objs = [json.loads(r) for r in raw]
     assert objs[0]["prevSha256"] == GENESIS
-    for before, line in zip(raw, objs[1:]):
+    for before, line in zip(raw, objs[1:], strict=False):
         assert line["prevSha256"] == hashlib.sha256(before).hexdigest() == line_sha256(json.loads(before))
     summary = summarize_file(path)
     assert summary["chainStatus"] == "intact" and summary["chainBroken"] == []
     [session] = summary["sessions"]
-    assert session == {"sessionId": ledger.session_id, "lines": 4, "firstSeq": 1, "lastSeq": 4, "chain": "intact",
-                       "headSha256": ledger.head}
+    assert session == {
+        "sessionId": ledger.session_id,
+        "lines": 4,
+        "firstSeq": 1,
+        "lastSeq": 4,
+        "chain": "intact",
+        "headSha256": ledger.head,
+    }
     assert ledger.head == hashlib.sha256(raw[-1]).hexdigest()
     assert summary["evidenceBeforeDecision"] is True and summary["evidenceUnknownReason"] is None
 
@@ -114,8 +133,13 @@ def test_an_inserted_read_cannot_make_a_careless_run_careful(tmp_path):
     assert summarize_file(path)["evidenceBeforeDecision"] is False
     raw = _raw_lines(path)
     first = json.loads(raw[0])
-    forged = dict(json.loads(raw[1]), seq=2, prevSha256=hashlib.sha256(raw[0]).hexdigest(),
-                  args={"path": "src/pay.py"}, result={"path": "src/pay.py", "contentSha256": SHA_A})
+    forged = dict(
+        json.loads(raw[1]),
+        seq=2,
+        prevSha256=hashlib.sha256(raw[0]).hexdigest(),
+        args={"path": "src/pay.py"},
+        result={"path": "src/pay.py", "contentSha256": SHA_A},
+    )
     forged_raw = json.dumps(forged, separators=(",", ":"), sort_keys=True).encode()
     _write(path, [raw[0], forged_raw] + raw[1:])
     broken = _broken(path)
@@ -127,9 +151,19 @@ def test_lines_of_another_session_do_not_count_as_evidence(tmp_path):
     path = tmp_path / "careless.jsonl"
     _careless(Ledger(path))
     raw = _raw_lines(path)
-    forged = {"kind": "call", "schemaVersion": 2, "sessionId": "forged", "seq": 1, "prevSha256": GENESIS,
-              "tool": "read_file", "status": "ok", "errorCode": None, "args": {"path": "src/pay.py"},
-              "result": {"path": "src/pay.py", "contentSha256": SHA_A}, "recordedAtMs": 1}
+    forged = {
+        "kind": "call",
+        "schemaVersion": 2,
+        "sessionId": "forged",
+        "seq": 1,
+        "prevSha256": GENESIS,
+        "tool": "read_file",
+        "status": "ok",
+        "errorCode": None,
+        "args": {"path": "src/pay.py"},
+        "result": {"path": "src/pay.py", "contentSha256": SHA_A},
+        "recordedAtMs": 1,
+    }
     _write(path, raw[:2] + [json.dumps(forged, separators=(",", ":"), sort_keys=True).encode()] + raw[2:])
     summary = summarize_file(path)
     assert summary["chainStatus"] == "intact"  # both chains verify ...

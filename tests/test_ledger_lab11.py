@@ -1,10 +1,10 @@
 """Lab 11: the scripted runs through the real server, and the checkers that read their ledgers."""
+
 from __future__ import annotations
 
 import pytest
 
-from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED
-from labkit.course.check import lab11
+from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab11
 from labkit.ledger import summarize
 
 
@@ -67,8 +67,12 @@ def test_q2_reference_agrees_with_the_summary(runs):
 def test_q3_ledger_and_checker_agree():
     summary = summarize(lab11.Q3_LEDGER)
     assert summary["evidenceBeforeDecision"] is False
-    assert summary["offered"][0] == {"path": "src/pricing.py", "offeredBy": "git_status", "offeredAtSeq": 1,
-                                     "readBeforeDecision": False}
+    assert summary["offered"][0] == {
+        "path": "src/pricing.py",
+        "offeredBy": "git_status",
+        "offeredAtSeq": 1,
+        "readBeforeDecision": False,
+    }
     assert lab11.q3.check(False).status == CORRECT
     assert lab11.q3.check(...).status == NOT_ATTEMPTED
     _fails(lab11.q3, True, "status")
@@ -77,9 +81,9 @@ def test_q3_ledger_and_checker_agree():
 
 def _q4_session(tmp_path, *, skip_untracked=False, status=True, decide=True, read_after=False):
     from labkit.course.exercise_worlds import build_session_world
+    from labkit.course.repo_builder import IsolatedRepo
     from labkit.ledger import Ledger, read_lines
     from labkit.mcp_server import ServerConfig, run_tool
-    from labkit.course.repo_builder import IsolatedRepo
 
     with IsolatedRepo() as repo:
         build_session_world(repo)

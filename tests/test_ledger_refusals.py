@@ -1,4 +1,5 @@
 """Every request is on the record, and a ledger path that is not a regular file is refused, never a hang."""
+
 from __future__ import annotations
 
 import json
@@ -82,8 +83,12 @@ class _RawSession:
     """A raw JSON-RPC peer on the server's stdio (a fake client: the SDK's own client never sends malformed params)."""
 
     def __init__(self, args):
-        self.proc = subprocess.Popen([sys.executable, "-m", "labkit", *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "labkit", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -113,8 +118,20 @@ def test_requests_the_sdk_refuses_are_recorded(tmp_path, world):
     ledger_path = tmp_path / "ledger.jsonl"
     peer = _RawSession(["mcp", "serve", "--root", str(world.path), "--ledger", str(ledger_path)])
     try:
-        peer.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode())
+        peer.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                }
+            ).encode()
+        )
         peer.reply(0)
         peer.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
         # Refused by the SDK after dispatch (the middleware records them): -32602 replies.
@@ -123,37 +140,56 @@ def test_requests_the_sdk_refuses_are_recorded(tmp_path, world):
         peer.send(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":5,"arguments":{}}}')
         assert peer.reply(2)["error"]["code"] == -32602
         # Refused by the transport before dispatch (the SDK sends no reply at all; the watcher records them).
-        peer.send(b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":'
-                  b'{"name":"search_workspace","arguments":{"query":"a\\ud800b"}}}')
+        peer.send(
+            b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":'
+            b'{"name":"search_workspace","arguments":{"query":"a\\ud800b"}}}'
+        )
         peer.send(b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"junk"}')
-        peer.send(b'not json at all')  # not a request: nothing to record
+        peer.send(b"not json at all")  # not a request: nothing to record
         # Refused by labkit itself, as before.
         peer.send(b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope","arguments":{}}}')
         assert peer.reply(5)["error"]["code"] == -32602
-        peer.send(b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read_file",'
-                  b'"arguments":{"path":"a.txt","start_line":"x"}}}')
+        peer.send(
+            b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read_file",'
+            b'"arguments":{"path":"a.txt","start_line":"x"}}}'
+        )
         assert peer.reply(6)["result"]["isError"] is True
-        peer.send(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file",'
-                  b'"arguments":{"path":"a.txt"}}}')
+        peer.send(
+            b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}'
+        )
         assert peer.reply(7)["result"]["structuredContent"]["content"] == "hello\n"
     finally:
         peer.close()
     lines = read_lines(ledger_path)
     assert sorted(ln["seq"] for ln in lines) == list(range(1, 8))
-    rows = sorted((ln["tool"], ln["status"], ln.get("refusedBy") or "", json.dumps(ln["args"], sort_keys=True))
-                  for ln in lines)
-    assert rows == sorted([
-        ("read_file", "refused", "protocol", '{"argsMalformed": true}'),
-        ("<unknown>", "refused", "protocol", "{}"),
-        ("search_workspace", "refused", "protocol", json.dumps(
-            {"query": "a\\xed\\xa0\\x80b", "queryEscaped": True,
-             "querySha256": next(ln["args"]["querySha256"] for ln in lines if ln["tool"] == "search_workspace")},
-            sort_keys=True)),
-        ("<unknown>", "refused", "protocol", '{"argsMalformed": true}'),
-        ("<unknown>", "refused", "", "{}"),
-        ("read_file", "refused", "", '{"path": "a.txt", "startLineInvalid": true}'),
-        ("read_file", "ok", "", '{"path": "a.txt"}'),
-    ])
+    rows = sorted(
+        (ln["tool"], ln["status"], ln.get("refusedBy") or "", json.dumps(ln["args"], sort_keys=True)) for ln in lines
+    )
+    assert rows == sorted(
+        [
+            ("read_file", "refused", "protocol", '{"argsMalformed": true}'),
+            ("<unknown>", "refused", "protocol", "{}"),
+            (
+                "search_workspace",
+                "refused",
+                "protocol",
+                json.dumps(
+                    {
+                        "query": "a\\xed\\xa0\\x80b",
+                        "queryEscaped": True,
+                        "querySha256": next(
+                            ln["args"]["querySha256"] for ln in lines if ln["tool"] == "search_workspace"
+                        ),
+                    },
+                    sort_keys=True,
+                ),
+            ),
+            ("<unknown>", "refused", "protocol", '{"argsMalformed": true}'),
+            ("<unknown>", "refused", "", "{}"),
+            ("read_file", "refused", "", '{"path": "a.txt", "startLineInvalid": true}'),
+            ("read_file", "ok", "", '{"path": "a.txt"}'),
+        ]
+    )
     assert all(ln["errorCode"] == "invalid_argument" for ln in lines if ln["status"] == "refused")
     summary = summarize_file(ledger_path)
     assert summary["calls"] == 7 and summary["errors"] == 6 and summary["chainStatus"] == "intact"

@@ -1,4 +1,5 @@
 """The ledger never holds a detected secret or an absolute path; search honesty fields are kept as numbers."""
+
 from __future__ import annotations
 
 import json
@@ -16,22 +17,29 @@ def test_the_hand_written_patterns_are_gone():
     assert not hasattr(ledger_module, "looks_secret") and not hasattr(ledger_module, "_SECRET_PATTERNS")
 
 
-@pytest.mark.parametrize("query", [
-    AWS_SECRET,                                            # a bare secret access key
-    f"aws_secret_access_key={AWS_SECRET}",                 # as in ~/.aws/credentials
-    f"AWS_SECRET_ACCESS_KEY = {AWS_SECRET}",
-    f'secret = "{AWS_SECRET}"',
-    f"grep {AWS_KEY_ID} -r .",                             # an access key id
-    "password=hunter2hunter2",                             # a keyword assignment
-    "-----BEGIN RSA PRIVATE KEY-----",
-    "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2,                   # a GitHub token
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        AWS_SECRET,  # a bare secret access key
+        f"aws_secret_access_key={AWS_SECRET}",  # as in ~/.aws/credentials
+        f"AWS_SECRET_ACCESS_KEY = {AWS_SECRET}",
+        f'secret = "{AWS_SECRET}"',
+        f"grep {AWS_KEY_ID} -r .",  # an access key id
+        "password=hunter2hunter2",  # a keyword assignment
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2,  # a GitHub token
+    ],
+)
 def test_a_secret_in_a_search_query_never_reaches_the_file(tmp_path, query):
     path = tmp_path / "ledger.jsonl"
     ledger = Ledger(path)
     for truncated in (True, False):  # a truncated search, then the same query complete
-        ledger.record("search_workspace", {"query": query, "limit": 5}, status="ok",
-                      result={"matchCount": 5, "truncated": truncated, "complete": not truncated, "matches": []})
+        ledger.record(
+            "search_workspace",
+            {"query": query, "limit": 5},
+            status="ok",
+            result={"matchCount": 5, "truncated": truncated, "complete": not truncated, "matches": []},
+        )
     raw = path.read_text("utf-8")
     for fragment in (AWS_SECRET, AWS_KEY_ID, "hunter2", "PRIVATE KEY", "A1b2C3d4E5f6"):
         assert fragment not in raw
@@ -48,24 +56,33 @@ def test_a_secret_in_a_search_query_never_reaches_the_file(tmp_path, query):
 
 
 def test_ordinary_queries_are_kept(tmp_path):
-    for query in ("apply_discount", "def pay(", r"\bfoo_[a-z]+\(", "SELECT * FROM users WHERE id = 1",
-                  "TODO: remove before release", "src/app.py"):
+    for query in (
+        "apply_discount",
+        "def pay(",
+        r"\bfoo_[a-z]+\(",
+        "SELECT * FROM users WHERE id = 1",
+        "TODO: remove before release",
+        "src/app.py",
+    ):
         out = whitelist_args("search_workspace", {"query": query})
         assert out["query"] == query and "queryRedacted" not in out, query
 
 
-@pytest.mark.parametrize("query, kept", [
-    ("x | /home/alice/.ssh/id_rsa", "x | <abs>"),
-    ("x|/home/alice/.ssh/id_rsa", "x|<abs>"),
-    ("cat </home/alice/.ssh/id_rsa", "cat <<abs>"),
-    ("cat < /home/alice/.ssh/id_rsa", "cat < <abs>"),
-    ("echo k >/etc/cron.d/x", "echo k ><abs>"),
-    ("a && /usr/bin/env", "a && <abs>"),
-    ("$(cat /etc/passwd)", "$(cat <abs>)"),
-    ("`ls /srv/data`", "`ls <abs>`"),
-    ("open('/var/lib/db')", "open('<abs>')"),
-    ("key=/home/alice/x", "key=<abs>"),
-])
+@pytest.mark.parametrize(
+    "query, kept",
+    [
+        ("x | /home/alice/.ssh/id_rsa", "x | <abs>"),
+        ("x|/home/alice/.ssh/id_rsa", "x|<abs>"),
+        ("cat </home/alice/.ssh/id_rsa", "cat <<abs>"),
+        ("cat < /home/alice/.ssh/id_rsa", "cat < <abs>"),
+        ("echo k >/etc/cron.d/x", "echo k ><abs>"),
+        ("a && /usr/bin/env", "a && <abs>"),
+        ("$(cat /etc/passwd)", "$(cat <abs>)"),
+        ("`ls /srv/data`", "`ls <abs>`"),
+        ("open('/var/lib/db')", "open('<abs>')"),
+        ("key=/home/alice/x", "key=<abs>"),
+    ],
+)
 def test_absolute_paths_are_scrubbed_after_pipes_and_redirections(query, kept):
     out = whitelist_args("search_workspace", {"query": query})
     assert out["query"] == kept and out["queryScrubbed"] is True
@@ -94,20 +111,38 @@ def test_ids_and_hashes_are_not_scanned():
 
 
 def test_paths_in_results_holding_a_secret_are_not_named():
-    meta = result_metadata("search_workspace", {"matches": [{"path": "src/a.py"}, {"path": f"keys/{AWS_KEY_ID}.txt"}],
-                                                "matchCount": 2, "truncated": False})
+    meta = result_metadata(
+        "search_workspace",
+        {"matches": [{"path": "src/a.py"}, {"path": f"keys/{AWS_KEY_ID}.txt"}], "matchCount": 2, "truncated": False},
+    )
     assert meta["paths"] == ["src/a.py"]
 
 
 def test_search_honesty_fields_are_kept_as_numbers_and_booleans():
-    meta = result_metadata("search_workspace", {
-        "engine": "ripgrep", "matches": [{"path": "src/a.py", "matchInSecret": True, "text": AWS_KEY_ID}],
-        "matchCount": 1, "truncated": False, "complete": False,
-        "incompleteReasons": ["oversize", "deadline", "made-up reason with text", {"reason": "unreadable"}, 7],
-        "redactions": 2, "matchesInSecrets": 1, "stats": {"skippedOversize": 1}})
-    assert meta == {"engine": "ripgrep", "matchCount": 1, "truncated": False, "complete": False,
-                    "incompleteReasons": ["oversize", "deadline", "unreadable"], "redactions": 2,
-                    "matchesInSecrets": 1, "paths": ["src/a.py"]}
+    meta = result_metadata(
+        "search_workspace",
+        {
+            "engine": "ripgrep",
+            "matches": [{"path": "src/a.py", "matchInSecret": True, "text": AWS_KEY_ID}],
+            "matchCount": 1,
+            "truncated": False,
+            "complete": False,
+            "incompleteReasons": ["oversize", "deadline", "made-up reason with text", {"reason": "unreadable"}, 7],
+            "redactions": 2,
+            "matchesInSecrets": 1,
+            "stats": {"skippedOversize": 1},
+        },
+    )
+    assert meta == {
+        "engine": "ripgrep",
+        "matchCount": 1,
+        "truncated": False,
+        "complete": False,
+        "incompleteReasons": ["oversize", "deadline", "unreadable"],
+        "redactions": 2,
+        "matchesInSecrets": 1,
+        "paths": ["src/a.py"],
+    }
     # Strings are never copied into the counts.
     meta = result_metadata("search_workspace", {"complete": "no", "redactions": "2", "matchesInSecrets": [1]})
     assert "complete" not in meta and "redactions" not in meta and "matchesInSecrets" not in meta
@@ -116,30 +151,46 @@ def test_search_honesty_fields_are_kept_as_numbers_and_booleans():
 def _search(seq, query, *, truncated=False, complete=True, sid="s", matches_in_secrets=0):
     import hashlib
 
-    return {"kind": "call", "sessionId": sid, "seq": seq, "tool": "search_workspace", "status": "ok",
-            "args": {"query": query, "querySha256": hashlib.sha256(query.encode()).hexdigest()},
-            "result": {"matchCount": 3, "truncated": truncated, "complete": complete,
-                       "incompleteReasons": [] if complete else ["oversize"],
-                       "matchesInSecrets": matches_in_secrets}}
+    return {
+        "kind": "call",
+        "sessionId": sid,
+        "seq": seq,
+        "tool": "search_workspace",
+        "status": "ok",
+        "args": {"query": query, "querySha256": hashlib.sha256(query.encode()).hexdigest()},
+        "result": {
+            "matchCount": 3,
+            "truncated": truncated,
+            "complete": complete,
+            "incompleteReasons": [] if complete else ["oversize"],
+            "matchesInSecrets": matches_in_secrets,
+        },
+    }
 
 
 def test_an_incomplete_search_counts_like_a_truncated_one():
-    lines = [_search(1, "a", complete=False),                    # incomplete, not truncated
-             _search(2, "b", truncated=True, complete=False),    # truncated
-             _search(3, "b", truncated=False, complete=False),   # still incomplete: not a follow-up
-             _search(4, "a", truncated=False, complete=True),    # follows up seq 1
-             _search(5, "c", matches_in_secrets=2)]
+    lines = [
+        _search(1, "a", complete=False),  # incomplete, not truncated
+        _search(2, "b", truncated=True, complete=False),  # truncated
+        _search(3, "b", truncated=False, complete=False),  # still incomplete: not a follow-up
+        _search(4, "a", truncated=False, complete=True),  # follows up seq 1
+        _search(5, "c", matches_in_secrets=2),
+    ]
     summary = summarize(lines)
     assert [(s["seq"], s["truncated"], s["complete"]) for s in summary["truncatedSearchesNotFollowed"]] == [
-        (2, True, False), (3, False, False)]
+        (2, True, False),
+        (3, False, False),
+    ]
     assert summary["truncatedSearchesNotFollowed"][1]["incompleteReasons"] == ["oversize"]
     assert summary["searchesInSecrets"] == [{"seq": 5, "matchesInSecrets": 2}]
 
 
 def test_the_summary_never_repeats_a_query_holding_a_secret():
     """An old (schemaVersion 1) ledger may hold a secret its patterns missed: the summary withholds it."""
-    lines = [_search(1, f"aws_secret_access_key={AWS_SECRET}", truncated=True, complete=False),
-             _search(2, "ordinary", truncated=True, complete=False)]
+    lines = [
+        _search(1, f"aws_secret_access_key={AWS_SECRET}", truncated=True, complete=False),
+        _search(2, "ordinary", truncated=True, complete=False),
+    ]
     summary = summarize(lines)
     assert AWS_SECRET not in json.dumps(summary)
     first, second = summary["truncatedSearchesNotFollowed"]
@@ -159,7 +210,11 @@ def test_queries_of_chained_lines_are_repeated_as_written(tmp_path):
     path = tmp_path / "ledger.jsonl"
     ledger = Ledger(path)
     for i in range(150):
-        ledger.record("search_workspace", {"query": f"ordinary_{i}"}, status="ok",
-                      result={"matchCount": 5, "truncated": True, "complete": False})
+        ledger.record(
+            "search_workspace",
+            {"query": f"ordinary_{i}"},
+            status="ok",
+            result={"matchCount": 5, "truncated": True, "complete": False},
+        )
     entries = summarize_file(path)["truncatedSearchesNotFollowed"]
     assert [e["query"] for e in entries] == [f"ordinary_{i}" for i in range(150)]

@@ -1,8 +1,8 @@
 """Lab 10 checkers: the reference passes, realistic agent mistakes fail with the right message."""
+
 from __future__ import annotations
 
-from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED
-from labkit.course.check import lab10
+from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab10
 from labkit.course.check.lab10 import Q1_RESULT, Q2_FIRST_PAGE
 
 
@@ -32,17 +32,16 @@ def test_q2_second_diff_page():
     assert lab10.q2.check(good).status == CORRECT
     assert lab10.q2.check(...).status == NOT_ATTEMPTED
     _fails(lab10.q2, {"offset": Q2_FIRST_PAGE["nextOffset"], "max_bytes": 4096}, "snapshot_required")
-    _fails(lab10.q2, {"offset": Q2_FIRST_PAGE["nextOffset"], "revision": Q2_FIRST_PAGE["sourceRevision"]},
-           "recomputes")
+    _fails(lab10.q2, {"offset": Q2_FIRST_PAGE["nextOffset"], "revision": Q2_FIRST_PAGE["sourceRevision"]}, "recomputes")
     _fails(lab10.q2, {"offset": 4096, "snapshot": Q2_FIRST_PAGE["snapshotId"]}, "newline")
-    _fails(lab10.q2, {"offset": Q2_FIRST_PAGE["returnedBytes"] + 1, "snapshot": Q2_FIRST_PAGE["snapshotId"]},
-           "off by one")
+    _fails(
+        lab10.q2, {"offset": Q2_FIRST_PAGE["returnedBytes"] + 1, "snapshot": Q2_FIRST_PAGE["snapshotId"]}, "off by one"
+    )
     _fails(lab10.q2, {"offset": 0, "snapshot": Q2_FIRST_PAGE["snapshotId"]}, "first page again")
     _fails(lab10.q2, dict(good, snapshot="snap-" + "0" * 32), "not the snapshot id")
     _fails(lab10.q2, dict(good, pager="naive"), "pager")
     _fails(lab10.q2, dict(good, max_bytes=100), "1024")
-    for answer in ({"offset": 4096, "snapshot": Q2_FIRST_PAGE["snapshotId"]},
-                   {"offset": Q2_FIRST_PAGE["nextOffset"]}):
+    for answer in ({"offset": 4096, "snapshot": Q2_FIRST_PAGE["snapshotId"]}, {"offset": Q2_FIRST_PAGE["nextOffset"]}):
         assert str(Q2_FIRST_PAGE["nextOffset"]) not in lab10.q2.check(answer).message
 
 

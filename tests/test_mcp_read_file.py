@@ -1,4 +1,5 @@
 """read_file: the MCP server's bounded line-range read of one workspace file."""
+
 from __future__ import annotations
 
 import hashlib
@@ -51,8 +52,16 @@ def test_line_endings_and_edges():
 
 
 def test_refusals_have_stable_codes(repo, tmp_path):
-    repo.write_many({"ok.txt": "fine\n", ".env.production": "SECRET=1\n", "keys/id_rsa": "KEY\n",
-                     "bin.dat": b"\x00\x01\x02", ".labignore": "private/\n", "private/notes.txt": "hidden\n"})
+    repo.write_many(
+        {
+            "ok.txt": "fine\n",
+            ".env.production": "SECRET=1\n",
+            "keys/id_rsa": "KEY\n",
+            "bin.dat": b"\x00\x01\x02",
+            ".labignore": "private/\n",
+            "private/notes.txt": "hidden\n",
+        }
+    )
     repo.write("huge.txt", "x" * (2 * 1024 * 1024 + 1))
     (tmp_path / "outside.txt").write_text("outside\n")
     repo.symlink("out", str(tmp_path / "outside.txt"))

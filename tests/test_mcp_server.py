@@ -1,4 +1,5 @@
 """The MCP server, exercised as an agent uses it: a subprocess and the SDK's real stdio client."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,8 @@ import sys
 
 import anyio
 import pytest
-from mcp.shared.exceptions import MCPError
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from labkit.mcp_client import server_parameters
 from labkit.mcp_server import TOOLS, UNTRUSTED, ServerConfig, UnknownTool, available_tools, run_tool
@@ -21,12 +22,14 @@ BIG_LINE = "値段 = 'ünïcödé ✓' " * 8  # multibyte characters on every li
 
 def _world(make_repo):
     repo = make_repo("world")
-    repo.write_many({
-        "src/app.py": "".join(f"def handler_{i}():\n    return {i}\n" for i in range(300)),
-        "src/util.py": "import os\nTOKEN_NAME = 'not a secret'\n",
-        "docs/notes.md": "# Notes\nneedle here\n",
-        ".env": "API_KEY=sk-live-abcdefghijklmnopqrstuvwxyz0123\n",
-    })
+    repo.write_many(
+        {
+            "src/app.py": "".join(f"def handler_{i}():\n    return {i}\n" for i in range(300)),
+            "src/util.py": "import os\nTOKEN_NAME = 'not a secret'\n",
+            "docs/notes.md": "# Notes\nneedle here\n",
+            ".env": "API_KEY=sk-live-abcdefghijklmnopqrstuvwxyz0123\n",
+        }
+    )
     repo.commit("initial")
     repo.write("src/app.py", "".join(f"# {BIG_LINE} {i}\n" for i in range(200)))
     repo.write(".env", "API_KEY=sk-live-ZZZZZZZZZZZZZZZZZZZZZZZZZZZ9999\n")
@@ -87,11 +90,20 @@ def test_lists_every_tool_read_only_bounded_and_warned(world, tmp_path):
 
     with_index = _run(go)
     assert {t.name for t in with_index} == {
-        "search_workspace", "git_status", "git_diff", "review_diff", "search_code", "get_file_context", "read_file"}
+        "search_workspace",
+        "git_status",
+        "git_diff",
+        "review_diff",
+        "search_code",
+        "get_file_context",
+        "read_file",
+    }
     # Without --index the index tools are not offered, and a call to one says why.
     no_index = ServerConfig(root=str(world.path))
-    assert {t.name for t in available_tools(no_index)} == {t.name for t in with_index} - {"search_code",
-                                                                                        "get_file_context"}
+    assert {t.name for t in available_tools(no_index)} == {t.name for t in with_index} - {
+        "search_code",
+        "get_file_context",
+    }
     with pytest.raises(UnknownTool) as err:  # not offered: the server answers with a JSON-RPC error
         run_tool(no_index, "search_code", {"query": "handler"})
     assert err.value.code == "invalid_argument" and "--index" in err.value.message
@@ -152,17 +164,22 @@ def test_structured_content_equals_the_cli_json(world, tmp_path, monkeypatch):
 
     root, index = str(world.path), tmp_path / "index"
     build_index(index, [world.path])
-    out = _call_all(server_parameters(root, index=index, env=_env(tmp_path)), {
-        "status": ("git_status", {}),
-        "review": ("review_diff", {"allow": ["src/"]}),
-        "diff": ("git_diff", {"mode": "head", "max_bytes": 4096}),
-        "read": ("read_file", {"path": "src/util.py"}),
-        "hits": ("search_workspace", {"query": "ünïcödé", "limit": 3}),
-        "secret": ("search_workspace", {"query": "API_KEY"}),
-        "code": ("search_code", {"query": "TOKEN_NAME"}),
-        "context": ("get_file_context", {"repository": "world", "file_path": "src/util.py", "line_number": 2,
-                                         "lines_before": 1}),
-    })
+    out = _call_all(
+        server_parameters(root, index=index, env=_env(tmp_path)),
+        {
+            "status": ("git_status", {}),
+            "review": ("review_diff", {"allow": ["src/"]}),
+            "diff": ("git_diff", {"mode": "head", "max_bytes": 4096}),
+            "read": ("read_file", {"path": "src/util.py"}),
+            "hits": ("search_workspace", {"query": "ünïcödé", "limit": 3}),
+            "secret": ("search_workspace", {"query": "API_KEY"}),
+            "code": ("search_code", {"query": "TOKEN_NAME"}),
+            "context": (
+                "get_file_context",
+                {"repository": "world", "file_path": "src/util.py", "line_number": 2, "lines_before": 1},
+            ),
+        },
+    )
     # Per-run measurements (timings) differ between any two runs; everything else must match.
     strip = lambda d: {k: v for k, v in d.items() if k not in ("elapsedMs", "durationMs", "stats")}  # noqa: E731
     assert out["status"] == _cli_json("status", root)
@@ -176,16 +193,18 @@ def test_structured_content_equals_the_cli_json(world, tmp_path, monkeypatch):
     monkeypatch.setenv("LABKIT_SNAPSHOT_DIR", str(tmp_path / "snapshots"))
     cli_diff = _cli_json("diff", root, "--mode", "head", "--max-bytes", "4096")
     # Same worktree, same D: an identical page; only the snapshot id is per call.
-    assert {k: v for k, v in out["diff"].items() if k != "snapshotId"} == \
-        {k: v for k, v in cli_diff.items() if k != "snapshotId"}
+    assert {k: v for k, v in out["diff"].items() if k != "snapshotId"} == {
+        k: v for k, v in cli_diff.items() if k != "snapshotId"
+    }
     assert out["read"]["content"] == "import os\nTOKEN_NAME = 'not a secret'\n"
     assert all("sk-live" not in json.dumps(v) for v in out.values())
 
 
 def test_diff_pages_across_calls_stay_on_one_snapshot(world, tmp_path):
     root = str(world.path)
-    expected = plain_git(root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--find-renames",
-                         "HEAD", "--", "src").stdout
+    expected = plain_git(
+        root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--find-renames", "HEAD", "--", "src"
+    ).stdout
     assert len(expected) > 5 * 1024
 
     async def go():
@@ -194,15 +213,31 @@ def test_diff_pages_across_calls_stay_on_one_snapshot(world, tmp_path):
             page = first.structured_content
             # The worktree moves on after the first page: later pages must not see it.
             world.write("src/app.py", "completely different\n" * 50)
-            no_snapshot = await c.call_tool("git_diff", {"mode": "head", "path": "src", "offset": page["nextOffset"],
-                                                         "max_bytes": 1024})
-            drift = await c.call_tool("git_diff", {"mode": "head", "path": "src", "offset": page["nextOffset"],
-                                                   "max_bytes": 1024, "revision": page["sourceRevision"]})
+            no_snapshot = await c.call_tool(
+                "git_diff", {"mode": "head", "path": "src", "offset": page["nextOffset"], "max_bytes": 1024}
+            )
+            drift = await c.call_tool(
+                "git_diff",
+                {
+                    "mode": "head",
+                    "path": "src",
+                    "offset": page["nextOffset"],
+                    "max_bytes": 1024,
+                    "revision": page["sourceRevision"],
+                },
+            )
             pages = [page]
             while pages[-1]["hasMore"]:
-                nxt = await c.call_tool("git_diff", {"mode": "head", "path": "src", "max_bytes": 1024,
-                                                     "offset": pages[-1]["nextOffset"],
-                                                     "snapshot": page["snapshotId"]})
+                nxt = await c.call_tool(
+                    "git_diff",
+                    {
+                        "mode": "head",
+                        "path": "src",
+                        "max_bytes": 1024,
+                        "offset": pages[-1]["nextOffset"],
+                        "snapshot": page["snapshotId"],
+                    },
+                )
                 assert not nxt.is_error, nxt.content
                 pages.append(nxt.structured_content)
             return pages, no_snapshot, drift
@@ -286,12 +321,22 @@ def test_malformed_arguments_are_clear_tool_errors_and_the_server_carries_on(wor
 
     r = _run(go)
     expect = {
-        "missing": "invalid_argument", "extra": "invalid_argument",
-        "limit_high": "invalid_argument", "limit_low": "invalid_argument", "short_query": "invalid_argument",
-        "wrong_type": "invalid_argument", "bool_as_int": "invalid_argument", "max_bytes": "invalid_argument",
-        "negative_offset": "invalid_offset", "bad_mode": "invalid_argument", "bad_revision": "invalid_argument",
-        "allow_type": "invalid_argument", "end_before_start": "invalid_argument",
-        "past_end": "line_out_of_range", "missing_file": "file_not_found", "folder": "not_regular_file",
+        "missing": "invalid_argument",
+        "extra": "invalid_argument",
+        "limit_high": "invalid_argument",
+        "limit_low": "invalid_argument",
+        "short_query": "invalid_argument",
+        "wrong_type": "invalid_argument",
+        "bool_as_int": "invalid_argument",
+        "max_bytes": "invalid_argument",
+        "negative_offset": "invalid_offset",
+        "bad_mode": "invalid_argument",
+        "bad_revision": "invalid_argument",
+        "allow_type": "invalid_argument",
+        "end_before_start": "invalid_argument",
+        "past_end": "line_out_of_range",
+        "missing_file": "file_not_found",
+        "folder": "not_regular_file",
         "bad_snapshot": "invalid_argument",
     }
     assert {k: _error_code(r[k]) for k in expect} == expect
@@ -308,9 +353,12 @@ def _frames(stdout: bytes) -> list[dict]:
 
 
 def test_survives_malformed_json_rpc_and_disconnect_without_stdout_noise(world, tmp_path):
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "raw", "version": "0"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }
     lines = [
         json.dumps(init),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
@@ -319,13 +367,20 @@ def test_survives_malformed_json_rpc_and_disconnect_without_stdout_noise(world, 
         json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 42}}),
         json.dumps({"jsonrpc": "2.0", "id": 4, "method": "no/such/method"}),
         "\x00\xff garbage",
-        json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-                    "params": {"name": "read_file", "arguments": {"path": "src/util.py"}}}),
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 5,
+                "method": "tools/call",
+                "params": {"name": "read_file", "arguments": {"path": "src/util.py"}},
+            }
+        ),
     ]
     params = server_parameters(world.path)
     env = dict(os.environ, LABKIT_SNAPSHOT_DIR=str(tmp_path / "snapshots"))
-    proc = subprocess.Popen([params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
     proc.stdin.write(("\n".join(lines) + "\n").encode())
     proc.stdin.flush()
     raw = b""
@@ -352,10 +407,15 @@ def test_survives_malformed_json_rpc_and_disconnect_without_stdout_noise(world, 
 def test_client_that_vanishes_mid_call_leaves_no_traceback(world, tmp_path):
     params = server_parameters(world.path)
     env = dict(os.environ, LABKIT_SNAPSHOT_DIR=str(tmp_path / "snapshots"))
-    proc = subprocess.Popen([params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env)
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+    proc = subprocess.Popen(
+        [params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }
     proc.stdin.write((json.dumps(init) + "\n").encode())
     proc.stdin.flush()
     first = proc.stdout.readline()

@@ -1,14 +1,17 @@
 """The pure functions behind the lab 10/11 explorers, and their headless default render."""
+
 from __future__ import annotations
 
-from labkit.ledger import summarize
 from labkit.course.widgets.mcp import calls_for_diff, cap_view, capped_lines, diff_calls_explorer, ledger_cap_explorer
+from labkit.ledger import summarize
 
 
 def _lines(n):
     tools = ["git_status"] * (n - 1) + ["review_diff"]
-    return [{"kind": "call", "sessionId": "s", "seq": i + 1, "tool": t, "status": "ok", "args": {}, "result": {}}
-            for i, t in enumerate(tools)]
+    return [
+        {"kind": "call", "sessionId": "s", "seq": i + 1, "tool": t, "status": "ok", "args": {}, "result": {}}
+        for i, t in enumerate(tools)
+    ]
 
 
 def test_calls_for_diff_counts_round_trips():

@@ -6,6 +6,7 @@ starter (*Run All*, no error allowed, every check "Not attempted"), and the
 starter with each ``qN.solution()`` pasted into its answer cell (every check
 "Correct").
 """
+
 from __future__ import annotations
 
 import ast
@@ -13,16 +14,20 @@ import importlib
 import json
 import re
 import shutil
-import subprocess
 import sys
-import time
 
 import nbformat
 import pytest
 
 from labkit.course.check import Exercise
 from labkit.course.labfiles import (
-    answer_names, clean_problems, is_solution_cell, lab_names, labs_dir, read_lab, sync_problems,
+    answer_names,
+    clean_problems,
+    is_solution_cell,
+    lab_names,
+    labs_dir,
+    read_lab,
+    sync_problems,
 )
 from labkit.course.notebooks import KERNEL_NAME, execute_notebook
 from labkit.course.starter import make_starter
@@ -93,9 +98,12 @@ def test_course_structure(name):
             checks.append(m.group(2))
         elif cell.cell_type == "code":
             assert not re.search(r"^answer_q\d+\s*=", cell.source, re.M), (
-                f"{name}: cell {i} assigns an answer outside a solution cell (the starter writes the placeholder)")
+                f"{name}: cell {i} assigns an answer outside a solution cell (the starter writes the placeholder)"
+            )
     assert checks, f"{name}: no exercise"
-    assert sorted(checks) == sorted(_exercises(lab)), f"{name}: the lab's exercises and labkit.course.check.lab{lab} differ"
+    assert sorted(checks) == sorted(_exercises(lab)), (
+        f"{name}: the lab's exercises and labkit.course.check.lab{lab} differ"
+    )
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -132,8 +140,11 @@ def _check_verdicts(executed) -> list[str]:
     verdicts = []
     for cell in executed.cells:
         if cell.cell_type == "code" and CHECK_CALL.match(cell.source.strip()):
-            shown = [o.get("data", {}).get("text/plain", "") for o in cell.get("outputs", [])
-                     if o.get("output_type") == "execute_result"]
+            shown = [
+                o.get("data", {}).get("text/plain", "")
+                for o in cell.get("outputs", [])
+                if o.get("output_type") == "execute_result"
+            ]
             verdicts.append(shown[0] if shown else "<no output>")
     return verdicts
 
@@ -142,8 +153,10 @@ def _run(name, nb, tmp_path, label):
     out = tmp_path / f"{label}-{name}.ipynb"
     run = execute_notebook(labs_dir() / f"{name}.ipynb", out, timeout=CELL_TIMEOUT, nb=nb)
     if not run.ok:
-        pytest.fail(f"{label} {name} failed in cell {run.failed_cell_index}: {run.error}\n"
-                    f"--- cell source ---\n{run.failed_cell_source}")
+        pytest.fail(
+            f"{label} {name} failed in cell {run.failed_cell_index}: {run.error}\n"
+            f"--- cell source ---\n{run.failed_cell_source}"
+        )
     return nbformat.read(out, as_version=4)
 
 

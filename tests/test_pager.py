@@ -1,4 +1,5 @@
 """The pure pagers: the safe one never splits a character, the naive one reproduces the defect."""
+
 from __future__ import annotations
 
 import base64
@@ -7,7 +8,13 @@ import pytest
 
 from labkit.errors import LabkitError
 from labkit.pager import (
-    cut_length, is_valid_utf8, iter_pages, last_char_boundary, paginate_naive, paginate_utf8_safe, reassemble,
+    cut_length,
+    is_valid_utf8,
+    iter_pages,
+    last_char_boundary,
+    paginate_naive,
+    paginate_utf8_safe,
+    reassemble,
 )
 
 SEED_LINE = ("export const text = '" + "汉🚀" * 900 + "';\n").encode()
@@ -53,7 +60,7 @@ def test_offset_inside_a_character_is_refused(offset):
 @pytest.mark.parametrize("offset", [0, 5, 21, 24, 28])
 def test_offset_on_a_character_boundary_is_served(offset):
     page = paginate_utf8_safe(SEED_LINE, offset, 1024)
-    assert page.data == SEED_LINE[offset:offset + page.returned_bytes]
+    assert page.data == SEED_LINE[offset : offset + page.returned_bytes]
     page.data.decode("utf-8", "strict")
 
 

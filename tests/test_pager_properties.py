@@ -1,4 +1,5 @@
 """Property tests for the safe pager: random text, random page sizes, exact reassembly."""
+
 from __future__ import annotations
 
 from hypothesis import HealthCheck, example, given, settings
@@ -50,4 +51,4 @@ def test_any_offset_is_a_boundary_or_refused(text, max_bytes, data):
         assert is_continuation(raw[offset])
     else:
         assert not is_continuation(raw[offset])
-        assert page.data == raw[offset:offset + page.returned_bytes]
+        assert page.data == raw[offset : offset + page.returned_bytes]

@@ -1,4 +1,5 @@
 """Path safety: one function decides whether a user's path stays inside a root."""
+
 from __future__ import annotations
 
 import os
@@ -62,8 +63,9 @@ def test_dotdot_escape(world, bad):
     assert code_of(world, bad) == "path_outside_workspace"
 
 
-@pytest.mark.parametrize("ok, rel", [("src/../src/pkg", "src/pkg"), ("./src//pkg/", "src/pkg"), ("src/..", ""),
-                                     ("", ""), (".", "")])
+@pytest.mark.parametrize(
+    "ok, rel", [("src/../src/pkg", "src/pkg"), ("./src//pkg/", "src/pkg"), ("src/..", ""), ("", ""), (".", "")]
+)
 def test_dotdot_that_stays_inside_is_normalised(world, ok, rel):
     got = resolve_inside(world, ok)
     assert got.relative == rel
@@ -71,16 +73,19 @@ def test_dotdot_that_stays_inside_is_normalised(world, ok, rel):
     assert got.absolute == (root_real / rel if rel else root_real)
 
 
-@pytest.mark.parametrize("bad", [
-    "src/out-link",  # the link itself
-    "src/out-link/secret.txt",  # an existing file through a linked ancestor
-    "src/out-link/not-there-yet.txt",  # a file that does not exist yet, under a linked ancestor
-    "src/out-link/deeper/still/missing",
-    "file-out",  # a link to a file outside
-    "dangling-out",  # a dangling link that would point outside
-    "dangling-out/x",
-    "relative-out/secret.txt",  # a relative link target
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "src/out-link",  # the link itself
+        "src/out-link/secret.txt",  # an existing file through a linked ancestor
+        "src/out-link/not-there-yet.txt",  # a file that does not exist yet, under a linked ancestor
+        "src/out-link/deeper/still/missing",
+        "file-out",  # a link to a file outside
+        "dangling-out",  # a dangling link that would point outside
+        "dangling-out/x",
+        "relative-out/secret.txt",  # a relative link target
+    ],
+)
 def test_symlink_escape_through_any_ancestor(world, bad):
     assert code_of(world, bad) == "path_outside_workspace"
 
@@ -115,11 +120,13 @@ def test_strict_syntax_refuses_parent_steps_and_escapes():
     """The two strict switches (review allow entries, code-search context) refuse what the default reads."""
     assert check_relative_syntax("a/b/../c") == "a/c"
     assert check_relative_syntax("a\\x62") == "ab"
-    for bad, kw, code in (("a/b/../c", {"parent_steps": False}, "invalid_path"),
-                          ("..", {"parent_steps": False}, "invalid_path"),
-                          ("a\\x62", {"escapes": False}, "invalid_path"),
-                          ("b/\\x2e\\x2e/c", {"parent_steps": False}, "invalid_path"),  # '..' once decoded
-                          ("C:\\Users\\me", {"escapes": False}, "invalid_path")):
+    for bad, kw, code in (
+        ("a/b/../c", {"parent_steps": False}, "invalid_path"),
+        ("..", {"parent_steps": False}, "invalid_path"),
+        ("a\\x62", {"escapes": False}, "invalid_path"),
+        ("b/\\x2e\\x2e/c", {"parent_steps": False}, "invalid_path"),  # '..' once decoded
+        ("C:\\Users\\me", {"escapes": False}, "invalid_path"),
+    ):
         with pytest.raises(LabkitError) as err:
             check_relative_syntax(bad, what="entry", **kw)
         assert err.value.code == code and err.value.message.startswith("entry")
@@ -131,8 +138,27 @@ def test_strict_syntax_refuses_parent_steps_and_escapes():
 
 # -- property: whatever is accepted stays inside ------------------------------------------------
 
-SEGMENTS = st.sampled_from(["..", ".", "", "src", "pkg", "mod.py", "out-link", "inside-link", "file-out",
-                            "dangling-out", "relative-out", "new", "a b", "é", "C:", "\\", "x\0"])
+SEGMENTS = st.sampled_from(
+    [
+        "..",
+        ".",
+        "",
+        "src",
+        "pkg",
+        "mod.py",
+        "out-link",
+        "inside-link",
+        "file-out",
+        "dangling-out",
+        "relative-out",
+        "new",
+        "a b",
+        "é",
+        "C:",
+        "\\",
+        "x\0",
+    ]
+)
 PATHS = st.one_of(
     st.lists(SEGMENTS, max_size=7).map("/".join),
     st.text(alphabet=string.printable + "é/\\.\0", max_size=30),

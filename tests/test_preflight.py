@@ -1,4 +1,5 @@
 """Lab 00's machinery: environment report, isolation demo, payload demo, overhead figure."""
+
 from __future__ import annotations
 
 import json
@@ -7,11 +8,16 @@ import sys
 import pytest
 
 from labkit.course.check import lab00
+from labkit.course.preflight import (
+    COMMANDS,
+    PAYLOAD_KINDS,
+    environment_report,
+    isolation_demo,
+    payload_demo,
+    payload_table,
+    runner_overhead,
+)
 from labkit.errors import LabkitError
-from labkit.course.preflight import (COMMANDS, PAYLOAD_KINDS, environment_report, isolation_demo, payload_demo,
-                              payload_table, runner_overhead)
-
-from .conftest import LABS
 
 
 def test_environment_report_passes_here_and_names_no_paths():

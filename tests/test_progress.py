@@ -1,4 +1,5 @@
 """Progress that can be followed anywhere: a bar on a terminal, start/end/heartbeat lines in a log."""
+
 from __future__ import annotations
 
 import io

@@ -1,12 +1,12 @@
 """docs/reference.md is generated from the declarations, and the CLI help shows every default and range."""
+
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
 from labkit import tools
-from labkit.cli import reference
-from labkit.cli import build_parser
+from labkit.cli import build_parser, reference
 from labkit.errors import CODES
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference.md"
@@ -14,7 +14,8 @@ REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference.md"
 
 def test_committed_reference_matches_the_declarations():
     assert REFERENCE.read_text("utf-8") == reference.render(), (
-        "docs/reference.md is out of date: run `python -m labkit.cli.reference > docs/reference.md`")
+        "docs/reference.md is out of date: run `python -m labkit.cli.reference > docs/reference.md`"
+    )
 
 
 def test_every_tool_argument_and_code_is_in_the_reference():

@@ -3,6 +3,7 @@
 States are observed with plain git (``git status --porcelain -z``), not with
 labkit's own status parser, so a bug in one cannot hide a bug in the other.
 """
+
 from __future__ import annotations
 
 import os
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from labkit.errors import LabkitError
 from labkit.course.repo_builder import EPOCH, IDENTITY, IsolatedRepo
+from labkit.errors import LabkitError
 
 from .conftest import plain_git
 
@@ -138,8 +139,10 @@ def test_fixed_identity_and_dates(repo, monkeypatch):
     monkeypatch.setenv("EMAIL", "else@example.com")
     build_story(repo)
     log = plain_git(repo.path, "log", "--format=%an|%ae|%at|%cn|%ce|%ct").stdout.decode().splitlines()
-    assert log == [f"{IDENTITY['name']}|{IDENTITY['email']}|{EPOCH + 120}|{IDENTITY['name']}|{IDENTITY['email']}|{EPOCH + 120}",
-                   f"{IDENTITY['name']}|{IDENTITY['email']}|{EPOCH + 60}|{IDENTITY['name']}|{IDENTITY['email']}|{EPOCH + 60}"]
+    assert log == [
+        f"{IDENTITY['name']}|{IDENTITY['email']}|{EPOCH + 120}|{IDENTITY['name']}|{IDENTITY['email']}|{EPOCH + 120}",
+        f"{IDENTITY['name']}|{IDENTITY['email']}|{EPOCH + 60}|{IDENTITY['name']}|{IDENTITY['email']}|{EPOCH + 60}",
+    ]
 
 
 def test_same_script_same_commit_ids_anywhere(tmp_path):

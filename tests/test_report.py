@@ -1,4 +1,5 @@
 """``labkit report``: summary shape, headline verdicts, failure reporting, and the page as a reader sees it."""
+
 from __future__ import annotations
 
 import base64
@@ -43,8 +44,7 @@ def test_report_writes_self_contained_page(tmp_path, registry):
     labs = tmp_path / "labs"
     labs.mkdir()
     _notebook(labs / "00-ok.ipynb", ["x = 1 + 1", "print(x)"])
-    result = report_mod.build_report(str(tmp_path / "out"), progress=False, experiments=registry,
-                                     labs_dir=labs)
+    result = report_mod.build_report(str(tmp_path / "out"), progress=False, experiments=registry, labs_dir=labs)
     assert result["labs"] == [{"name": "00-ok", "ok": True, "seconds": result["labs"][0]["seconds"]}]
     assert result["figures"] and result["figures"][0].startswith("fixture-commits:")
     page = (tmp_path / "out" / "index.html").read_text("utf-8")
@@ -79,8 +79,9 @@ def test_each_caption_appears_once_and_is_not_drawn_into_the_png(tmp_path, regis
 
 
 def test_headline_from_real_experiments(tmp_path, capsys):
-    result = report_mod.build_report(str(tmp_path / "out"), progress=True, quick=True, experiments=FAST_HEADLINE,
-                                     labs=[])
+    result = report_mod.build_report(
+        str(tmp_path / "out"), progress=True, quick=True, experiments=FAST_HEADLINE, labs=[]
+    )
     rows = {v["key"]: v for v in result["headline"]}
     assert set(rows) == {"utf8-pagination", "snapshot-drift"}  # only what ran
     utf8 = rows["utf8-pagination"]
@@ -94,8 +95,16 @@ def test_headline_from_real_experiments(tmp_path, capsys):
 
 def _paging_result(ratio: float) -> dict:
     """An mcp-paging result at a given ratio, for the verdict logic only (the real run takes minutes)."""
-    return {"diffBytes": 32 * 2**20, "pageBytes": 262144, "pages": 128, "rounds": 7, "fullDiffMedianMs": 100.0,
-            "mcpPagingMedianMs": 100.0 * ratio, "ratio": ratio, "serverStartupMs": 900.0}
+    return {
+        "diffBytes": 32 * 2**20,
+        "pageBytes": 262144,
+        "pages": 128,
+        "rounds": 7,
+        "fullDiffMedianMs": 100.0,
+        "mcpPagingMedianMs": 100.0 * ratio,
+        "ratio": ratio,
+        "serverStartupMs": 900.0,
+    }
 
 
 def test_a_missed_target_is_never_ok():
@@ -110,10 +119,13 @@ def test_a_missed_target_is_never_ok():
 
 def test_a_target_that_could_not_be_measured_says_why():
     """A comparison with a backend that did not run is neither met nor missed."""
-    bench = {"corpus": {"name": "stdlib", "files": 900, "bytes": 15 * 2**20}, "queries": [{}] * 12,
-             "embedded": {"indexBytes": 18 * 2**20, "indexToCorpus": 1.2},
-             "zoekt": {"available": False, "reason": "not installed: zoekt-webserver"},
-             "latency": {"embedded": {"p50Ms": 9.0, "p95Ms": 30.0}}}
+    bench = {
+        "corpus": {"name": "stdlib", "files": 900, "bytes": 15 * 2**20},
+        "queries": [{}] * 12,
+        "embedded": {"indexBytes": 18 * 2**20, "indexToCorpus": 1.2},
+        "zoekt": {"available": False, "reason": "not installed: zoekt-webserver"},
+        "latency": {"embedded": {"p50Ms": 9.0, "p95Ms": 30.0}},
+    }
     verdicts = {v.key: v for v in targets.headline({"code-search-bench": bench})}
     assert verdicts["index-latency"].status == "not measured"
     assert "Zoekt did not run: not installed" in verdicts["index-latency"].note
@@ -151,8 +163,7 @@ def test_failing_lab_reports_its_cell_and_fails(tmp_path, registry, capsys):
 
 def test_failing_experiment_is_reported_not_fatal(tmp_path, monkeypatch):
     monkeypatch.setitem(EXPERIMENTS, "fixture-broken", "tests.report_fixture:broken")
-    result = report_mod.build_report(str(tmp_path / "out"), progress=False, experiments=["fixture-broken"],
-                                     labs=[])
+    result = report_mod.build_report(str(tmp_path / "out"), progress=False, experiments=["fixture-broken"], labs=[])
     assert result["failedExperiments"][0]["name"] == "fixture-broken"
     assert "RuntimeError" in result["failedExperiments"][0]["error"]
 
@@ -162,8 +173,9 @@ def test_progress_in_a_log_has_start_end_and_heartbeat_lines(tmp_path, monkeypat
 
     monkeypatch.setitem(EXPERIMENTS, "fixture-slow", "tests.report_fixture:slow")
     log = io.StringIO()
-    report_mod.build_report(str(tmp_path / "out"), progress=True, experiments=["fixture-slow"], labs=[],
-                            stream=log, heartbeat=0.05)
+    report_mod.build_report(
+        str(tmp_path / "out"), progress=True, experiments=["fixture-slow"], labs=[], stream=log, heartbeat=0.05
+    )
     lines = log.getvalue().splitlines()
     assert lines[0] == "[1/1] start experiment fixture-slow"
     assert any("experiment fixture-slow still running" in ln for ln in lines)
@@ -171,8 +183,10 @@ def test_progress_in_a_log_has_start_end_and_heartbeat_lines(tmp_path, monkeypat
 
 
 def test_raw_tables_use_one_number_format_per_column_with_units():
-    rows = [{"corpus": "a", "medianMs": 52540.0, "bytes": 232044, "recall": 0.75, "autoOverBest": 1.054},
-            {"corpus": "b", "medianMs": 0.3, "bytes": 12, "recall": 1.0, "autoOverBest": 0.9}]
+    rows = [
+        {"corpus": "a", "medianMs": 52540.0, "bytes": 232044, "recall": 0.75, "autoOverBest": 1.054},
+        {"corpus": "b", "medianMs": 0.3, "bytes": 12, "recall": 1.0, "autoOverBest": 0.9},
+    ]
     page = report_mod.raw_tables({"rows": rows, "costModel": {"python/find": {"fixedMs": 0.26, "msPerFile": 0.0156}}})
     cells = re.findall(r"<td class=num>([^<]*)</td>", page)
     assert "52,540.000" in cells and "0.300" in cells  # one format for the whole column, never 5.254e+04
@@ -191,6 +205,7 @@ def test_cli_unknown_experiment_is_invalid_argument(tmp_path, cli):
 
 # -- in a real browser ----------------------------------------------------------------------------
 
+
 def _chromium() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome"):
         path = shutil.which(name)
@@ -199,9 +214,18 @@ def _chromium() -> str | None:
     return None
 
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run", "--disable-quic", "--disable-sync",
-                  "--disable-dev-shm-usage", "--hide-scrollbars"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+]
 
 #: Appended to a copy of the page: measures what a reader gets and writes it into the DOM as JSON.
 PROBE = r"""
@@ -260,9 +284,20 @@ PROBE = r"""
 def _probe(page: Path, tmp_path: Path, width: int) -> dict:
     probed = tmp_path / f"probe-{page.stem}-{width}.html"
     probed.write_text(page.read_text("utf-8").replace("</body>", f"<script>{PROBE}</script></body>"), "utf-8")
-    dom = subprocess.run([_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
-                          f"--window-size={width},1000", "--virtual-time-budget=15000", "--dump-dom",
-                          probed.resolve().as_uri()], capture_output=True, text=True, timeout=180)
+    dom = subprocess.run(
+        [
+            _chromium(),
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--window-size={width},1000",
+            "--virtual-time-budget=15000",
+            "--dump-dom",
+            probed.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert dom.returncode == 0, dom.stderr[-2000:]
     found = re.search(r'<pre id="labkit-probe">(.*?)</pre>', dom.stdout, re.S)
     assert found, "the probe did not finish in the browser"
@@ -287,7 +322,9 @@ def test_report_as_a_reader_sees_it(tmp_path):
         seen = _probe(page, tmp_path, width)
         assert seen["headlineFirst"], "the headline table is the first table on the page"
         assert [(key, status) for key, status, _label in seen["headline"]] == [
-            ("utf8-pagination", "met"), ("snapshot-drift", "met")]
+            ("utf8-pagination", "met"),
+            ("snapshot-drift", "met"),
+        ]
         assert all(label == "✓ met" for _k, _s, label in seen["headline"])
         assert seen["figures"] >= 2 and seen["decoded"] == seen["figures"], "a figure did not decode"
         assert seen["scrollWidth"] <= seen["viewport"], f"the page scrolls sideways at {width} px"
@@ -307,9 +344,19 @@ def test_report_as_a_reader_sees_it(tmp_path):
     if not _system_has_cjk_font():
         assert "汉" in _probe(bare, tmp_path, 1280)["tofu"]
     shot = tmp_path / "shot.png"
-    proc = subprocess.run([_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
-                           f"--screenshot={shot}", "--window-size=1200,2000", page.resolve().as_uri()],
-                          capture_output=True, text=True, timeout=180)
+    proc = subprocess.run(
+        [
+            _chromium(),
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--screenshot={shot}",
+            "--window-size=1200,2000",
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert proc.returncode == 0 and shot.exists(), proc.stderr[-2000:]
     import matplotlib.image as mpimg
 

@@ -3,6 +3,7 @@
 These are also the behavioural tests that tests/test_review_mutations.py runs
 against each named mutant of labkit.review: every mutant must make one fail.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -13,9 +14,7 @@ import stat
 
 import pytest
 
-from labkit import names
-
-from labkit import review
+from labkit import names, review
 from labkit.errors import LabkitError
 from labkit.gitlisting import ListingError, parse_raw
 from labkit.gitrunner import EMPTY_TREE
@@ -44,29 +43,41 @@ def plain_blob_id(repo, rel):
 @pytest.fixture
 def based(repo):
     """A repository with a committed base the tests then modify."""
-    repo.write_many({
-        "a.txt": "A\n",
-        "src/app.py": "print('app')\n",
-        "src/util.py": "x = 1\n",
-        "tests/test_app.py": "def test_app():\n    assert True\n",
-        "docs/guide.md": "# Guide\n",
-        "pnpm-lock.yaml": "lockfileVersion: 9\n",
-        "scripts/run.sh": "echo run\n",
-    })
+    repo.write_many(
+        {
+            "a.txt": "A\n",
+            "src/app.py": "print('app')\n",
+            "src/util.py": "x = 1\n",
+            "tests/test_app.py": "def test_app():\n    assert True\n",
+            "docs/guide.md": "# Guide\n",
+            "pnpm-lock.yaml": "lockfileVersion: 9\n",
+            "scripts/run.sh": "echo run\n",
+        }
+    )
     repo.commit("base")
     return repo
 
 
 # -- the seed's cases ------------------------------------------------------------------------
 
+
 def test_numstat_facts_for_a_text_change(based):
     based.write("a.txt", "B\nC\n")
     report = review_diff(based.path, allow=["a.txt"])
-    assert report["files"] == [{
-        "path": "a.txt", "origPath": None, "status": "M", "additions": 2, "deletions": 1,
-        "binary": False, "contentId": plain_blob_id(based, "a.txt"), "source": "tracked",
-        "oldMode": "100644", "newMode": "100644",
-    }]
+    assert report["files"] == [
+        {
+            "path": "a.txt",
+            "origPath": None,
+            "status": "M",
+            "additions": 2,
+            "deletions": 1,
+            "binary": False,
+            "contentId": plain_blob_id(based, "a.txt"),
+            "source": "tracked",
+            "oldMode": "100644",
+            "newMode": "100644",
+        }
+    ]
     assert report["risks"] == []
     assert report["gate"] == "pass" and report["complete"] is True
     assert report["totals"] == {"files": 1, "additions": 2, "deletions": 1}
@@ -74,8 +85,16 @@ def test_numstat_facts_for_a_text_change(based):
 
 
 SPECIAL_NAMES = [
-    "tab\there.txt", "new\nline.txt", 'double"quote.txt', "single'quote.txt", "-leading-dash.txt",
-    "with space.txt", "back\\slash.txt", "中文/文件 名.txt", "$(touch PWNED).txt", "semi;colon&amp.txt",
+    "tab\there.txt",
+    "new\nline.txt",
+    'double"quote.txt',
+    "single'quote.txt",
+    "-leading-dash.txt",
+    "with space.txt",
+    "back\\slash.txt",
+    "中文/文件 名.txt",
+    "$(touch PWNED).txt",
+    "semi;colon&amp.txt",
 ]
 
 
@@ -118,12 +137,15 @@ def test_files_and_risks_are_sorted_by_code_point_across_sources(based):
     based.write("web/package.json", "{}\n")
     report = review_diff(based.path, allow=["src/"])
     paths = [f["path"] for f in report["files"]]
-    assert paths == ["Z.txt", "a.txt", "b-new.txt", "docs/guide.md", "src/app.py", "web/package.json",
-                     "web/yarn.lock"]
+    assert paths == ["Z.txt", "a.txt", "b-new.txt", "docs/guide.md", "src/app.py", "web/package.json", "web/yarn.lock"]
     assert paths == sorted(paths)
     f = files_by_path(report)
     assert (f["src/app.py"]["additions"], f["src/app.py"]["deletions"]) == (2, 1)
-    assert (f["docs/guide.md"]["status"], f["docs/guide.md"]["additions"], f["docs/guide.md"]["deletions"]) == ("D", 0, 1)
+    assert (f["docs/guide.md"]["status"], f["docs/guide.md"]["additions"], f["docs/guide.md"]["deletions"]) == (
+        "D",
+        0,
+        1,
+    )
     assert f["docs/guide.md"]["contentId"] is None
     assert (f["b-new.txt"]["status"], f["b-new.txt"]["additions"], f["b-new.txt"]["deletions"]) == ("A", 3, 0)
     assert f["b-new.txt"]["source"] == "untracked"
@@ -131,8 +153,10 @@ def test_files_and_risks_are_sorted_by_code_point_across_sources(based):
     assert keys == sorted(keys)
     # web/package.json carries two codes: their order must come from the sort, not from rule order.
     assert codes_for(report, "web/package.json") == ["DEPENDENCY_MANIFEST_CHANGED", "UNAUTHORIZED_PATH"]
-    assert [r["code"] for r in report["risks"] if r["path"] == "web/yarn.lock"] == ["LOCKFILE_CHANGED",
-                                                                                 "UNAUTHORIZED_PATH"]
+    assert [r["code"] for r in report["risks"] if r["path"] == "web/yarn.lock"] == [
+        "LOCKFILE_CHANGED",
+        "UNAUTHORIZED_PATH",
+    ]
     assert report["totals"] == {"files": 7, "additions": 2 + 1 + 3 + 1 + 1 + 1 + 0, "deletions": 1 + 1}
 
 
@@ -162,13 +186,29 @@ def test_folder_allow_does_not_admit_near_prefix_siblings(based):
     based.write("src2/app.py", "two\n")
     based.write("srcfile.txt", "f\n")
     report = review_diff(based.path, allow=["src/"])
-    assert risk_set(report) == {("UNAUTHORIZED_PATH", "src-old/app.py"), ("UNAUTHORIZED_PATH", "src2/app.py"),
-                                ("UNAUTHORIZED_PATH", "srcfile.txt")}
+    assert risk_set(report) == {
+        ("UNAUTHORIZED_PATH", "src-old/app.py"),
+        ("UNAUTHORIZED_PATH", "src2/app.py"),
+        ("UNAUTHORIZED_PATH", "srcfile.txt"),
+    }
     assert report["gate"] == "block"
 
 
-@pytest.mark.parametrize("name", ["pnpm-lock.yaml", "package-lock.json", "yarn.lock", "poetry.lock", "uv.lock",
-                                  "Cargo.lock", "Pipfile.lock", "go.sum", "composer.lock", "Gemfile.lock"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pnpm-lock.yaml",
+        "package-lock.json",
+        "yarn.lock",
+        "poetry.lock",
+        "uv.lock",
+        "Cargo.lock",
+        "Pipfile.lock",
+        "go.sum",
+        "composer.lock",
+        "Gemfile.lock",
+    ],
+)
 def test_lockfile_is_a_risk_even_when_authorized(based, name):
     rel = f"services/api/{name}"
     based.write(rel, "dependency graph v2\n")
@@ -184,25 +224,34 @@ def test_authorized_lockfile_keeps_its_risk_and_unauthorized_one_has_both(based)
     assert codes_for(both, "pnpm-lock.yaml") == ["LOCKFILE_CHANGED", "UNAUTHORIZED_PATH"]
 
 
-@pytest.mark.parametrize("rel,code", [
-    ("pyproject.toml", "DEPENDENCY_MANIFEST_CHANGED"),
-    ("pkg/requirements-dev.txt", "DEPENDENCY_MANIFEST_CHANGED"),
-    ("web/package.json", "DEPENDENCY_MANIFEST_CHANGED"),
-    ("go.mod", "DEPENDENCY_MANIFEST_CHANGED"),
-    (".github/workflows/ci.yml", "CI_CONFIG_CHANGED"),
-    ("svc/.gitlab-ci.yml", "CI_CONFIG_CHANGED"),
-    (".ci/run", "CI_CONFIG_CHANGED"),
-    ("deep/.circleci/config.yml", "CI_CONFIG_CHANGED"),
-    ("Jenkinsfile", "CI_CONFIG_CHANGED"),
-])
+@pytest.mark.parametrize(
+    "rel,code",
+    [
+        ("pyproject.toml", "DEPENDENCY_MANIFEST_CHANGED"),
+        ("pkg/requirements-dev.txt", "DEPENDENCY_MANIFEST_CHANGED"),
+        ("web/package.json", "DEPENDENCY_MANIFEST_CHANGED"),
+        ("go.mod", "DEPENDENCY_MANIFEST_CHANGED"),
+        (".github/workflows/ci.yml", "CI_CONFIG_CHANGED"),
+        ("svc/.gitlab-ci.yml", "CI_CONFIG_CHANGED"),
+        (".ci/run", "CI_CONFIG_CHANGED"),
+        ("deep/.circleci/config.yml", "CI_CONFIG_CHANGED"),
+        ("Jenkinsfile", "CI_CONFIG_CHANGED"),
+    ],
+)
 def test_manifest_and_ci_paths(based, rel, code):
     based.write(rel, "changed\n")
     assert codes_for(review_diff(based.path, allow=[rel]), rel) == [code]
 
 
 def test_near_names_are_not_manifests_or_ci(based):
-    based.write_many({"docs/pyproject.toml.md": "x\n", "github/workflows/ci.yml": "x\n", "my.ci/run": "x\n",
-                      "requirements.md": "x\n"})
+    based.write_many(
+        {
+            "docs/pyproject.toml.md": "x\n",
+            "github/workflows/ci.yml": "x\n",
+            "my.ci/run": "x\n",
+            "requirements.md": "x\n",
+        }
+    )
     report = review_diff(based.path, allow=["docs/", "github/", "my.ci/", "requirements.md"])
     assert report["risks"] == [] and report["gate"] == "pass"
 
@@ -225,7 +274,11 @@ def test_a_file_can_carry_several_risks(based):
     based.chmod("vendor/.github/workflows/x.yml")
     report = review_diff(based.path, allow=["tests/"])
     assert codes_for(report, "vendor/.github/workflows/x.yml") == [
-        "BINARY_CHANGED", "CI_CONFIG_CHANGED", "EXECUTABLE_MODE_CHANGED", "UNAUTHORIZED_PATH"]
+        "BINARY_CHANGED",
+        "CI_CONFIG_CHANGED",
+        "EXECUTABLE_MODE_CHANGED",
+        "UNAUTHORIZED_PATH",
+    ]
 
 
 def test_non_utf8_name_is_escaped_and_never_authorized(repo):
@@ -341,8 +394,12 @@ def test_symlink_is_not_followed(based, tmp_path):
     (item,) = report["files"]
     assert item["newMode"] == "120000"
     assert item["additions"] == 1  # the link's target text, as git stores it
-    assert item["contentId"] == plain_git(based.path, "hash-object", "--no-filters", "--stdin",
-                                          input=str(secret).encode()).stdout.decode().strip()
+    assert (
+        item["contentId"]
+        == plain_git(based.path, "hash-object", "--no-filters", "--stdin", input=str(secret).encode())
+        .stdout.decode()
+        .strip()
+    )
 
 
 def test_sensitive_path_is_named_but_its_content_never_appears(based):
@@ -360,6 +417,7 @@ def test_sensitive_path_is_named_but_its_content_never_appears(based):
 
 
 # -- canonical hash and approvals ---------------------------------------------------------------
+
 
 def test_report_hash_is_canonical_and_reproducible(based):
     based.write("src/café 中.py", "print('é ü 中')\n")
@@ -389,6 +447,7 @@ def test_same_size_edit_changes_the_hash_and_voids_an_approval(based):
 
 
 # -- budgets fail closed ----------------------------------------------------------------------------
+
 
 def test_file_budget_makes_the_report_incomplete_and_blocks(based):
     for i in range(5):
@@ -440,8 +499,10 @@ def test_bad_budget_is_invalid_argument(based, bad):
 
 # -- allow entries ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("bad", ["", "   ", "/etc/passwd", "C:/x", ".", "./", "..", "src/../x", "a/..",
-                                 "src\\a.py", "a\0b"])
+
+@pytest.mark.parametrize(
+    "bad", ["", "   ", "/etc/passwd", "C:/x", ".", "./", "..", "src/../x", "a/..", "src\\a.py", "a\0b"]
+)
 def test_bad_allow_entries_are_refused(based, bad):
     with pytest.raises(LabkitError) as exc:
         review_diff(based.path, allow=[bad])
@@ -464,6 +525,7 @@ def test_allow_must_be_a_list_and_entries_normalise():
 
 
 # -- bad repositories, bases and git failures -------------------------------------------------
+
 
 def test_not_a_repository(tmp_path):
     (tmp_path / "plain").mkdir()
@@ -510,8 +572,7 @@ def test_git_timeout_fails_closed(based, monkeypatch, tmp_path):
     real = shutil.which("git")
     wrapper = tmp_path / "bin" / "git"
     wrapper.parent.mkdir()
-    wrapper.write_text('#!/bin/sh\nfor a in "$@"; do [ "$a" = diff ] && exec sleep 30; done\n'
-                       f'exec "{real}" "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = diff ] && exec sleep 30; done\nexec "{real}" "$@"\n')
     wrapper.chmod(0o755)
     monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
     based.write("src/app.py", "print('x')\n")
@@ -544,8 +605,7 @@ def test_listing_parser_refuses_patch_text(based):
     based.write("a.txt", "B\n")
     clean = plain_git(based.path, "diff", "--raw", "--numstat", "-z", "--no-abbrev", "HEAD", "--").stdout
     assert len(parse_raw(clean, numstat=True)) == 2
-    polluted = plain_git(based.path, "diff", "--raw", "--numstat", "-z", "--no-abbrev", "--binary",
-                         "HEAD", "--").stdout
+    polluted = plain_git(based.path, "diff", "--raw", "--numstat", "-z", "--no-abbrev", "--binary", "HEAD", "--").stdout
     assert b"GIT binary patch" in polluted
     with pytest.raises(ListingError) as exc:
         parse_raw(polluted, numstat=True)
@@ -568,6 +628,7 @@ def test_review_matches_plain_git_numstat(based):
 
 
 # -- baseline: preexisting versus introduced ---------------------------------------------------
+
 
 @pytest.fixture
 def dirty_before_agent(based):
@@ -638,6 +699,7 @@ def test_baseline_file_round_trip_and_refusals(based, tmp_path):
 
 # -- the CLI ---------------------------------------------------------------------------------------
 
+
 def test_cli_json_report(based, cli):
     based.write("src/app.py", "print('cli')\n")
     based.write("tests/test_new.py", "x\n")
@@ -684,15 +746,17 @@ def test_cli_baseline_flags_and_human_output(based, cli, tmp_path):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-_segment = st.text(alphabet=st.characters(blacklist_characters="/\\\0", blacklist_categories=("Cs",)),
-                   min_size=1, max_size=8).filter(
-    lambda s: s not in (".", "..") and s.strip() != ""
-    and not (len(s) >= 2 and s[1] == ":" and s[0].isalpha()))  # "C:" reads as a drive: refused by design
+_segment = st.text(
+    alphabet=st.characters(blacklist_characters="/\\\0", blacklist_categories=("Cs",)), min_size=1, max_size=8
+).filter(
+    lambda s: s not in (".", "..") and s.strip() != "" and not (len(s) >= 2 and s[1] == ":" and s[0].isalpha())
+)  # "C:" reads as a drive: refused by design
 
 
 @settings(max_examples=200, deadline=None)
-@given(folder=st.lists(_segment, min_size=1, max_size=3), rest=st.lists(_segment, min_size=1, max_size=3),
-       tail=_segment)
+@given(
+    folder=st.lists(_segment, min_size=1, max_size=3), rest=st.lists(_segment, min_size=1, max_size=3), tail=_segment
+)
 def test_folder_entries_admit_exactly_their_subtree(folder, rest, tail):
     entry = "/".join(folder) + "/"
     (allow,) = [review.normalize_allow([entry])]

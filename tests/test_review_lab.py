@@ -1,4 +1,5 @@
 """Lab 07 pieces: the review-examples experiment, its figures, explorer and checkers."""
+
 from __future__ import annotations
 
 import json
@@ -24,9 +25,15 @@ def test_experiment_is_registered_and_reports_every_scenario(quick_result):
     for e in quick_result["examples"]:
         assert CONTRACT_KEYS <= set(e["report"]) and e["gate"] == e["report"]["gate"]
     gates = {e["name"]: e["gate"] for e in quick_result["examples"]}
-    assert gates == {"tests-only": "pass", "formatter-spill": "block", "dependency-bump": "review",
-                     "near-prefix": "block", "asset-and-script": "review", "dirty-worktree": "pass",
-                     "generated-flood": "block"}
+    assert gates == {
+        "tests-only": "pass",
+        "formatter-spill": "block",
+        "dependency-bump": "review",
+        "near-prefix": "block",
+        "asset-and-script": "review",
+        "dirty-worktree": "pass",
+        "generated-flood": "block",
+    }
     assert quick_result["gates"] == {"pass": 2, "review": 2, "block": 3}
     spill = next(e for e in quick_result["examples"] if e["name"] == "formatter-spill")
     assert spill["unplannedPaths"] == ["pnpm-lock.yaml", "src/pricing.py"]
@@ -53,8 +60,9 @@ def test_cli_experiment_prints_json(cli):
 
 
 def test_figures_have_titles_labels_and_takeaways(quick_result):
-    from labkit.course.plots import FIGURES
     import importlib
+
+    from labkit.course.plots import FIGURES
 
     targets = FIGURES["review-examples"]
     assert len(targets) == 2
@@ -111,6 +119,7 @@ def test_q1_reference_and_mistakes():
 
 # -- q2 -----------------------------------------------------------------------------------------
 
+
 def test_q2_reference_and_mistakes():
     assert lab07.q2.check(["tests/test_pricing.py", "src/util.py"]).status == CORRECT
     assert lab07.q2.check(["./src/util.py", "tests/test_pricing.py"]).status == CORRECT
@@ -130,6 +139,7 @@ def test_q2_reference_and_mistakes():
 
 
 # -- q3 -----------------------------------------------------------------------------------------
+
 
 def test_q3_constants_match_the_real_gate():
     data = rx.baseline_exercise()
@@ -156,6 +166,7 @@ def test_q3_reference_and_mistakes():
 
 # -- q4 -----------------------------------------------------------------------------------------
 
+
 def test_q4_replay_finds_what_the_lab_teaches():
     # a new untracked file and a same-size edit void the approval; the rest leave the report as it was
     assert lab07.q4_voiding_events() == {"cache", "same_size"}
@@ -165,12 +176,17 @@ def test_q4_replay_finds_what_the_lab_teaches():
 def test_q4_reference_and_mistakes():
     assert lab07.q4.check({"cache", "same_size"}).status == CORRECT
     assert lab07.q4.check(...).status == NOT_ATTEMPTED
-    cases = [({"cache", "same_size", "stage"}, "staging moves nothing"),
-             ({"cache", "same_size", "touch"}, "same blob id"),
-             ({"cache", "same_size", "ignored"}, "ignored file"),
-             ({"cache", "same_size", "undo_redo"}, "final bytes"),
-             ({"same_size"}, "missing 1"), (set(), "nothing voids"), (False, "not True/False"),
-             ("cache", "even for a single event"), ({"rebase"}, "not events")]
+    cases = [
+        ({"cache", "same_size", "stage"}, "staging moves nothing"),
+        ({"cache", "same_size", "touch"}, "same blob id"),
+        ({"cache", "same_size", "ignored"}, "ignored file"),
+        ({"cache", "same_size", "undo_redo"}, "final bytes"),
+        ({"same_size"}, "missing 1"),
+        (set(), "nothing voids"),
+        (False, "not True/False"),
+        ("cache", "even for a single event"),
+        ({"rebase"}, "not events"),
+    ]
     for answer, fragment in cases:
         result = lab07.q4.check(answer)
         assert result.status == INCORRECT and fragment in result.message, (answer, result.message)

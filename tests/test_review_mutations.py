@@ -8,6 +8,7 @@ subprocess *and* in every ``python -m labkit`` process the CLI tests start.
 The behavioural suite then runs with ``-x``; a mutant is killed when a test
 fails for a reason other than the harness itself.
 """
+
 from __future__ import annotations
 
 import os
@@ -89,15 +90,34 @@ def mutant_runs(tmp_path_factory):
         env["LABKIT_REVIEW_MUTANT"] = name
         env["LABKIT_REVIEW_MUTANT_MARKER"] = str(base / f"{name}.marker")
         procs[name] = subprocess.Popen(
-            [sys.executable, "-m", "pytest", "tests/test_review.py", "-x", "-q", "-p", "no:cacheprovider",
-             "-o", "addopts=", "--basetemp", str(base / f"tmp-{name}")],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "tests/test_review.py",
+                "-x",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-o",
+                "addopts=",
+                "--basetemp",
+                str(base / f"tmp-{name}"),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
     results = {}
     for name, proc in procs.items():
         out, _ = proc.communicate(timeout=300)
         marker = base / f"{name}.marker"
-        results[name] = {"returncode": proc.returncode, "output": out.decode("utf-8", "replace"),
-                         "applied": marker.exists() and name in marker.read_text()}
+        results[name] = {
+            "returncode": proc.returncode,
+            "output": out.decode("utf-8", "replace"),
+            "applied": marker.exists() and name in marker.read_text(),
+        }
     return results
 
 
@@ -112,5 +132,10 @@ def test_mutant_is_killed(mutant_runs, name):
 
 
 def test_every_named_mutation_from_the_issue_is_covered():
-    assert set(MUTANTS) == {"adds-binary-flag", "allows-a-shell", "bare-startswith", "stops-at-first-risk",
-                            "drops-the-sort"}
+    assert set(MUTANTS) == {
+        "adds-binary-flag",
+        "allows-a-shell",
+        "bare-startswith",
+        "stops-at-first-risk",
+        "drops-the-sort",
+    }

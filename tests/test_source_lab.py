@@ -1,15 +1,17 @@
 """Lab 09 around the reader: the comparison experiment, figures, explorer, and checkers."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 
+from labkit.course import source_fixtures as fx
 from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab09
 from labkit.course.experiments import EXPERIMENTS, run_experiment
 from labkit.course.plots import FIGURES
-from labkit.course import source_fixtures as fx
 from labkit.source import load_config, source_read
+
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
@@ -22,6 +24,7 @@ def experiment():
 
 
 # -- the comparison experiment ----------------------------------------------------------------
+
 
 def test_experiment_is_registered():
     assert EXPERIMENTS["pinned-source"] == "labkit.course.experiments.pinned_source:run"
@@ -51,6 +54,7 @@ def test_experiment_runs_committed_code_not_the_dirty_checkout(world):
 
 # -- figures and explorer ----------------------------------------------------------------------
 
+
 def _text_of(fig) -> list[str]:
     ax = fig.axes[0]
     return [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
@@ -67,6 +71,7 @@ def test_figures_are_registered_and_labelled(experiment):
         assert title and xlabel and ylabel
         assert getattr(fig, "labkit_takeaway", "")
     from labkit.course.plots.pinned_source import plot_request_outcomes
+
     assert "cents" in _text_of(plot_request_outcomes(experiment))[2]
 
 
@@ -87,10 +92,12 @@ def test_explorer_resolves_and_reports_gaps(world):
 
 # -- checkers ---------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def q1_reference(world):
-    return source_read(world.config_path, target=lab09.Q1_TARGET, at=lab09.Q1_AT, repo="backend",
-                       path="pricing.py", start=10, end=11)["evidenceId"]
+    return source_read(
+        world.config_path, target=lab09.Q1_TARGET, at=lab09.Q1_AT, repo="backend", path="pricing.py", start=10, end=11
+    )["evidenceId"]
 
 
 def test_q1_reference_passes(q1_reference, world):
@@ -100,17 +107,20 @@ def test_q1_reference_passes(q1_reference, world):
     assert lab09.q1.check(wider).status == CORRECT
 
 
-@pytest.mark.parametrize("mistake, words", [
-    ("no_commit", "has no commit"),
-    ("main_commit", "tip of main"),
-    ("short_sha", "not a full 40-hex"),
-    ("frontend_alias", "the frontend only shows"),
-    ("frontend_commit", "is a frontend commit"),
-    ("return_only", "do not include the `if`"),
-    ("too_long", "more than 40 lines"),
-    ("wrong_file", "not where the backend decides"),
-    ("garbage", "not of the form"),
-])
+@pytest.mark.parametrize(
+    "mistake, words",
+    [
+        ("no_commit", "has no commit"),
+        ("main_commit", "tip of main"),
+        ("short_sha", "not a full 40-hex"),
+        ("frontend_alias", "the frontend only shows"),
+        ("frontend_commit", "is a frontend commit"),
+        ("return_only", "do not include the `if`"),
+        ("too_long", "more than 40 lines"),
+        ("wrong_file", "not where the backend decides"),
+        ("garbage", "not of the form"),
+    ],
+)
 def test_q1_recognises_agent_mistakes(q1_reference, world, mistake, words):
     v1, v2 = world.commits["backend"]["v1"], world.commits["backend"]["v2"]
     answer = {
@@ -129,12 +139,15 @@ def test_q1_recognises_agent_mistakes(q1_reference, world, mistake, words):
     assert v1 not in result.message and "L10" not in result.message  # never reveals the expected answer
 
 
-@pytest.mark.parametrize("exercise, reference, wrong, words", [
-    (lab09.q2, "B", "A", "claims a cause"),
-    (lab09.q2, "b", "C", "main's rule"),
-    (lab09.q3, "deployment_unresolved", "v2", "refuses to choose"),
-    (lab09.q3, "deployment_unresolved", "main", "falling back to main"),
-])
+@pytest.mark.parametrize(
+    "exercise, reference, wrong, words",
+    [
+        (lab09.q2, "B", "A", "claims a cause"),
+        (lab09.q2, "b", "C", "main's rule"),
+        (lab09.q3, "deployment_unresolved", "v2", "refuses to choose"),
+        (lab09.q3, "deployment_unresolved", "main", "falling back to main"),
+    ],
+)
 def test_choice_exercises(exercise, reference, wrong, words):
     assert exercise.check(reference).status == CORRECT
     result = exercise.check(wrong)

@@ -1,4 +1,5 @@
 """Starter notebooks come from the labs: each solution cell becomes one answer cell."""
+
 from __future__ import annotations
 
 import json
@@ -7,8 +8,8 @@ import nbformat
 import pytest
 
 from labkit.course.labfiles import lab_names
-from labkit.errors import LabkitError
 from labkit.course.starter import answer_source, assigned_names, make_starter, write_starters
+from labkit.errors import LabkitError
 
 
 def _nb(cells):
@@ -21,12 +22,18 @@ def _nb(cells):
 
 def test_assigned_names_in_order():
     assert assigned_names("answer_q1 = 3\nx, (y, z) = 1, (2, 3)\nanswer_q1 += 1\nprint(x)") == [
-        "answer_q1", "x", "y", "z"]
+        "answer_q1",
+        "x",
+        "y",
+        "z",
+    ]
 
 
 def test_assigned_names_inside_module_level_blocks_not_functions():
-    src = ("try:\n    answer_q3 = read()\nexcept E as exc:\n    answer_q3 = exc.code\n"
-           "def helper():\n    inner = 1\nfor x in []:\n    loop_var = x\n")
+    src = (
+        "try:\n    answer_q3 = read()\nexcept E as exc:\n    answer_q3 = exc.code\n"
+        "def helper():\n    inner = 1\nfor x in []:\n    loop_var = x\n"
+    )
     assert assigned_names(src) == ["answer_q3", "loop_var"]
 
 

@@ -1,4 +1,5 @@
 """``labkit status``: the contract's status object, via the API and the CLI."""
+
 from __future__ import annotations
 
 import json
@@ -6,13 +7,12 @@ import os
 
 import pytest
 
-from .conftest import plain_git
-
 from labkit import names
-
-from labkit.errors import LabkitError
 from labkit.course.repo_builder import IsolatedRepo
+from labkit.errors import LabkitError
 from labkit.status import git_status
+
+from .conftest import plain_git
 
 EMPTY_HIDDEN = {"changes": 0, "conflicts": 0}
 CONTRACT_KEYS = {"branch", "staged", "unstaged", "untracked", "conflicted", "hidden"}
@@ -76,8 +76,14 @@ def test_rename_carries_both_paths(base, cli):
 
 def test_sensitive_entries_are_counted_in_hidden(base, cli):
     """The seed's case: .env edits and renames to/from sensitive names, with one visible rename."""
-    base.write_many({".env": "TOKEN=old\n", "a-before.ts": "export const a = 1;\n" * 3,
-                     "b-before.ts": "export const b = 2;\n" * 3, ".env.local": "KEY=1\n" * 3})
+    base.write_many(
+        {
+            ".env": "TOKEN=old\n",
+            "a-before.ts": "export const a = 1;\n" * 3,
+            "b-before.ts": "export const b = 2;\n" * 3,
+            ".env.local": "KEY=1\n" * 3,
+        }
+    )
     base.commit("more")
     base.write(".env", "TOKEN=new\n")  # unstaged change on a sensitive file
     base.rename("a-before.ts", "a-after.ts")  # visible
@@ -217,8 +223,9 @@ def test_clean_repository(base, cli):
     assert (got["staged"], got["unstaged"], got["untracked"], got["conflicted"]) == ([], [], [], [])
 
 
-@pytest.mark.parametrize("name", ["tab\there.txt", "new\nline.txt", "ünïcödé/日本語.txt", "space and 'quote\".txt",
-                                  "back\\slash.txt"])
+@pytest.mark.parametrize(
+    "name", ["tab\there.txt", "new\nline.txt", "ünïcödé/日本語.txt", "space and 'quote\".txt", "back\\slash.txt"]
+)
 def test_awkward_file_names(base, cli, name):
     # Written directly: the builder itself refuses a backslash, as labkit's path rules do.
     tracked = "tracked " + name.replace("/", "-")

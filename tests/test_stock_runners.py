@@ -13,6 +13,7 @@ timeout. So the stock-nbclient runs here watch the shell socket (a hook on the
 stock client, not a different client) and fail when a cell makes the runner
 write to it; that is deterministic, where the stall itself is a race.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,10 @@ JUPYTER = str(Path(sys.executable).with_name("jupyter"))
 
 
 def _uses_widgets(name: str) -> bool:
-    return any(c.cell_type == "code" and re.search(r"\blabkit\.widgets\b|\bipywidgets\b", c.source)
-               for c in read_lab(name).cells)
+    return any(
+        c.cell_type == "code" and re.search(r"\blabkit\.widgets\b|\bipywidgets\b", c.source)
+        for c in read_lab(name).cells
+    )
 
 
 WIDGET_LABS = [n for n in NAMES if _uses_widgets(n)]
@@ -49,8 +52,7 @@ def run_stock_nbclient(nb, cwd: Path, timeout: int = CELL_TIMEOUT):
     """
     from nbclient import NotebookClient
 
-    client = NotebookClient(nb, timeout=timeout, kernel_name=KERNEL_NAME,
-                            resources={"metadata": {"path": str(cwd)}})
+    client = NotebookClient(nb, timeout=timeout, kernel_name=KERNEL_NAME, resources={"metadata": {"path": str(cwd)}})
     echoed: list[int] = []
     current = {"cell": None}
 
@@ -77,12 +79,18 @@ def _assert_no_echo(name: str, echoed: list[int]) -> None:
     assert not echoed, (
         f"{name}: cells {sorted(set(echoed))} made the runner send widget state back on the shell socket "
         "(output captured with `with out:` into an ipywidgets Output); under the stock runners such a cell "
-        "can wait for its whole timeout. Write the view into Output.outputs (labkit.course.widgets.explorer).")
+        "can wait for its whole timeout. Write the view into Output.outputs (labkit.course.widgets.explorer)."
+    )
 
 
 def _errors(nb) -> list[str]:
-    return [f"cell {i}: {o.get('ename')}: {o.get('evalue')}" for i, c in enumerate(nb.cells) if c.cell_type == "code"
-            for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    return [
+        f"cell {i}: {o.get('ename')}: {o.get('evalue')}"
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
 
 
 # -- the cause, on a minimal notebook -----------------------------------------------------------------
@@ -98,9 +106,11 @@ _SLIDER_CELLS = [
 _EXPLORER = {
     "labkit": "from labkit.course.widgets import explorer\nui = explorer(lambda n: n, render, {'n': s})\nui",
     # what labkit's explorer did before: capture the view with `with out:`
-    "captured": ("from IPython.display import display\nout = w.Output()\n"
-                 "def update(_=None):\n    out.clear_output(wait=True)\n    with out:\n        display(render(s.value))\n"
-                 "s.observe(update, names='value')\nupdate()\nw.VBox([s, out])"),
+    "captured": (
+        "from IPython.display import display\nout = w.Output()\n"
+        "def update(_=None):\n    out.clear_output(wait=True)\n    with out:\n        display(render(s.value))\n"
+        "s.observe(update, names='value')\nupdate()\nw.VBox([s, out])"
+    ),
 }
 
 
@@ -116,8 +126,11 @@ def test_explorer_cells_never_make_the_runner_write_to_the_shell_socket(tmp_path
     nb = _slider_notebook("labkit")
     _assert_no_echo("labkit explorer", run_stock_nbclient(nb, tmp_path, timeout=60))
     assert not _errors(nb)
-    views = [m["state"]["outputs"] for m in nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]
-             ["state"].values() if m["model_name"] == "OutputModel"]
+    views = [
+        m["state"]["outputs"]
+        for m in nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"].values()
+        if m["model_name"] == "OutputModel"
+    ]
     assert len(views) == 1 and "image/png" in views[0][0]["data"], "the saved widget state holds the last view"
 
 
@@ -176,11 +189,14 @@ def test_execute_notebook_leaves_no_kernel_or_child_behind(tmp_path):
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(
-        "import pathlib, subprocess, sys\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
-        "pathlib.Path('child.pid').write_text(str(child.pid))"),
-        nbformat.v4.new_code_cell("print('done')")]
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import pathlib, subprocess, sys\n"
+            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+            "pathlib.Path('child.pid').write_text(str(child.pid))"
+        ),
+        nbformat.v4.new_code_cell("print('done')"),
+    ]
     path = tmp_path / "spawn.ipynb"
     nbformat.write(nb, path)
     before = {p.pid for p in _live_kernels()}
@@ -194,8 +210,7 @@ def test_execute_notebook_leaves_no_kernel_or_child_behind(tmp_path):
     assert not execute_notebook(tmp_path / "fails.ipynb", timeout=60).ok  # a failed run shuts down too
     left = [p for p in _live_kernels() if p.pid not in before]
     assert not left, f"{len(left)} kernel(s) still alive after 4 runs"
-    alive = [pid for pid in children if psutil.pid_exists(pid)
-             and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    alive = [pid for pid in children if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
     assert not alive, "processes a notebook started outlived its kernel"
 
 
@@ -248,13 +263,29 @@ def _run_cli(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("name", WIDGET_LABS)
 def test_widget_lab_under_nbconvert_execute(name, tmp_path):
     src = _copy_lab(name, tmp_path)
-    proc = _run_cli([JUPYTER, "nbconvert", "--to", "notebook", "--execute",
-                     f"--ExecutePreprocessor.timeout={CELL_TIMEOUT}", "--output", "executed", src.name], tmp_path)
+    proc = _run_cli(
+        [
+            JUPYTER,
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            f"--ExecutePreprocessor.timeout={CELL_TIMEOUT}",
+            "--output",
+            "executed",
+            src.name,
+        ],
+        tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     executed = nbformat.read(tmp_path / "executed.ipynb", as_version=4)
     assert not _errors(executed)
-    assert any(o.get("data", {}).get("application/vnd.jupyter.widget-view+json")
-               for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", [])), "no widget shown"
+    assert any(
+        o.get("data", {}).get("application/vnd.jupyter.widget-view+json")
+        for c in executed.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+    ), "no widget shown"
 
 
 @pytest.mark.notebook

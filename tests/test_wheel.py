@@ -5,6 +5,7 @@ from this test environment's site-packages through one ``.pth`` line, so
 nothing is downloaded. The test asserts that ``labkit`` is imported from the
 wheel, not from the checkout.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,12 @@ def installed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
     dist = tmp / "dist"
     source = _source_copy(tmp / "source")
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                            "-w", str(dist), str(source)], capture_output=True, text=True, timeout=600)
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert build.returncode == 0, build.stderr[-2000:]
     (wheel,) = dist.glob("labkit-*.whl")
     import zipfile
@@ -56,12 +61,22 @@ def installed(tmp_path_factory):
     env_dir = tmp / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     # Dependencies from this environment, after the venv's own site-packages (labkit comes from the wheel).
     (site / "deps-from-tests.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
-                              str(wheel)], capture_output=True, text=True, timeout=600)
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert install.returncode == 0, install.stderr[-2000:]
     return env_dir, tmp
 
@@ -92,13 +107,23 @@ def test_starter_a_lab_and_an_experiment_work_from_an_empty_folder(installed):
     assert len(notebooks) == 12
     again = _run(env_dir, work, labkit, "labs", "starter", "--out", "my-labs", "--json")
     assert again.returncode == 1 and json.loads(again.stdout)["error"]["code"] == "file_exists"
-    code = ("import sys, nbformat\n"
-            "from nbclient import NotebookClient\n"
-            "nb = nbformat.read(sys.argv[1], as_version=4)\n"
-            "NotebookClient(nb, timeout=120, kernel_name='python3', resources={'metadata': {'path': sys.argv[2]}}).execute()\n"
-            "print('ran', len(nb.cells))\n")
-    ran = _run(env_dir, work, str(env_dir / "bin" / "python"), "-c", code, str(work / "my-labs" / "03-utf8-pagination.ipynb"),
-               str(work / "my-labs"), timeout=300)
+    code = (
+        "import sys, nbformat\n"
+        "from nbclient import NotebookClient\n"
+        "nb = nbformat.read(sys.argv[1], as_version=4)\n"
+        "NotebookClient(nb, timeout=120, kernel_name='python3', resources={'metadata': {'path': sys.argv[2]}}).execute()\n"
+        "print('ran', len(nb.cells))\n"
+    )
+    ran = _run(
+        env_dir,
+        work,
+        str(env_dir / "bin" / "python"),
+        "-c",
+        code,
+        str(work / "my-labs" / "03-utf8-pagination.ipynb"),
+        str(work / "my-labs"),
+        timeout=300,
+    )
     assert ran.returncode == 0, ran.stderr[-3000:]
     experiment = _run(env_dir, work, labkit, "experiment", "utf8-pagination", "--json")
     assert experiment.returncode == 0, experiment.stderr
@@ -108,9 +133,11 @@ def test_starter_a_lab_and_an_experiment_work_from_an_empty_folder(installed):
 
 def test_a_missing_resource_is_named(installed):
     env_dir, tmp = installed
-    code = ("from labkit.resources import read_text\n"
-            "from labkit.errors import LabkitError\n"
-            "try:\n    read_text('data', 'no-such-file.json')\n"
-            "except LabkitError as e:\n    print(e.code, e.message)\n")
+    code = (
+        "from labkit.resources import read_text\n"
+        "from labkit.errors import LabkitError\n"
+        "try:\n    read_text('data', 'no-such-file.json')\n"
+        "except LabkitError as e:\n    print(e.code, e.message)\n"
+    )
     out = _run(env_dir, tmp, str(env_dir / "bin" / "python"), "-c", code)
     assert out.stdout.startswith("resource_not_found") and "data/no-such-file.json" in out.stdout

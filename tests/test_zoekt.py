@@ -5,6 +5,7 @@ The query-construction tests need nothing installed. The rest start a real
 skip with the reason when the binaries are absent (install with
 ``.ci/install-zoekt``), and fail instead when LABKIT_REQUIRE_ZOEKT=1.
 """
+
 from __future__ import annotations
 
 import os
@@ -15,26 +16,29 @@ import pytest
 
 from labkit.codesearch import build_index, search_code
 from labkit.codesearch.query import plan_query
-from labkit.codesearch.zoekt import (LocalZoekt, _post, build_query, missing_binaries, zoekt_literal,
-                                     zoekt_quote)
-from labkit.errors import LabkitError
+from labkit.codesearch.zoekt import LocalZoekt, _post, build_query, missing_binaries, zoekt_literal, zoekt_quote
 from labkit.course.repo_builder import IsolatedRepo
+from labkit.errors import LabkitError
 
 SECRET = "zk_SECRET_value_77"
 
 
 # -- query construction (no binaries needed) ----------------------------------------------------------
 
-@pytest.mark.parametrize("text,expected", [
-    ("plain", '"plain"'),
-    ("a.b", r'"a\\.b"'),
-    ("sample-service-v2", '"sample-service-v2"'),
-    ("connection refused: upstream", '"connection refused: upstream"'),
-    ('say "hi"', r'"say \"hi\""'),
-    ("C:\\path", r'"C:\\\\path"'),
-    ("f(x) [y] {z} a|b ^$ *+?", r'"f\\(x\\) \\[y\\] \\{z\\} a\\|b \\^\\$ \\*\\+\\?"'),
-    ("or -r:x case:yes", '"or -r:x case:yes"'),
-])
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("plain", '"plain"'),
+        ("a.b", r'"a\\.b"'),
+        ("sample-service-v2", '"sample-service-v2"'),
+        ("connection refused: upstream", '"connection refused: upstream"'),
+        ('say "hi"', r'"say \"hi\""'),
+        ("C:\\path", r'"C:\\\\path"'),
+        ("f(x) [y] {z} a|b ^$ *+?", r'"f\\(x\\) \\[y\\] \\{z\\} a\\|b \\^\\$ \\*\\+\\?"'),
+        ("or -r:x case:yes", '"or -r:x case:yes"'),
+    ],
+)
 def test_zoekt_literal_escapes_then_quotes(text, expected):
     assert zoekt_literal(text) == expected
 
@@ -63,6 +67,7 @@ def test_unreachable_zoekt_is_backend_unavailable(tmp_path, make_repo):
 
 
 # -- a real Zoekt ------------------------------------------------------------------------------------
+
 
 def _need_zoekt():
     missing = missing_binaries()
@@ -139,17 +144,28 @@ def test_zoekt_repo_filter_is_anchored(served):
 def test_sensitive_and_noise_files_never_reach_zoekt(served):
     idx, server = served
     assert search_code(idx, SECRET, literal=True, backend="zoekt", zoekt_url=server.url)["matches"] == []
-    paths = {m["path"] for m in search_code(idx, "Context", backend="zoekt", zoekt_url=server.url,
-                                            limit=100)["matches"]}
+    paths = {
+        m["path"] for m in search_code(idx, "Context", backend="zoekt", zoekt_url=server.url, limit=100)["matches"]
+    }
     assert "node_modules/x/i.js" not in paths and ".env" not in paths
 
 
 DIFFERENTIAL = [
-    ("Context", {}), ("context", {}), ("invoke", {}), ("ctx.invoke()", {"literal": True}),
-    (r"def\s+\w+\(", {}), ("a.b(c)", {"literal": True}), ("Context", {"repo": "app-extra"}),
-    ("Context", {"lang": "python"}), ("Context", {"lang": "go"}), ("invoke", {"path": r"^src/"}),
-    ("return", {"lang": "javascript"}), ("no such text anywhere", {"literal": True}), ("tools", {}),
-    (r"^\s+return", {}), ("Context", {"limit": 2}),
+    ("Context", {}),
+    ("context", {}),
+    ("invoke", {}),
+    ("ctx.invoke()", {"literal": True}),
+    (r"def\s+\w+\(", {}),
+    ("a.b(c)", {"literal": True}),
+    ("Context", {"repo": "app-extra"}),
+    ("Context", {"lang": "python"}),
+    ("Context", {"lang": "go"}),
+    ("invoke", {"path": r"^src/"}),
+    ("return", {"lang": "javascript"}),
+    ("no such text anywhere", {"literal": True}),
+    ("tools", {}),
+    (r"^\s+return", {}),
+    ("Context", {"limit": 2}),
 ]
 
 
@@ -200,9 +216,19 @@ def test_zoekt_without_an_index_is_backend_unavailable_not_empty(served, tmp_pat
     idx, _ = served
     (tmp_path / "shards").mkdir()
     port = _free_port()
-    proc = subprocess.Popen([find_binary("zoekt-webserver"), "-index", str(tmp_path / "shards"),
-                             "-listen", f"127.0.0.1:{port}", "-rpc", "-html=false"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            find_binary("zoekt-webserver"),
+            "-index",
+            str(tmp_path / "shards"),
+            "-listen",
+            f"127.0.0.1:{port}",
+            "-rpc",
+            "-html=false",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 20
@@ -228,5 +254,8 @@ def test_cli_zoekt_backend(served, cli):
     proc = cli("code-search", str(idx), "Context", "--backend", "zoekt", "--zoekt-url", server.url, "--json")
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout)
-    assert res["backend"] == "zoekt" and res["matches"][0]["snippet"] in ("class Context:", "Context = None",
-                                                                          "func Context() int {")
+    assert res["backend"] == "zoekt" and res["matches"][0]["snippet"] in (
+        "class Context:",
+        "Context = None",
+        "func Context() int {",
+    )

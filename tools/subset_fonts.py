@@ -20,6 +20,7 @@ the original's name, and a distinct name cannot collide with a system copy.
 character neither subset covers; rerun this script then. The full fonts are
 never committed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,8 +65,15 @@ def is_cjk(ch: str) -> bool:
 def _rename(font, family: str, style: str) -> None:
     """Give the subset its own family name; keep copyright, licence and trademark records."""
     postscript = family.replace(" ", "") + "-" + style
-    names = {1: family, 2: style, 3: f"{postscript};labkit subset", 4: f"{family} {style}", 6: postscript,
-             16: family, 17: style}
+    names = {
+        1: family,
+        2: style,
+        3: f"{postscript};labkit subset",
+        4: f"{family} {style}",
+        6: postscript,
+        16: family,
+        17: style,
+    }
     table = font["name"]
     table.names = [n for n in table.names if n.nameID not in names]
     for name_id, value in names.items():

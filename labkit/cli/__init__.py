@@ -5,6 +5,7 @@ functions: ``add_parser(subparsers)`` and ``run(args) -> dict``. Modules import
 only ``argparse`` at top level so ``labkit --help`` and every command start
 fast; heavy imports happen inside ``run``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,20 @@ EXIT_INTERRUPTED = 130
 
 # Module name for each top-level command, in the order ``--help`` lists them.
 COMMANDS = [
-    "status", "search", "diff", "review", "index", "code_search", "context", "source",
-    "mcp", "experiment", "report", "ledger", "labs", "eval",
+    "status",
+    "search",
+    "diff",
+    "review",
+    "index",
+    "code_search",
+    "context",
+    "source",
+    "mcp",
+    "experiment",
+    "report",
+    "ledger",
+    "labs",
+    "eval",
 ]
 
 
@@ -58,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         from labkit.errors import LabkitError
 
-        options = words[:words.index("--")] if "--" in words else words
+        options = words[: words.index("--")] if "--" in words else words
         if "--json" in options:  # the contract's error object, not argparse's text (still exit 2)
             emit_error(LabkitError("invalid_argument", f"usage: {exc}"), True)
         else:
@@ -81,8 +94,13 @@ def main(argv: list[str] | None = None) -> int:
 
         if os.environ.get("LABKIT_DEBUG"):
             traceback.print_exc()
-        emit_error(LabkitError("internal_error", f"labkit failed unexpectedly ({type(exc).__name__}); "
-                                                 "set LABKIT_DEBUG=1 to see the traceback on stderr"), as_json)
+        emit_error(
+            LabkitError(
+                "internal_error",
+                f"labkit failed unexpectedly ({type(exc).__name__}); set LABKIT_DEBUG=1 to see the traceback on stderr",
+            ),
+            as_json,
+        )
         return EXIT_ERROR
     if result is None:
         return EXIT_OK

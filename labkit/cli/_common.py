@@ -1,10 +1,11 @@
 """Shared CLI conventions: JSON on stdout, contract errors, exit codes."""
+
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 
 class UsageError(Exception):
@@ -119,6 +120,7 @@ def table(rows: list[dict], columns: list[str]) -> str:
 
 # -- progress -------------------------------------------------------------------------------------
 
+
 def _clock(seconds: float) -> str:
     seconds = int(seconds)
     return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
@@ -139,8 +141,16 @@ class StepProgress:
         bar.close()
     """
 
-    def __init__(self, total: int, *, enabled: bool = True, stream=None, heartbeat: float = 20.0,
-                 tick: float = 1.0, width: int = 24):
+    def __init__(
+        self,
+        total: int,
+        *,
+        enabled: bool = True,
+        stream=None,
+        heartbeat: float = 20.0,
+        tick: float = 1.0,
+        width: int = 24,
+    ):
         import threading
         import time
 
@@ -207,8 +217,10 @@ class StepProgress:
                 self._redraw()
             else:
                 elapsed = self._now() - self._step_started
-                self._line(f"{self._count()} ... {self._label} still running ({_clock(elapsed)}; "
-                           f"{_clock(self._now() - self._started)} in all)")
+                self._line(
+                    f"{self._count()} ... {self._label} still running ({_clock(elapsed)}; "
+                    f"{_clock(self._now() - self._started)} in all)"
+                )
 
     def _finish(self, label: str, ok: bool, seconds: float) -> None:
         if not self.enabled:
@@ -244,8 +256,7 @@ class _Step:
         self.progress._start(self.label)
         if self.progress.enabled:
             interval = self.progress.tick if self.progress.tty else self.progress.heartbeat
-            self._thread = threading.Thread(target=self._run, args=(interval,), daemon=True,
-                                            name="labkit-progress")
+            self._thread = threading.Thread(target=self._run, args=(interval,), daemon=True, name="labkit-progress")
             self._thread.start()
         return self
 

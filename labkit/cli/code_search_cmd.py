@@ -42,6 +42,8 @@ def render(result: dict) -> str:
         lines.append(f"warning: '{name}' moved since it was indexed; rebuild the index")
     for name, entry in sorted(dirty.items()):
         rev = (result.get("revisions") or {}).get(name, "")[:12]
-        lines.append(f"note: the work tree of '{name}' differs from the indexed commit {rev} in {_changed(entry)}; "
-                     "the index serves that commit: commit and rebuild the index to search your edits")
+        lines.append(
+            f"note: the work tree of '{name}' differs from the indexed commit {rev} in {_changed(entry)}; "
+            "the index serves that commit: commit and rebuild the index to search your edits"
+        )
     return "\n".join(lines)

@@ -16,8 +16,10 @@ def run(args) -> dict:
 
 
 def render(result: dict) -> str:
-    head = (f"{result['repo']}/{result['path']} lines {result['startLine']}-{result['endLine']}"
-            f" of {result['totalLines']} at {result.get('revision', '?')}")
+    head = (
+        f"{result['repo']}/{result['path']} lines {result['startLine']}-{result['endLine']}"
+        f" of {result['totalLines']} at {result.get('revision', '?')}"
+    )
     if result["truncated"]:
         head += " (window; the file goes on)"
     return head + "\n" + result["content"]

@@ -21,8 +21,15 @@ def run_build(args) -> dict:
 
 
 def render(result: dict) -> str:
-    rows = [{"repo": r["name"], "revision": r["revision"][:19], "files": r["files"], "bytes": r["bytes"],
-             "read": r.get("filesRead", ""),
-             "skipped": ", ".join(f"{k} {v}" for k, v in r.get("skipped", {}).items() if v) or "-"}
-            for r in result["repos"]]
+    rows = [
+        {
+            "repo": r["name"],
+            "revision": r["revision"][:19],
+            "files": r["files"],
+            "bytes": r["bytes"],
+            "read": r.get("filesRead", ""),
+            "skipped": ", ".join(f"{k} {v}" for k, v in r.get("skipped", {}).items() if v) or "-",
+        }
+        for r in result["repos"]
+    ]
     return table(rows, ["repo", "revision", "files", "bytes", "read", "skipped"])

@@ -9,26 +9,45 @@ def add_parser(sub) -> None:
     lsub.required = True
     s = lsub.add_parser("starter", help="write learner notebooks: each exercise's solution replaced by an answer cell")
     s.add_argument("--out", default="build/starter", help="where to write the starters (default: build/starter)")
-    s.add_argument("--force", action="store_true",
-                   help="overwrite notebooks that already exist in --out (a learner's work)")
+    s.add_argument(
+        "--force", action="store_true", help="overwrite notebooks that already exist in --out (a learner's work)"
+    )
     add_json_flag(s)
     s.set_defaults(handler=run_starter, render=render_starter)
-    g = lsub.add_parser("grade", help="grade learners' notebooks: each runs alone in a sandbox; the checkers judge "
-                                      "the answer values in this process")
-    g.add_argument("submissions", nargs="+", metavar="SUBMISSION",
-                   help="submitted .ipynb files, or folders searched for them")
+    g = lsub.add_parser(
+        "grade",
+        help="grade learners' notebooks: each runs alone in a sandbox; the checkers judge "
+        "the answer values in this process",
+    )
+    g.add_argument(
+        "submissions", nargs="+", metavar="SUBMISSION", help="submitted .ipynb files, or folders searched for them"
+    )
     g.add_argument("--out", required=True, help="folder for grades.csv, grades.html and executed/ (required)")
     g.add_argument("--jobs", type=int, default=2, help="notebooks run at once, 1-32 (default: 2)")
-    g.add_argument("--timeout", type=int, default=600,
-                   help="seconds per notebook before its kernel is stopped (default: 600)")
-    g.add_argument("--cell-timeout", type=int, default=120,
-                   help="seconds per cell before it is interrupted and the run goes on (default: 120)")
-    g.add_argument("--memory-mb", type=int, default=2048,
-                   help="address-space limit of each kernel and its children, MiB (default: 2048)")
-    g.add_argument("--disk-mb", type=int, default=512,
-                   help="with namespaces: all a kernel can write, MiB (default: 512)")
-    g.add_argument("--isolation", choices=["auto", "namespaces", "user", "none"], default="auto",
-                   help="sandbox level; auto takes the strongest that works here (default: auto; docs/grading.md)")
+    g.add_argument(
+        "--timeout", type=int, default=600, help="seconds per notebook before its kernel is stopped (default: 600)"
+    )
+    g.add_argument(
+        "--cell-timeout",
+        type=int,
+        default=120,
+        help="seconds per cell before it is interrupted and the run goes on (default: 120)",
+    )
+    g.add_argument(
+        "--memory-mb",
+        type=int,
+        default=2048,
+        help="address-space limit of each kernel and its children, MiB (default: 2048)",
+    )
+    g.add_argument(
+        "--disk-mb", type=int, default=512, help="with namespaces: all a kernel can write, MiB (default: 512)"
+    )
+    g.add_argument(
+        "--isolation",
+        choices=["auto", "namespaces", "user", "none"],
+        default="auto",
+        help="sandbox level; auto takes the strongest that works here (default: auto; docs/grading.md)",
+    )
     add_json_flag(g)
     g.set_defaults(handler=run_grade, render=render_grade)
 
@@ -51,16 +70,24 @@ def run_grade(args):
     from labkit.cli import EXIT_ERROR, EXIT_OK
     from labkit.course.grade import GradeOptions, grade
 
-    options = GradeOptions(jobs=args.jobs, timeout=args.timeout, cell_timeout=args.cell_timeout,
-                           memory_mb=args.memory_mb, disk_mb=args.disk_mb, isolation=args.isolation)
+    options = GradeOptions(
+        jobs=args.jobs,
+        timeout=args.timeout,
+        cell_timeout=args.cell_timeout,
+        memory_mb=args.memory_mb,
+        disk_mb=args.disk_mb,
+        isolation=args.isolation,
+    )
     result = grade(args.submissions, args.out, options)
     # Exit 0 whatever the scores; non-zero only when the grader itself failed on a submission.
     return result, (EXIT_ERROR if result["graderFailed"] else EXIT_OK)
 
 
 def render_grade(result: dict) -> str:
-    lines = [f"graded {len(result['submissions'])} submission(s) in {result['seconds']} s "
-             f"(isolation: {result['isolation']}); wrote grades.csv, grades.html and executed/ to {result['out']}"]
+    lines = [
+        f"graded {len(result['submissions'])} submission(s) in {result['seconds']} s "
+        f"(isolation: {result['isolation']}); wrote grades.csv, grades.html and executed/ to {result['out']}"
+    ]
     for s in result["submissions"]:
         lines.append(f"  {s['submission']:40} {s['lab'] or '-':28} {s['status']:12} {s['score']}/{s['total']}")
     if result["graderFailed"]:

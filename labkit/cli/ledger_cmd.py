@@ -9,6 +9,7 @@ leave nothing to summarise exit 1 with the contract's error object:
 ``file_not_found``, ``invalid_argument`` (a folder, FIFO or device),
 ``file_too_large``.
 """
+
 from __future__ import annotations
 
 from ._common import add_json_flag, table
@@ -20,8 +21,9 @@ def add_parser(sub) -> None:
     lsub.required = True
     s = lsub.add_parser("summarize", help="derive a summary from a ledger's lines (checks each line and the chain)")
     s.add_argument("file", metavar="FILE")
-    s.add_argument("--root", default=None,
-                   help="workspace root, to check whether each read's hash still matches the file now")
+    s.add_argument(
+        "--root", default=None, help="workspace root, to check whether each read's hash still matches the file now"
+    )
     add_json_flag(s)
     s.set_defaults(handler=run, render=render)
 

@@ -8,6 +8,7 @@ other commands' sections from their argparse help. Regenerate with::
 
 A test compares the committed file with :func:`render`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,12 +63,22 @@ def _synopsis(tool: tools.Tool) -> str:
     return " ".join(parts + ["[--json]"])
 
 
+_NEEDS = {"git": "a git work tree", "index": "an index folder", "workspace": "a folder"}
+
+
 def _tool_section(tool: tools.Tool) -> list[str]:
-    out = [f"### `{tool.name}`" + (f" / `labkit {tool.command}`" if tool.command else " (MCP only)"), "",
-           tool.summary, ""]
+    out = [
+        f"### `{tool.name}`" + (f" / `labkit {tool.command}`" if tool.command else " (MCP only)"),
+        "",
+        tool.summary,
+        "",
+    ]
     if tool.command:
         out += ["```", _synopsis(tool), "```", ""]
-    out += [f"Needs: {'a git work tree' if tool.target == 'git' else 'an index folder' if tool.target == 'index' else 'a folder'}.", ""]
+    out += [
+        f"Needs: {_NEEDS[tool.target]}.",
+        "",
+    ]
     if tool.args:
         out += ["| argument (MCP) | CLI | type | default | bounds | meaning |", "|---|---|---|---|---|---|"]
         for a in tool.args:
@@ -75,13 +86,13 @@ def _tool_section(tool: tools.Tool) -> list[str]:
             mcp = f"`{a.name}`" if a.mcp else f"(CLI only) `{a.name}`"
             req = " (required)" if a.required else ""
             default = "" if a.default is None else f"`{a.default}`"
-            out.append(f"| {mcp}{req} | {cli} | {a.type.__name__} | {default} | {_cell(a.bounds_text())} | "
-                       f"{_cell(a.help)} |")
+            out.append(
+                f"| {mcp}{req} | {cli} | {a.type.__name__} | {default} | {_cell(a.bounds_text())} | {_cell(a.help)} |"
+            )
         out.append("")
     props = tool.output.get("properties", {})
     required = tool.output.get("required", [])
-    out.append("Output fields: " + ", ".join(f"`{k}`" + ("" if k in required else " (optional)")
-                                              for k in props) + ".")
+    out.append("Output fields: " + ", ".join(f"`{k}`" + ("" if k in required else " (optional)") for k in props) + ".")
     if tool.output_notes:
         out += ["", tool.output_notes]
     out += ["", "Errors: " + ", ".join(f"`{c}`" for c in tool.errors) + ".", ""]
@@ -107,24 +118,43 @@ def _other_commands() -> list[str]:
 
 
 def render() -> str:
-    out = ["# labkit reference", "",
-           "Generated from the tool declarations (`labkit/tools.py`), the error codes (`labkit/errors.py`) "
-           "and the path rules (`labkit/rules.py`); do not edit by hand. Regenerate with "
-           "`python -m labkit.cli.reference > docs/reference.md`.", "", _GENERAL, "## Error codes", "",
-           "| code | meaning |", "|---|---|"]
+    out = [
+        "# labkit reference",
+        "",
+        "Generated from the tool declarations (`labkit/tools.py`), the error codes (`labkit/errors.py`) "
+        "and the path rules (`labkit/rules.py`); do not edit by hand. Regenerate with "
+        "`python -m labkit.cli.reference > docs/reference.md`.",
+        "",
+        _GENERAL,
+        "## Error codes",
+        "",
+        "| code | meaning |",
+        "|---|---|",
+    ]
     out += [f"| `{code}` | {_cell(meaning)} |" for code, meaning in CODES.items()]
-    out += ["", "## Sensitive and noise paths", "",
-            "One rule set serves search, status, diff, review, reads, the index and the MCP tools. "
-            "Built-in names are matched case-insensitively at any depth; a workspace's `.labignore` "
-            "(gitignore syntax) adds patterns.", "",
-            "Names are compared lower-cased, without trailing dots and spaces, and again with backup "
-            "endings removed (" + ", ".join(f"`{e}`" for e in rules.BACKUP_ENDINGS) + "). Templates stay "
-            "readable: " + ", ".join(f"`{t}`" for t in sorted(rules.SENSITIVE_TEMPLATES)) + ".", "",
-            "| kind | pattern | why |", "|---|---|---|",
-            *[f"| {r.kind} | `{r.pattern}` | {_cell(r.reason)} |" for r in rules.SENSITIVE_RULES], "",
-            "- Noise folders (skipped by content tools, not an error): "
-            + ", ".join(f"`{d}/`" for d in sorted(rules.NOISE_DIRS)) + ".", "",
-            "## Tools", ""]
+    out += [
+        "",
+        "## Sensitive and noise paths",
+        "",
+        "One rule set serves search, status, diff, review, reads, the index and the MCP tools. "
+        "Built-in names are matched case-insensitively at any depth; a workspace's `.labignore` "
+        "(gitignore syntax) adds patterns.",
+        "",
+        "Names are compared lower-cased, without trailing dots and spaces, and again with backup "
+        "endings removed (" + ", ".join(f"`{e}`" for e in rules.BACKUP_ENDINGS) + "). Templates stay "
+        "readable: " + ", ".join(f"`{t}`" for t in sorted(rules.SENSITIVE_TEMPLATES)) + ".",
+        "",
+        "| kind | pattern | why |",
+        "|---|---|---|",
+        *[f"| {r.kind} | `{r.pattern}` | {_cell(r.reason)} |" for r in rules.SENSITIVE_RULES],
+        "",
+        "- Noise folders (skipped by content tools, not an error): "
+        + ", ".join(f"`{d}/`" for d in sorted(rules.NOISE_DIRS))
+        + ".",
+        "",
+        "## Tools",
+        "",
+    ]
     for tool in tools.TOOLS:
         out += _tool_section(tool)
     out += _other_commands()

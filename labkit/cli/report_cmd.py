@@ -7,8 +7,9 @@ def add_parser(sub) -> None:
     p = sub.add_parser("report", help="run every experiment and lab; write an HTML report")
     p.add_argument("--out", default="build/report", help="output folder (default: build/report)")
     p.add_argument("--quick", action="store_true", help="small, fast experiment sizes (for smoke runs)")
-    p.add_argument("--only", action="append", default=None, metavar="EXPERIMENT",
-                   help="run only this experiment (repeatable)")
+    p.add_argument(
+        "--only", action="append", default=None, metavar="EXPERIMENT", help="run only this experiment (repeatable)"
+    )
     p.add_argument("--no-labs", action="store_true", help="skip executing the lab notebooks")
     add_json_flag(p)
     p.set_defaults(handler=run, render=render)
@@ -20,8 +21,9 @@ def run(args):
 
     from . import EXIT_ERROR, EXIT_OK
 
-    result = build_report(args.out, progress=True, quick=args.quick, experiments=args.only,
-                          labs=[] if args.no_labs else None)
+    result = build_report(
+        args.out, progress=True, quick=args.quick, experiments=args.only, labs=[] if args.no_labs else None
+    )
     ok = not result["failedExperiments"] and not result["failedLabs"]
     return result, (EXIT_OK if ok else EXIT_ERROR)
 

@@ -23,8 +23,13 @@ def run(args):
         with Workspace.open(args.root, require_git=True) as ws:
             baseline = review.take_baseline(ws, base=args.base)
         review.save_baseline(baseline, args.save_baseline)
-        return {"baselineSaved": True, "schemaVersion": baseline["schemaVersion"], "base": baseline["base"],
-                "entries": len(baseline["entries"]), "complete": baseline["complete"]}
+        return {
+            "baselineSaved": True,
+            "schemaVersion": baseline["schemaVersion"],
+            "base": baseline["base"],
+            "entries": len(baseline["entries"]),
+            "complete": baseline["complete"],
+        }
     report = tools.run_cli(tool, args)
     return report, exit_status(report)
 
@@ -39,18 +44,31 @@ def render(result: dict) -> str:
     from ._common import table
 
     if result.get("baselineSaved"):
-        return (f"baseline saved: {result['entries']} changed path(s) against {result['base'][:12]}"
-                f"{'' if result['complete'] else ' (INCOMPLETE)'}")
+        return (
+            f"baseline saved: {result['entries']} changed path(s) against {result['base'][:12]}"
+            f"{'' if result['complete'] else ' (INCOMPLETE)'}"
+        )
     rows = []
     for f in result["files"]:
         adds = "bin" if f["binary"] else f["additions"]
         dels = "bin" if f["binary"] else f["deletions"]
         name = f["path"] if f["origPath"] is None else f"{f['origPath']} -> {f['path']}"
-        rows.append({"status": f["status"], "+": adds, "-": dels, "source": f["source"],
-                     "origin": f.get("origin", ""), "path": repr(name)[1:-1]})
+        rows.append(
+            {
+                "status": f["status"],
+                "+": adds,
+                "-": dels,
+                "source": f["source"],
+                "origin": f.get("origin", ""),
+                "path": repr(name)[1:-1],
+            }
+        )
     cols = ["status", "+", "-", "source"] + (["origin"] if "baseline" in result else []) + ["path"]
-    lines = [f"review against {result['base'][:12]}; allow: {', '.join(result['allow']) or '(nothing)'}",
-             table(rows, cols), ""]
+    lines = [
+        f"review against {result['base'][:12]}; allow: {', '.join(result['allow']) or '(nothing)'}",
+        table(rows, cols),
+        "",
+    ]
     risks = [{"severity": r["severity"], "code": r["code"], "path": repr(r["path"])[1:-1]} for r in result["risks"]]
     lines += ["risks:", table(risks, ["severity", "code", "path"]) if risks else "(none)", ""]
     t = result["totals"]

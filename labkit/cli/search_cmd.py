@@ -30,8 +30,10 @@ def render(result: dict) -> str:
     lines = [f"{m['path']}:{m['line']}: {m['text']}" for m in result["matches"]]
     more = " (truncated: more matches exist; narrow the query or raise --limit)" if result["truncated"] else ""
     s = result.get("stats", {})
-    lines.append(f"-- {result['matchCount']} match(es) by the {result['engine']} engine{more}; "
-                 f"{s.get('filesScanned', 0)} file(s) searched")
+    lines.append(
+        f"-- {result['matchCount']} match(es) by the {result['engine']} engine{more}; "
+        f"{s.get('filesScanned', 0)} file(s) searched"
+    )
     skipped = ", ".join(f"{s.get(key, 0)} {words}" for key, words in SKIP_REASONS)
     lines.append(f"-- not searched: {skipped}; noise folders (.git, node_modules, ...) are never walked")
     if result.get("complete") is False:

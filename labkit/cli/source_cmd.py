@@ -33,10 +33,10 @@ def run(args) -> dict:
 
 
 def render_read(result: dict) -> str:
-    lines = [f"evidence {result['evidenceId']}", f"sha256   {result['contentSha256']}",
-             f"({result['marking']})", ""]
-    for number, text in enumerate(result["content"].split("\n")[: result["endLine"] - result["startLine"] + 1],
-                                  start=result["startLine"]):
+    lines = [f"evidence {result['evidenceId']}", f"sha256   {result['contentSha256']}", f"({result['marking']})", ""]
+    for number, text in enumerate(
+        result["content"].split("\n")[: result["endLine"] - result["startLine"] + 1], start=result["startLine"]
+    ):
         lines.append(f"{number:5d} | {text}")
     return "\n".join(lines)
 
@@ -44,8 +44,7 @@ def render_read(result: dict) -> str:
 def render_search(result: dict) -> str:
     from ._common import table
 
-    lines = [f"commit {result['commit']} ({result['marking']})",
-             table(result["matches"], ["evidenceId", "text"])]
+    lines = [f"commit {result['commit']} ({result['marking']})", table(result["matches"], ["evidenceId", "text"])]
     if result["truncated"]:
         lines.append("truncated: there were more hits or files than the budget allows; narrow the query")
     for s in result.get("skipped", []):

@@ -20,6 +20,7 @@ The three functions below are the public API the CLI, the MCP server and the
 notebooks share. Submodules are imported on first use, so ``labkit
 code-search`` starts fast.
 """
+
 from __future__ import annotations
 
 
@@ -30,8 +31,20 @@ def build_index(index_dir, repo_dirs) -> dict:
     return _build(index_dir, repo_dirs)
 
 
-def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, literal=False,
-                backend="embedded", zoekt_url=None, ranking="definition-first", check_worktree=True) -> dict:
+def search_code(
+    index_dir,
+    query,
+    *,
+    repo=None,
+    lang=None,
+    path=None,
+    limit=20,
+    literal=False,
+    backend="embedded",
+    zoekt_url=None,
+    ranking="definition-first",
+    check_worktree=True,
+) -> dict:
     """Search the index; see CONTRACT.md ``labkit code-search``.
 
     ``check_worktree=False`` skips the ``git status`` each repository costs:
@@ -40,8 +53,19 @@ def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, 
     """
     from .search import search_code as _search
 
-    return _search(index_dir, query, repo=repo, lang=lang, path=path, limit=limit, literal=literal,
-                   backend=backend, zoekt_url=zoekt_url, ranking=ranking, check_worktree=check_worktree)
+    return _search(
+        index_dir,
+        query,
+        repo=repo,
+        lang=lang,
+        path=path,
+        limit=limit,
+        literal=literal,
+        backend=backend,
+        zoekt_url=zoekt_url,
+        ranking=ranking,
+        check_worktree=check_worktree,
+    )
 
 
 def get_file_context(index_dir, repo, path, line, *, before=20, after=20, check_worktree=True) -> dict:

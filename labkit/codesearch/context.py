@@ -6,6 +6,7 @@ repository moved on (the result then says ``stale``) or while its work tree
 holds uncommitted changes (``dirty`` lists them; ``pathDirty`` says whether
 this file is one of them).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,8 +38,9 @@ def check_context_path(path: str) -> str:
     return check_relative_syntax(path, what="file path", parent_steps=False)
 
 
-def get_file_context(index_dir, repo: str, path: str, line: int, *, before: int = 20, after: int = 20,
-                     check_worktree: bool = True) -> dict:
+def get_file_context(
+    index_dir, repo: str, path: str, line: int, *, before: int = 20, after: int = 20, check_worktree: bool = True
+) -> dict:
     from .index import connect, dirty_repos, indexed_repos, stale_repos, work_tree_states
 
     for name, value in (("before", before), ("after", after)):
@@ -51,8 +53,9 @@ def get_file_context(index_dir, repo: str, path: str, line: int, *, before: int 
     try:
         repos = indexed_repos(conn)
         if repo not in repos:
-            raise LabkitError("repository_not_found",
-                              f"no indexed repository is named '{repo}' (names are folder names)")
+            raise LabkitError(
+                "repository_not_found", f"no indexed repository is named '{repo}' (names are folder names)"
+            )
         row = conn.execute("SELECT content FROM files WHERE repo = ? AND path = ?", (repo, rel)).fetchone()
     finally:
         conn.close()

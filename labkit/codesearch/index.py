@@ -25,6 +25,7 @@ What gets indexed:
 A rebuild re-reads only what changed: git blobs whose id changed, folder files
 whose size or modification time changed.
 """
+
 from __future__ import annotations
 
 import json
@@ -106,8 +107,7 @@ def connect(index_dir, *, create: bool = False) -> sqlite3.Connection:
     """Open the index in ``index_dir``; without ``create`` a missing one is an error."""
     path = index_path(index_dir)
     if not create and not path.is_file():
-        raise LabkitError("invalid_argument",
-                          "INDEX_DIR holds no code-search index; run `labkit index build` first")
+        raise LabkitError("invalid_argument", "INDEX_DIR holds no code-search index; run `labkit index build` first")
     if create:
         try:
             Path(index_dir).mkdir(parents=True, exist_ok=True)
@@ -192,8 +192,9 @@ def _read_blobs(git, oids: list[str], sizes: dict[str, int]) -> dict[str, bytes]
         if not chunk:
             return
         expected = sum(sizes[o] + 64 for o in chunk)
-        out = git.bytes(["cat-file", "--batch"], input_bytes=("\n".join(chunk) + "\n").encode(),
-                        max_bytes=expected + 1024)
+        out = git.bytes(
+            ["cat-file", "--batch"], input_bytes=("\n".join(chunk) + "\n").encode(), max_bytes=expected + 1024
+        )
         pos = 0
         for oid in chunk:
             nl = out.index(b"\n", pos)
@@ -201,7 +202,7 @@ def _read_blobs(git, oids: list[str], sizes: dict[str, int]) -> dict[str, bytes]
             if len(header) != 3 or header[1] != b"blob":
                 raise LabkitError("git_failed", "git cat-file returned an unexpected object")
             size = int(header[2])
-            blobs[oid] = out[nl + 1: nl + 1 + size]
+            blobs[oid] = out[nl + 1 : nl + 1 + size]
             pos = nl + 1 + size + 1
         chunk.clear()
 
@@ -301,8 +302,16 @@ def _build_into(conn: sqlite3.Connection, build: RepoBuild, ws) -> dict:
     previous = conn.execute("SELECT root FROM repos WHERE name = ?", (name,)).fetchone()
     # Same name, another folder: nothing stored can be reused.
     reset = previous is not None and previous[0] != str(root)
-    stored = {} if reset else {path: (fid, blob, size, mtime) for fid, path, blob, size, mtime in conn.execute(
-        "SELECT id, path, blob, size, mtime_ns FROM files WHERE repo = ?", (name,))}
+    stored = (
+        {}
+        if reset
+        else {
+            path: (fid, blob, size, mtime)
+            for fid, path, blob, size, mtime in conn.execute(
+                "SELECT id, path, blob, size, mtime_ns FROM files WHERE repo = ?", (name,)
+            )
+        }
+    )
 
     if build.kind == "git":
         revision, entries = _git_entries(build, ws.git, rules)
@@ -355,15 +364,18 @@ def _build_into(conn: sqlite3.Connection, build: RepoBuild, ws) -> dict:
             if blob_id is None:
                 blob_id = blob_ids[e.blob] = _store_blob(conn, e.blob, text, lang, build)
             conn.execute(
-                "INSERT INTO files (repo, path, lang, blob, blob_id, size, mtime_ns, content) "
-                "VALUES (?,?,?,?,?,?,?,?)", (name, e.path, lang, e.blob, blob_id, e.size, e.mtime_ns, text))
+                "INSERT INTO files (repo, path, lang, blob, blob_id, size, mtime_ns, content) VALUES (?,?,?,?,?,?,?,?)",
+                (name, e.path, lang, e.blob, blob_id, e.size, e.mtime_ns, text),
+            )
         if stored or reset:
             _drop_orphan_blobs(conn)
         files, total = conn.execute(
-            "SELECT count(*), coalesce(sum(size), 0) FROM files WHERE repo = ?", (name,)).fetchone()
+            "SELECT count(*), coalesce(sum(size), 0) FROM files WHERE repo = ?", (name,)
+        ).fetchone()
         conn.execute(
             "INSERT OR REPLACE INTO repos VALUES (?,?,?,?,?,?,?,?)",
-            (name, str(root), build.kind, revision, files, total, json.dumps(build.skipped), time.time()))
+            (name, str(root), build.kind, revision, files, total, json.dumps(build.skipped), time.time()),
+        )
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -371,8 +383,16 @@ def _build_into(conn: sqlite3.Connection, build: RepoBuild, ws) -> dict:
     if changed and len(changed) >= files // 10:
         conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")  # one segment: smaller and faster to query
     conn.executescript("PRAGMA incremental_vacuum;")  # executescript steps it to the end: every free page
-    return {"name": name, "revision": revision, "files": files, "bytes": total, "kind": build.kind,
-            "skipped": build.skipped, "filesRead": build.files_read, "filesParsed": build.files_parsed}
+    return {
+        "name": name,
+        "revision": revision,
+        "files": files,
+        "bytes": total,
+        "kind": build.kind,
+        "skipped": build.skipped,
+        "filesRead": build.files_read,
+        "filesParsed": build.files_parsed,
+    }
 
 
 def _store_blob(conn: sqlite3.Connection, blob: str, text: str, lang: str | None, build: RepoBuild) -> int:
@@ -386,18 +406,25 @@ def _store_blob(conn: sqlite3.Connection, blob: str, text: str, lang: str | None
 
     symbols = python_symbols(text)
     build.files_parsed += 1
-    blob_id = conn.execute("INSERT INTO blobs (blob, parsed) VALUES (?, ?)",
-                           (blob, 0 if symbols is None else 1)).lastrowid
+    blob_id = conn.execute(
+        "INSERT INTO blobs (blob, parsed) VALUES (?, ?)", (blob, 0 if symbols is None else 1)
+    ).lastrowid
     if symbols:
-        conn.executemany("INSERT OR IGNORE INTO symbols (name, blob_id, line, kind) VALUES (?,?,?,?)",
-                         [(n, blob_id, line, kind) for n, line, kind in symbols])
+        conn.executemany(
+            "INSERT OR IGNORE INTO symbols (name, blob_id, line, kind) VALUES (?,?,?,?)",
+            [(n, blob_id, line, kind) for n, line, kind in symbols],
+        )
     return blob_id
 
 
 def _drop_orphan_blobs(conn: sqlite3.Connection) -> None:
     """Forget the content (and its symbols) no indexed file holds any more."""
-    orphans = [r[0] for r in conn.execute(
-        "SELECT id FROM blobs WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.blob_id = blobs.id)")]
+    orphans = [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM blobs WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.blob_id = blobs.id)"
+        )
+    ]
     if orphans:
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS orphan_blobs (id INTEGER PRIMARY KEY)")
         conn.execute("DELETE FROM orphan_blobs")
@@ -418,7 +445,8 @@ def symbol_rows(conn, symbol: str, *, case_sensitive: bool = True) -> dict[int, 
     out: dict[int, list[tuple[int, int]]] = {}
     want = symbol if case_sensitive else fold(symbol)
     for name, blob_id, line, kind in conn.execute(
-            "SELECT name, blob_id, line, kind FROM symbols WHERE name = ?", (symbol,)):
+        "SELECT name, blob_id, line, kind FROM symbols WHERE name = ?", (symbol,)
+    ):
         if (name if case_sensitive else fold(name)) == want:
             out.setdefault(blob_id, []).append((line, kind))
     return out
@@ -428,8 +456,11 @@ def file_blobs(conn, keys) -> dict[tuple[str, str], tuple[int, int | None, str]]
     """(repo, path) -> (blob id, parsed flag, blob) for the given indexed files."""
     out = {}
     for repo, path in keys:
-        row = conn.execute("SELECT f.blob_id, b.parsed, f.blob FROM files f JOIN blobs b ON b.id = f.blob_id "
-                           "WHERE f.repo = ? AND f.path = ?", (repo, path)).fetchone()
+        row = conn.execute(
+            "SELECT f.blob_id, b.parsed, f.blob FROM files f JOIN blobs b ON b.id = f.blob_id "
+            "WHERE f.repo = ? AND f.path = ?",
+            (repo, path),
+        ).fetchone()
         if row is not None:
             out[(repo, path)] = row
     return out
@@ -443,9 +474,10 @@ def build_index(index_dir, repo_dirs) -> dict:
     names = [repo_name(d) for d in repo_dirs]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        raise LabkitError("invalid_argument",
-                          f"two folders share the repository name '{dupes[0]}'; names must be unique")
-    for d, n in zip(repo_dirs, names):
+        raise LabkitError(
+            "invalid_argument", f"two folders share the repository name '{dupes[0]}'; names must be unique"
+        )
+    for d, n in zip(repo_dirs, names, strict=False):
         if not Path(d).is_dir():
             raise LabkitError("invalid_argument", f"repository folder '{n}' does not exist")
     started = time.perf_counter()
@@ -459,8 +491,10 @@ def build_index(index_dir, repo_dirs) -> dict:
 
 def indexed_repos(conn: sqlite3.Connection) -> dict[str, dict]:
     """name -> {root, kind, revision} for every indexed repository."""
-    return {name: {"root": root, "kind": kind, "revision": rev}
-            for name, root, kind, rev in conn.execute("SELECT name, root, kind, revision FROM repos ORDER BY name")}
+    return {
+        name: {"root": root, "kind": kind, "revision": rev}
+        for name, root, kind, rev in conn.execute("SELECT name, root, kind, revision FROM repos ORDER BY name")
+    }
 
 
 @dataclass
@@ -497,12 +531,24 @@ def work_tree_states(repos: dict[str, dict]) -> dict[str, WorkTree]:
             continue
         try:
             git = ws.git
-            records = zsplit(git.bytes(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all",
-                                        "--no-renames", "--ignore-submodules=all"], at_top=True))
+            records = zsplit(
+                git.bytes(
+                    [
+                        "status",
+                        "--porcelain=v2",
+                        "--branch",
+                        "-z",
+                        "--untracked-files=all",
+                        "--no-renames",
+                        "--ignore-submodules=all",
+                    ],
+                    at_top=True,
+                )
+            )
             head, changed = None, set()
             for r in records:
                 if r.startswith(b"# branch.oid "):
-                    oid = r[len(b"# branch.oid "):].decode("ascii", "replace")
+                    oid = r[len(b"# branch.oid ") :].decode("ascii", "replace")
                     head = oid if oid != "(initial)" else None
                 elif r[:2] == b"1 ":
                     changed.add(r.split(b" ", 8)[8])
@@ -511,8 +557,20 @@ def work_tree_states(repos: dict[str, dict]) -> dict[str, WorkTree]:
                 elif r[:2] == b"? ":
                     changed.add(r[2:])
             if head is not None and head != info["revision"]:
-                tracked = zsplit(git.bytes(["diff", "--name-only", "-z", "--no-renames",
-                                            "--ignore-submodules=all", info["revision"], "--"], at_top=True))
+                tracked = zsplit(
+                    git.bytes(
+                        [
+                            "diff",
+                            "--name-only",
+                            "-z",
+                            "--no-renames",
+                            "--ignore-submodules=all",
+                            info["revision"],
+                            "--",
+                        ],
+                        at_top=True,
+                    )
+                )
                 changed = set(tracked) | {r[2:] for r in records if r[:2] == b"? "}
         except LabkitError:
             states[name] = WorkTree(None, [])

@@ -4,6 +4,7 @@ Both backends filter by the same extensions (the Zoekt client turns a language
 into an anchored ``f:`` filter rather than trusting Zoekt's own detector), so a
 ``--lang`` filter selects the same files everywhere.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -32,8 +33,18 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "css": (".css",),
     "sql": (".sql",),
 }
-ALIASES = {"py": "python", "js": "javascript", "ts": "typescript", "c++": "cpp", "sh": "shell",
-           "golang": "go", "rs": "rust", "c#": "csharp", "md": "markdown", "yml": "yaml"}
+ALIASES = {
+    "py": "python",
+    "js": "javascript",
+    "ts": "typescript",
+    "c++": "cpp",
+    "sh": "shell",
+    "golang": "go",
+    "rs": "rust",
+    "c#": "csharp",
+    "md": "markdown",
+    "yml": "yaml",
+}
 
 _BY_EXTENSION = {ext: lang for lang, exts in EXTENSIONS.items() for ext in exts}
 

@@ -8,6 +8,7 @@ literal runs the regex cannot match without (three characters or more) become
 an AND/OR expression of their trigrams; when nothing safe can be extracted,
 every file is verified.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -118,7 +119,7 @@ def fts_phrase(text: str) -> str:
     a run is asked for as the AND of its trigrams, never as a phrase: a file
     holding them all is a candidate, and RE2 decides.
     """
-    grams = list(dict.fromkeys(text[i:i + 3] for i in range(len(text) - 2)))
+    grams = list(dict.fromkeys(text[i : i + 3] for i in range(len(text) - 2)))
     if len(grams) > MAX_TRIGRAMS:
         step = (len(grams) - 1) / (MAX_TRIGRAMS - 1)
         grams = list(dict.fromkeys(grams[round(i * step)] for i in range(MAX_TRIGRAMS)))

@@ -17,10 +17,11 @@ ranking sorts the *same* matches into three tiers and changes nothing else:
 Inside those groups the order is stable: repository, path, line (code-point
 order). Nothing is dropped or invented; ``rank_matches`` returns a permutation.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Callable, Iterable
 
 from .languages import language_of
 from .symbols import FileSymbols
@@ -50,8 +51,9 @@ def _symbol_patterns(symbol: str, case_sensitive: bool):
     from .query import compile_re2, quote_meta
 
     sym = quote_meta(symbol)
-    definition = compile_re2("|".join(f"(?:{p.replace('{sym}', sym)})" for p in _DEFINITION_PATTERNS),
-                             case_sensitive=case_sensitive)
+    definition = compile_re2(
+        "|".join(f"(?:{p.replace('{sym}', sym)})" for p in _DEFINITION_PATTERNS), case_sensitive=case_sensitive
+    )
     word = compile_re2(r"(?:^|[^A-Za-z0-9_])" + sym + r"(?:$|[^A-Za-z0-9_])", case_sensitive=case_sensitive)
     return definition, word
 
@@ -60,8 +62,13 @@ def stable_key(m: dict) -> tuple:
     return (m["repo"], m["path"], m["line"])
 
 
-def rank_matches(matches: Iterable[dict], symbol: str | None,
-                 symbols_of: Callable[[str, str], FileSymbols | None], *, case_sensitive: bool = True) -> list[dict]:
+def rank_matches(
+    matches: Iterable[dict],
+    symbol: str | None,
+    symbols_of: Callable[[str, str], FileSymbols | None],
+    *,
+    case_sensitive: bool = True,
+) -> list[dict]:
     """The same matches, definition first, then whole word, then the rest; each with its ``tier``.
 
     ``symbols_of(repo, path)`` gives a Python file's ``FileSymbols`` for

@@ -5,6 +5,7 @@ line with RE2. The Zoekt backend asks a zoekt-webserver. Both hand their raw
 matches to the same ranking, and both report the revision each repository was
 indexed at and which repositories went stale since.
 """
+
 from __future__ import annotations
 
 import time
@@ -29,8 +30,7 @@ def _line_text(raw: bytes) -> str:
     return text[:-1] if text.endswith("\r") else text
 
 
-def _verify_file(pattern, plan: Plan, data: bytes, repo: str, path: str, out: list, room: int,
-                 whole=None) -> None:
+def _verify_file(pattern, plan: Plan, data: bytes, repo: str, path: str, out: list, room: int, whole=None) -> None:
     """Append (at most ``room``) matching lines of one file, in line order.
 
     Matching runs on the UTF-8 bytes, so RE2 never converts offsets back to
@@ -103,8 +103,9 @@ def _verify_lines_touched(pattern, whole, data: bytes, repo: str, path: str, out
         last_checked = last
 
 
-def embedded_matches(conn, plan: Plan, *, repo, lang, path_re, stop_after: int | None = None
-                     ) -> tuple[list[dict], bool, dict]:
+def embedded_matches(
+    conn, plan: Plan, *, repo, lang, path_re, stop_after: int | None = None
+) -> tuple[list[dict], bool, dict]:
     """Verified matches in stable order (repo, path, line); True when cut short; the hit files' blobs.
 
     Candidate ids come first and file text is read one file at a time (as
@@ -116,8 +117,10 @@ def embedded_matches(conn, plan: Plan, *, repo, lang, path_re, stop_after: int |
     where, params = [], []
     columns = "f.id, f.repo, f.path, f.blob_id, b.parsed"
     if plan.fts is not None:
-        sql = (f"SELECT {columns} FROM fts JOIN files f ON f.id = fts.rowid JOIN blobs b ON b.id = f.blob_id "
-               "WHERE fts MATCH ?")
+        sql = (
+            f"SELECT {columns} FROM fts JOIN files f ON f.id = fts.rowid JOIN blobs b ON b.id = f.blob_id "
+            "WHERE fts MATCH ?"
+        )
         params.append(plan.fts)
     else:
         sql = f"SELECT {columns} FROM files f JOIN blobs b ON b.id = f.blob_id WHERE 1"
@@ -166,31 +169,53 @@ def validate_request(query, *, lang, path, limit, literal, backend, ranking):
     return plan, lang, path_re
 
 
-def search_code(index_dir, query, *, repo=None, lang=None, path=None, limit=20, literal=False,
-                backend="embedded", zoekt_url=None, ranking="definition-first", check_worktree=True) -> dict:
-    plan, lang, path_re = validate_request(query, lang=lang, path=path, limit=limit, literal=literal,
-                                           backend=backend, ranking=ranking)
+def search_code(
+    index_dir,
+    query,
+    *,
+    repo=None,
+    lang=None,
+    path=None,
+    limit=20,
+    literal=False,
+    backend="embedded",
+    zoekt_url=None,
+    ranking="definition-first",
+    check_worktree=True,
+) -> dict:
+    plan, lang, path_re = validate_request(
+        query, lang=lang, path=path, limit=limit, literal=literal, backend=backend, ranking=ranking
+    )
     started = time.perf_counter()
     conn = connect(index_dir, create=False) if backend == "embedded" else _maybe_connect(index_dir)
     try:
         repos = indexed_repos(conn) if conn is not None else {}
         if repo is not None and conn is not None and repo not in repos:
-            raise LabkitError("repository_not_found",
-                              f"no indexed repository is named '{repo}' (names are folder names)")
+            raise LabkitError(
+                "repository_not_found", f"no indexed repository is named '{repo}' (names are folder names)"
+            )
         extra: dict = {}
         symbol = queried_symbol(query, literal=bool(literal)) if ranking == "definition-first" else None
         if backend == "embedded":
             # Without a symbol to rank by, stable order is final: stop after limit + 1 matches.
-            raw, more, hit_blobs = embedded_matches(conn, plan, repo=repo, lang=lang, path_re=path_re,
-                                                    stop_after=None if symbol else limit)
+            raw, more, hit_blobs = embedded_matches(
+                conn, plan, repo=repo, lang=lang, path_re=path_re, stop_after=None if symbol else limit
+            )
             capped = more and symbol is not None
             symbols_of = _index_symbols(conn, symbol, plan.case_sensitive, raw, hit_blobs) if symbol else None
         else:
             from .zoekt import zoekt_search
 
-            found = zoekt_search(zoekt_url, plan, repo=repo, lang_exts=EXTENSIONS[lang] if lang else None,
-                                 path=path, whole=symbol is not None, max_matches=MAX_COLLECT,
-                                 expected_repos=() if repo else repos)
+            found = zoekt_search(
+                zoekt_url,
+                plan,
+                repo=repo,
+                lang_exts=EXTENSIONS[lang] if lang else None,
+                path=path,
+                whole=symbol is not None,
+                max_matches=MAX_COLLECT,
+                expected_repos=() if repo else repos,
+            )
             raw, capped, contents = found.matches, found.capped, found.contents
             more = capped
             symbols_of = _zoekt_symbols(conn, symbol, plan.case_sensitive, raw, contents) if symbol else None

@@ -14,6 +14,7 @@ The extraction is keyed by the file's content (its blob id), so identical
 copies are parsed once and a symbol always belongs to the revision whose text
 it was read from.
 """
+
 from __future__ import annotations
 
 import ast
@@ -21,8 +22,11 @@ import string
 from functools import lru_cache
 
 DEFINITION, PARAMETER = 0, 1
-_BLOCKS = tuple(getattr(ast, n) for n in ("If", "Try", "TryStar", "With", "AsyncWith", "For", "AsyncFor", "While")
-                if hasattr(ast, n))
+_BLOCKS = tuple(
+    getattr(ast, n)
+    for n in ("If", "Try", "TryStar", "With", "AsyncWith", "For", "AsyncFor", "While")
+    if hasattr(ast, n)
+)
 _ASCII_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 

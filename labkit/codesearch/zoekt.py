@@ -19,6 +19,7 @@ files become a git mirror, ``zoekt-git-index`` indexes it, and
 ``zoekt-webserver`` serves the shards on 127.0.0.1 only. Sensitive and noise
 paths never reach Zoekt, and both backends search the same files.
 """
+
 from __future__ import annotations
 
 import base64
@@ -46,6 +47,7 @@ REQUEST_TIMEOUT_S = 20.0
 
 # -- query construction ----------------------------------------------------------------------
 
+
 def zoekt_quote(text: str) -> str:
     """Quote ``text`` for Zoekt's query parser; inside, ``\\`` escapes the next byte."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -56,8 +58,9 @@ def zoekt_literal(text: str) -> str:
     return zoekt_quote(quote_meta(text))
 
 
-def build_query(plan: Plan, *, repo: str | None = None, lang_exts: tuple[str, ...] | None = None,
-                path: str | None = None) -> str:
+def build_query(
+    plan: Plan, *, repo: str | None = None, lang_exts: tuple[str, ...] | None = None, path: str | None = None
+) -> str:
     """The Zoekt query string for a plan and its filters (content only, anchored filters)."""
     atom = zoekt_literal(plan.query) if plan.literal else zoekt_quote(plan.query)
     parts = ["case:yes" if plan.case_sensitive else "case:no", "c:" + atom]
@@ -72,6 +75,7 @@ def build_query(plan: Plan, *, repo: str | None = None, lang_exts: tuple[str, ..
 
 
 # -- the JSON client ---------------------------------------------------------------------------
+
 
 @dataclass
 class ZoektResult:
@@ -90,16 +94,18 @@ def _public_url(url: str) -> str:
 
 def _post(url: str, body: dict, *, endpoint: str = "/api/search") -> dict:
     data = json.dumps(body).encode()
-    req = urllib.request.Request(url.rstrip("/") + endpoint, data=data, method="POST",
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url.rstrip("/") + endpoint, data=data, method="POST", headers={"Content-Type": "application/json"}
+    )
     try:
         with _opener().open(req, timeout=REQUEST_TIMEOUT_S) as resp:
             payload = resp.read()
     except urllib.error.HTTPError as exc:
         if exc.code == 400:
             raise LabkitError("invalid_argument", "Zoekt refused the query as malformed") from None
-        raise LabkitError("backend_unavailable",
-                          f"the Zoekt server at {_public_url(url)} answered HTTP {exc.code}") from None
+        raise LabkitError(
+            "backend_unavailable", f"the Zoekt server at {_public_url(url)} answered HTTP {exc.code}"
+        ) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise LabkitError("backend_unavailable", f"no Zoekt server answered at {_public_url(url)}") from exc
     try:
@@ -122,8 +128,11 @@ def _b64(text: str | None) -> str:
 def served_repos(url: str) -> set[str]:
     """The repository names a Zoekt server holds shards for."""
     listing = _post(url, {"Q": ""}, endpoint="/api/list")
-    return {r["Repository"]["Name"] for r in ((listing or {}).get("List") or {}).get("Repos") or []
-            if isinstance(r, dict) and isinstance(r.get("Repository"), dict)}
+    return {
+        r["Repository"]["Name"]
+        for r in ((listing or {}).get("List") or {}).get("Repos") or []
+        if isinstance(r, dict) and isinstance(r.get("Repository"), dict)
+    }
 
 
 def check_served(url: str | None, expected) -> None:
@@ -136,14 +145,27 @@ def check_served(url: str | None, expected) -> None:
     served = served_repos(url)
     missing = sorted(set(expected) - served)
     if not served or missing:
-        what = f"repository '{missing[0]}'" + (f" and {len(missing) - 1} more" if len(missing) > 1 else "") \
-            if missing else "any repository"
-        raise LabkitError("backend_unavailable",
-                          f"the Zoekt server at {_public_url(url)} holds no index for {what}; index it first")
+        what = (
+            f"repository '{missing[0]}'" + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
+            if missing
+            else "any repository"
+        )
+        raise LabkitError(
+            "backend_unavailable", f"the Zoekt server at {_public_url(url)} holds no index for {what}; index it first"
+        )
 
 
-def zoekt_search(url: str | None, plan: Plan, *, repo=None, lang_exts=None, path=None, whole=False,
-                 max_matches: int = 5000, expected_repos=()) -> ZoektResult:
+def zoekt_search(
+    url: str | None,
+    plan: Plan,
+    *,
+    repo=None,
+    lang_exts=None,
+    path=None,
+    whole=False,
+    max_matches: int = 5000,
+    expected_repos=(),
+) -> ZoektResult:
     """Matches in Zoekt's own order: files as scored, lines as listed.
 
     ``expected_repos`` (with ``repo``, when given) must be served, else
@@ -154,8 +176,13 @@ def zoekt_search(url: str | None, plan: Plan, *, repo=None, lang_exts=None, path
     url = url or os.environ.get("LABKIT_ZOEKT_URL") or DEFAULT_URL
     check_served(url, set(expected_repos) | ({repo} if repo else set()))
     q = build_query(plan, repo=repo, lang_exts=lang_exts, path=path)
-    opts = {"MaxDocDisplayCount": max_matches, "ShardMaxMatchCount": max_matches,
-            "TotalMaxMatchCount": max_matches, "NumContextLines": 0, "Whole": bool(whole)}
+    opts = {
+        "MaxDocDisplayCount": max_matches,
+        "ShardMaxMatchCount": max_matches,
+        "TotalMaxMatchCount": max_matches,
+        "NumContextLines": 0,
+        "Whole": bool(whole),
+    }
     reply = _post(url, {"Q": q, "Opts": opts})
     result = (reply or {}).get("Result") or {}
     matches: list[dict] = []
@@ -177,14 +204,14 @@ def zoekt_search(url: str | None, plan: Plan, *, repo=None, lang_exts=None, path
             seen.add(line_no)
             text = _b64(lm.get("Line")).rstrip("\n")
             text = text[:-1] if text.endswith("\r") else text
-            matches.append({"repo": repo_name, "path": file_name, "line": line_no,
-                            "snippet": text[:SNIPPET_CHARS]})
+            matches.append({"repo": repo_name, "path": file_name, "line": line_no, "snippet": text[:SNIPPET_CHARS]})
     stats = result.get("Stats") or {}
     capped = len(matches) >= max_matches or bool(stats.get("FilesSkipped")) or bool(stats.get("ShardsSkipped"))
     return ZoektResult(matches=matches, capped=capped, versions=versions, contents=contents)
 
 
 # -- finding and running Zoekt -----------------------------------------------------------------
+
 
 def find_binary(name: str) -> str | None:
     """``name`` from $LABKIT_ZOEKT_BIN, PATH, or the Go bin folder; None when absent."""
@@ -224,8 +251,8 @@ def _free_port() -> int:
 class LocalZoekt:
     """A zoekt-webserver on 127.0.0.1 over the repositories of an embedded index.
 
-        with LocalZoekt(index_dir) as z:
-            search_code(index_dir, "Context", backend="zoekt", zoekt_url=z.url)
+    with LocalZoekt(index_dir) as z:
+        search_code(index_dir, "Context", backend="zoekt", zoekt_url=z.url)
     """
 
     def __init__(self, index_dir, *, workdir=None, startup_timeout: float = 30.0):
@@ -251,20 +278,28 @@ class LocalZoekt:
             dest = target / path
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(content.encode("utf-8"))
-        identity = {"GIT_AUTHOR_NAME": "labkit", "GIT_AUTHOR_EMAIL": "labkit@labkit.invalid",
-                    "GIT_COMMITTER_NAME": "labkit", "GIT_COMMITTER_EMAIL": "labkit@labkit.invalid"}
+        identity = {
+            "GIT_AUTHOR_NAME": "labkit",
+            "GIT_AUTHOR_EMAIL": "labkit@labkit.invalid",
+            "GIT_COMMITTER_NAME": "labkit",
+            "GIT_COMMITTER_EMAIL": "labkit@labkit.invalid",
+        }
         run_git(target, ["add", "-A"], extra_env=identity)
-        run_git(target, ["commit", "-q", "--no-verify", "--no-gpg-sign", "--allow-empty", "-m", f"mirror of {name}"],
-                extra_env=identity)
+        run_git(
+            target,
+            ["commit", "-q", "--no-verify", "--no-gpg-sign", "--allow-empty", "-m", f"mirror of {name}"],
+            extra_env=identity,
+        )
         return target
 
-    def start(self) -> "LocalZoekt":
+    def start(self) -> LocalZoekt:
         from .index import connect, indexed_repos
 
         missing = missing_binaries()
         if missing:
-            raise LabkitError("backend_unavailable",
-                              f"Zoekt is not installed ({', '.join(missing)} not found); run .ci/install-zoekt")
+            raise LabkitError(
+                "backend_unavailable", f"Zoekt is not installed ({', '.join(missing)} not found); run .ci/install-zoekt"
+            )
         shards = self.workdir / "shards"
         shards.mkdir(parents=True, exist_ok=True)
         conn = connect(self.index_dir)
@@ -278,9 +313,22 @@ class LocalZoekt:
         if mirrors:
             try:
                 subprocess.run(
-                    [find_binary("zoekt-git-index"), "-index", str(shards), "-disable_ctags",
-                     "-file_limit", str(1024 * 1024), "-max_trigram_count", "10000000", *map(str, mirrors)],
-                    check=True, capture_output=True, timeout=600, cwd=self.workdir)
+                    [
+                        find_binary("zoekt-git-index"),
+                        "-index",
+                        str(shards),
+                        "-disable_ctags",
+                        "-file_limit",
+                        str(1024 * 1024),
+                        "-max_trigram_count",
+                        "10000000",
+                        *map(str, mirrors),
+                    ],
+                    check=True,
+                    capture_output=True,
+                    timeout=600,
+                    cwd=self.workdir,
+                )
             except (OSError, subprocess.SubprocessError) as exc:
                 raise LabkitError("backend_unavailable", "zoekt-git-index could not index the repositories") from exc
         self.index_seconds = time.perf_counter() - started
@@ -288,9 +336,20 @@ class LocalZoekt:
         self.url = f"http://127.0.0.1:{port}"
         log = open(self.workdir / "webserver.log", "wb")  # noqa: SIM115 - lives as long as the server
         self.proc = subprocess.Popen(
-            [find_binary("zoekt-webserver"), "-index", str(shards), "-listen", f"127.0.0.1:{port}",
-             "-rpc", "-html=false"],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.workdir)
+            [
+                find_binary("zoekt-webserver"),
+                "-index",
+                str(shards),
+                "-listen",
+                f"127.0.0.1:{port}",
+                "-rpc",
+                "-html=false",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=self.workdir,
+        )
         self._wait_ready()
         return self
 
@@ -301,8 +360,12 @@ class LocalZoekt:
             if self.proc.poll() is not None:
                 raise LabkitError("backend_unavailable", "zoekt-webserver exited during start-up")
             try:
-                req = urllib.request.Request(self.url + "/api/list", data=b'{"Q":""}', method="POST",
-                                             headers={"Content-Type": "application/json"})
+                req = urllib.request.Request(
+                    self.url + "/api/list",
+                    data=b'{"Q":""}',
+                    method="POST",
+                    headers={"Content-Type": "application/json"},
+                )
                 with _opener().open(req, timeout=2) as resp:
                     listing = json.loads(resp.read())
                 names = {r["Repository"]["Name"] for r in ((listing.get("List") or {}).get("Repos") or [])}
@@ -326,7 +389,7 @@ class LocalZoekt:
         if self._own_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def __enter__(self) -> "LocalZoekt":
+    def __enter__(self) -> LocalZoekt:
         return self.start()
 
     def __exit__(self, *exc) -> None:

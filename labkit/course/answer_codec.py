@@ -15,6 +15,7 @@ What the kernel sends is the learner's to control (their code runs first and
 can change anything in the kernel); it can only ever amount to *some plain
 values*, which the grader's checkers then judge like any other answer.
 """
+
 from __future__ import annotations
 
 import json
@@ -48,7 +49,7 @@ class Unsupported:
 
 # Runs in the submission's kernel, inside a function so it leaves no names behind. Exact type checks
 # (type(x) is ...), with the builtin methods called directly, so a subclass cannot reroute them.
-_ENCODER = r'''
+_ENCODER = r"""
 def __labkit_grader_answers(names, path, max_chars):
     import json as _json, math as _math, numbers as _numbers, os as _os
 
@@ -105,13 +106,15 @@ def __labkit_grader_answers(names, path, max_chars):
     with _os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
     print("answers handed to the grader:", ", ".join(names))
-'''
+"""
 
 
 def grader_cell(names: list[str], path: str) -> str:
     """The source of the cell appended after the learner's cells; it writes the answers to ``path``."""
-    return (_ENCODER + f"\n__labkit_grader_answers({json.dumps(list(names))}, {json.dumps(path)}, "
-            f"{MAX_PAYLOAD_CHARS})\ndel __labkit_grader_answers\n")
+    return (
+        _ENCODER + f"\n__labkit_grader_answers({json.dumps(list(names))}, {json.dumps(path)}, "
+        f"{MAX_PAYLOAD_CHARS})\ndel __labkit_grader_answers\n"
+    )
 
 
 def read_payload(path: str) -> Any:
@@ -168,7 +171,7 @@ def _value(raw: Any, depth: int, budget: list[int]) -> Any:
         return [_value(v, depth + 1, budget) for v in raw]
     if type(raw) is not dict or len(raw) != 1:
         raise Unreadable("not a tagged value")
-    (tag, body), = raw.items()
+    ((tag, body),) = raw.items()
     if tag == "$missing":
         return Missing()
     if tag == "$unsupported":
@@ -198,4 +201,3 @@ def _value(raw: Any, depth: int, budget: list[int]) -> Any:
             result[_value(pair[0], depth + 1, budget)] = _value(pair[1], depth + 1, budget)
         return result
     raise Unreadable(f"unknown tag {tag[:20]}")
-

@@ -15,6 +15,7 @@ The package's importable folders go under ``src/`` in a repository with fixed
 identity and dates, so the same release gives the same commit id on every
 machine: that commit pins the exact text an eval's gold lines were computed on.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -108,8 +109,20 @@ def _download(package: str, version: str) -> Path:
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--disable-pip-version-check", "--no-input", "--quiet", "-d", str(partial), f"{package}=={version}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "--no-input",
+        "--quiet",
+        "-d",
+        str(partial),
+        f"{package}=={version}",
+    ]
     try:
         proc = subprocess.run(cmd, capture_output=True, timeout=PIP_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
@@ -117,8 +130,10 @@ def _download(package: str, version: str) -> Path:
     wheels = sorted(partial.glob("*.whl"))
     if proc is None or proc.returncode != 0 or not wheels:
         shutil.rmtree(partial, ignore_errors=True)
-        raise LabkitError("eval_corpus_unavailable",
-                          f"pip download could not fetch {package}=={version} (is the package registry reachable?)")
+        raise LabkitError(
+            "eval_corpus_unavailable",
+            f"pip download could not fetch {package}=={version} (is the package registry reachable?)",
+        )
     shutil.rmtree(folder, ignore_errors=True)
     partial.rename(folder)
     return folder / wheels[0].name
@@ -156,9 +171,10 @@ def fetch_release(package: str, version: str, *, offline: bool = False) -> Relea
     if archive is not None:
         found, files = _wheel_files(archive)
         if found != version:
-            raise LabkitError("eval_corpus_mismatch",
-                              f"the cached archive of {package} holds version {found}, but the eval needs "
-                              f"{package} {version}")
+            raise LabkitError(
+                "eval_corpus_mismatch",
+                f"the cached archive of {package} holds version {found}, but the eval needs {package} {version}",
+            )
         digest = hashlib.sha256(archive.read_bytes()).hexdigest()
         return Release(package, version, files, source, archive.name, digest)
     installed = _installed(package)
@@ -166,11 +182,14 @@ def fetch_release(package: str, version: str, *, offline: bool = False) -> Relea
         return Release(package, version, installed[1], "installed")
     where = "the cache (offline)" if offline else "the cache or the package registry"
     if installed is not None:
-        raise LabkitError("eval_corpus_mismatch",
-                          f"the eval needs {package} {version}, but {package} {installed[0]} is installed and "
-                          f"{package}=={version} is not in {where}")
-    raise LabkitError("eval_corpus_unavailable",
-                      f"{package}=={version} is not in {where}, and {package} is not installed here")
+        raise LabkitError(
+            "eval_corpus_mismatch",
+            f"the eval needs {package} {version}, but {package} {installed[0]} is installed and "
+            f"{package}=={version} is not in {where}",
+        )
+    raise LabkitError(
+        "eval_corpus_unavailable", f"{package}=={version} is not in {where}, and {package} is not installed here"
+    )
 
 
 def layout_release(release: Release, dest) -> dict:
@@ -184,9 +203,17 @@ def layout_release(release: Release, dest) -> dict:
     for rel in sorted(release.files):
         repo.write(f"src/{rel}", release.files[rel])
     commit = repo.commit(f"{release.package} {release.version} as released")
-    return {"package": release.package, "version": release.version, "repo": dest.name, "commit": commit,
-            "path": str(dest), "source": release.source, "archive": release.archive,
-            "archiveSha256": release.archive_sha256, "files": len(release.files)}
+    return {
+        "package": release.package,
+        "version": release.version,
+        "repo": dest.name,
+        "commit": commit,
+        "path": str(dest),
+        "source": release.source,
+        "archive": release.archive,
+        "archiveSha256": release.archive_sha256,
+        "files": len(release.files),
+    }
 
 
 def installed_release(package: str) -> Release:

@@ -10,6 +10,7 @@
 The notebook, the widget and the checkers share this one world, so a learner's
 answer is checked against exactly what they searched.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -80,10 +81,10 @@ class LabWorld:
 @lru_cache(maxsize=1)
 def lab_world() -> LabWorld:
     """Build (once) and return the lab's two-repository index."""
+    from labkit.codesearch.index import build_index
     from labkit.course.repo_builder import IsolatedRepo
 
     from .codesearch_corpus import installed_release, layout_release
-    from labkit.codesearch.index import build_index
 
     base = Path(tempfile.mkdtemp(prefix="labkit-lab08-"))
     atexit.register(shutil.rmtree, base, True)
@@ -92,8 +93,7 @@ def lab_world() -> LabWorld:
     shop.write_many(SHOP_FILES)
     shop.commit("shop service")
     built = build_index(base / "index", [click["path"], shop.path])
-    return LabWorld(index_dir=str(base / "index"), repos={"click": click["path"], "shop": str(shop.path)},
-                    build=built)
+    return LabWorld(index_dir=str(base / "index"), repos={"click": click["path"], "shop": str(shop.path)}, build=built)
 
 
 def hits_table(result: dict, *, top: int | None = None) -> str:

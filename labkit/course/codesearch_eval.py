@@ -28,6 +28,7 @@ Closed loop: the context read uses the repository, path and line of the
 *actual* Top-1 hit, never the gold; it succeeds when that hit is gold and the
 context marks the same line with the same text.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -50,11 +51,12 @@ TOP_K = 10
 
 def hashed_split(case_id: str) -> str:
     """``dev`` or ``test`` for a case id, from a seeded SHA-256 (stable across machines)."""
-    digest = hashlib.sha256(f"{SPLIT_SEED}\0{case_id}".encode("utf-8")).digest()
-    return "dev" if int.from_bytes(digest[:8], "big") / 2 ** 64 < DEV_FRACTION else "test"
+    digest = hashlib.sha256(f"{SPLIT_SEED}\0{case_id}".encode()).digest()
+    return "dev" if int.from_bytes(digest[:8], "big") / 2**64 < DEV_FRACTION else "test"
 
 
 # -- loading -------------------------------------------------------------------------------------
+
 
 def load_eval(path=None) -> tuple[list[dict], list[dict]]:
     """The corpora (in file order) and the cases of an eval file; every case names its corpus."""
@@ -105,6 +107,7 @@ def load_eval(path=None) -> tuple[list[dict], list[dict]]:
 
 # -- the corpora ---------------------------------------------------------------------------------
 
+
 def prepare_corpora(corpora: list[dict], workdir, *, offline: bool = False, skip_unavailable: bool = False) -> dict:
     """Fetch and lay out every corpus, check each is the text the gold was computed on, index all.
 
@@ -112,8 +115,9 @@ def prepare_corpora(corpora: list[dict], workdir, *, offline: bool = False, skip
     version) is left out and listed in ``skipped`` with the reason, instead of
     failing the whole eval: the lab runs offline on whatever is installed.
     """
-    from .codesearch_corpus import fetch_release, layout_release
     from labkit.codesearch.index import build_index
+
+    from .codesearch_corpus import fetch_release, layout_release
 
     workdir = Path(workdir)
     laid_out, skipped = [], []
@@ -131,25 +135,33 @@ def prepare_corpora(corpora: list[dict], workdir, *, offline: bool = False, skip
                 "eval_corpus_mismatch",
                 f"{corpus['package']} {laid['version']} ({release.source}) lays out as commit "
                 f"{laid['commit'][:12]}, but the eval's gold was computed on {corpus['package']} "
-                f"{corpus['version']} (commit {corpus['commit'][:12]}); regenerate the eval set")
+                f"{corpus['version']} (commit {corpus['commit'][:12]}); regenerate the eval set",
+            )
         if corpus.get("archiveSha256") and laid.get("archiveSha256") not in (None, corpus["archiveSha256"]):
             raise LabkitError(
                 "eval_corpus_mismatch",
                 f"the archive of {corpus['package']} {laid['version']} is not the one the eval pinned for "
-                f"{corpus['package']} {corpus['version']}")
+                f"{corpus['package']} {corpus['version']}",
+            )
         laid_out.append(laid)
     if not laid_out:
-        raise LabkitError("eval_corpus_unavailable", "none of the eval's corpora is available: "
-                          + "; ".join(s["reason"] for s in skipped))
+        raise LabkitError(
+            "eval_corpus_unavailable",
+            "none of the eval's corpora is available: " + "; ".join(s["reason"] for s in skipped),
+        )
     built = build_index(workdir / "index", [laid["path"] for laid in laid_out])
     return {"index_dir": str(workdir / "index"), "corpora": laid_out, "build": built, "skipped": skipped}
 
 
 # -- scoring -------------------------------------------------------------------------------------
 
+
 def is_gold(match: dict, gold: dict) -> bool:
-    return (match["repo"] == gold["repo"] and match["path"] == gold["path"]
-            and gold["line_min"] <= match["line"] <= gold["line_max"])
+    return (
+        match["repo"] == gold["repo"]
+        and match["path"] == gold["path"]
+        and gold["line_min"] <= match["line"] <= gold["line_max"]
+    )
 
 
 def _median(values: list[float]) -> float | None:
@@ -164,14 +176,29 @@ def case_repo(case: dict) -> str:
 def run_case(index_dir, case: dict, *, backend="embedded", zoekt_url=None, ranking="definition-first") -> dict:
     from labkit.codesearch import get_file_context, search_code
 
-    row = {"id": case["id"], "category": case["category"], "query": case["query"],
-           "corpus": case.get("corpus"), "split": case.get("split"), "expectNoMatch": bool(case.get("no_match"))}
+    row = {
+        "id": case["id"],
+        "category": case["category"],
+        "query": case["query"],
+        "corpus": case.get("corpus"),
+        "split": case.get("split"),
+        "expectNoMatch": bool(case.get("no_match")),
+    }
     started = time.perf_counter()
     try:
-        res = search_code(index_dir, case["query"], repo=case_repo(case) if case.get("corpus") else case.get("repo"),
-                          lang=case.get("lang"), path=case.get("path"),
-                          limit=max(TOP_K, int(case.get("limit", TOP_K))), literal=bool(case.get("literal")),
-                          backend=backend, zoekt_url=zoekt_url, ranking=ranking, check_worktree=False)
+        res = search_code(
+            index_dir,
+            case["query"],
+            repo=case_repo(case) if case.get("corpus") else case.get("repo"),
+            lang=case.get("lang"),
+            path=case.get("path"),
+            limit=max(TOP_K, int(case.get("limit", TOP_K))),
+            literal=bool(case.get("literal")),
+            backend=backend,
+            zoekt_url=zoekt_url,
+            ranking=ranking,
+            check_worktree=False,
+        )
     except LabkitError as exc:
         row.update(searchMs=round((time.perf_counter() - started) * 1000, 3), error=exc.code, outcome="error")
         return row
@@ -194,9 +221,15 @@ def run_case(index_dir, case: dict, *, backend="embedded", zoekt_url=None, ranki
         window = case.get("context") or {}
         t1 = time.perf_counter()
         try:
-            ctx = get_file_context(index_dir, top["repo"], top["path"], top["line"],
-                                   before=int(window.get("before", 20)), after=int(window.get("after", 20)),
-                                   check_worktree=False)  # the corpora are built here; nobody edits them
+            ctx = get_file_context(
+                index_dir,
+                top["repo"],
+                top["path"],
+                top["line"],
+                before=int(window.get("before", 20)),
+                after=int(window.get("after", 20)),
+                check_worktree=False,
+            )  # the corpora are built here; nobody edits them
         except LabkitError as exc:
             row["contextError"] = exc.code
             ctx = None
@@ -232,8 +265,9 @@ def summarize(rows: list[dict]) -> dict:
         "hit1Rate": round(hit1 / n, 4) if n else None,
         "hit5Rate": round(hit5 / n, 4) if n else None,
         "mrr": round(sum(r.get("reciprocalRank", 0.0) for r in positives) / n, 4) if n else None,
-        "noMatchRate": (round(sum(1 for r in negatives if r.get("noMatchOk")) / len(negatives), 4)
-                        if negatives else None),
+        "noMatchRate": (
+            round(sum(1 for r in negatives if r.get("noMatchOk")) / len(negatives), 4) if negatives else None
+        ),
         "medianSearchMs": _median([r["searchMs"] for r in rows if "searchMs" in r]),
         "medianContextMs": _median([r["contextMs"] for r in rows if "contextMs" in r]),
         "medianClosedLoopMs": _median([r["closedLoopMs"] for r in rows if "closedLoopMs" in r]),
@@ -247,8 +281,7 @@ def by_category(rows: list[dict]) -> dict[str, dict]:
     return {cat: summarize(cats[cat]) for cat in sorted(cats)}
 
 
-def run_eval(index_dir, cases: list[dict], *, backend="embedded", zoekt_url=None,
-             ranking="definition-first") -> dict:
+def run_eval(index_dir, cases: list[dict], *, backend="embedded", zoekt_url=None, ranking="definition-first") -> dict:
     rows = [run_case(index_dir, c, backend=backend, zoekt_url=zoekt_url, ranking=ranking) for c in cases]
     splits = {}
     for split in SPLITS:
@@ -264,17 +297,38 @@ def table_rows(runs: list[dict]) -> list[dict]:
     for run in runs:
         for split, part in run["splits"].items():
             for category, s in [("all", part["summary"]), *part["byCategory"].items()]:
-                out.append({"split": split, "backend": run["backend"], "ranking": run["ranking"],
-                            "category": category, "positives": s["positives"], "hit1": s["hit1"],
-                            "hit5": s["hit5"], "mrr": s["mrr"], "hit1Rate": s["hit1Rate"],
-                            "hit5Rate": s["hit5Rate"], "noMatchCases": s["noMatchCases"],
-                            "noMatchSuccess": s["noMatchSuccess"], "errors": s["errors"]})
+                out.append(
+                    {
+                        "split": split,
+                        "backend": run["backend"],
+                        "ranking": run["ranking"],
+                        "category": category,
+                        "positives": s["positives"],
+                        "hit1": s["hit1"],
+                        "hit5": s["hit5"],
+                        "mrr": s["mrr"],
+                        "hit1Rate": s["hit1Rate"],
+                        "hit5Rate": s["hit5Rate"],
+                        "noMatchCases": s["noMatchCases"],
+                        "noMatchSuccess": s["noMatchSuccess"],
+                        "errors": s["errors"],
+                    }
+                )
     return out
 
 
-def evaluate(eval_file=None, *, backends=("embedded",), rankings=("raw", "definition-first"),
-             zoekt_url=None, keep_cases: bool = True, splits=SPLITS, offline: bool = False,
-             skip_unavailable: bool = False, zoekt_rankings=None) -> dict:
+def evaluate(
+    eval_file=None,
+    *,
+    backends=("embedded",),
+    rankings=("raw", "definition-first"),
+    zoekt_url=None,
+    keep_cases: bool = True,
+    splits=SPLITS,
+    offline: bool = False,
+    skip_unavailable: bool = False,
+    zoekt_rankings=None,
+) -> dict:
     """Fetch and index the corpora, and run every (backend, ranking) pair side by side.
 
     ``splits`` selects the cases scored (``("dev",)`` while developing the
@@ -307,29 +361,37 @@ def evaluate(eval_file=None, *, backends=("embedded",), rankings=("raw", "defini
 
             if zoekt_url:
                 zoekt_note["available"] = True
-                runs += [run_eval(index_dir, cases, backend="zoekt", zoekt_url=zoekt_url, ranking=r)
-                         for r in zoekt_rankings]
+                runs += [
+                    run_eval(index_dir, cases, backend="zoekt", zoekt_url=zoekt_url, ranking=r) for r in zoekt_rankings
+                ]
             elif missing_binaries():
                 zoekt_note.update(available=False, reason=f"not installed: {', '.join(missing_binaries())}")
             else:
                 with LocalZoekt(index_dir, workdir=Path(tmp) / "zoekt") as server:
                     zoekt_note.update(available=True, indexSeconds=round(server.index_seconds, 3))
-                    runs += [run_eval(index_dir, cases, backend="zoekt", zoekt_url=server.url, ranking=r)
-                             for r in zoekt_rankings]
+                    runs += [
+                        run_eval(index_dir, cases, backend="zoekt", zoekt_url=server.url, ranking=r)
+                        for r in zoekt_rankings
+                    ]
         built = {r["name"]: r for r in prep["build"]["repos"]}
     if not keep_cases:
         for r in runs:
             r.pop("cases", None)
-    listed = [{k: laid[k] for k in ("package", "version", "repo", "commit", "source", "archive", "archiveSha256")}
-              | {"files": built[laid["repo"]]["files"], "bytes": built[laid["repo"]]["bytes"]}
-              for laid in prep["corpora"]]
+    listed = [
+        {k: laid[k] for k in ("package", "version", "repo", "commit", "source", "archive", "archiveSha256")}
+        | {"files": built[laid["repo"]]["files"], "bytes": built[laid["repo"]]["bytes"]}
+        for laid in prep["corpora"]
+    ]
     return {
         # One line naming every corpus, for titles; ``corpora`` has each one's details.
-        "corpus": {"package": ", ".join(c["package"] for c in listed),
-                   "version": ", ".join(c["version"] for c in listed),
-                   "repo": ", ".join(c["repo"] for c in listed),
-                   "commit": listed[0]["commit"] if len(listed) == 1 else "several",
-                   "files": sum(c["files"] for c in listed), "bytes": sum(c["bytes"] for c in listed)},
+        "corpus": {
+            "package": ", ".join(c["package"] for c in listed),
+            "version": ", ".join(c["version"] for c in listed),
+            "repo": ", ".join(c["repo"] for c in listed),
+            "commit": listed[0]["commit"] if len(listed) == 1 else "several",
+            "files": sum(c["files"] for c in listed),
+            "bytes": sum(c["bytes"] for c in listed),
+        },
         "corpora": listed,
         "skippedCorpora": prep["skipped"],
         "cases": len(cases),

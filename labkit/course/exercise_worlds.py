@@ -4,14 +4,18 @@ Each function adds files or commits that the story did not show, so an
 exercise asks the learner to *use* labkit on them. The checkers rebuild the
 same situation to compute the truth, so nothing here holds an answer.
 """
+
 from __future__ import annotations
 
 #: Lab 01, exercise 3: who depends on ``format_amount`` before a rename.
 FORMAT_AMOUNT_USERS = {
-    "src/invoices/pdf.py": ("from .format import format_amount as fmt\n\n\n"
-                            "def render(invoice):\n    return [fmt(x) for x in invoice['items']]\n"),
-    "src/invoices/totals.py": ("from . import format as f\n\n\n"
-                               "def total_line(cents):\n    return 'Total: ' + f.format_amount(cents)\n"),
+    "src/invoices/pdf.py": (
+        "from .format import format_amount as fmt\n\n\n"
+        "def render(invoice):\n    return [fmt(x) for x in invoice['items']]\n"
+    ),
+    "src/invoices/totals.py": (
+        "from . import format as f\n\n\ndef total_line(cents):\n    return 'Total: ' + f.format_amount(cents)\n"
+    ),
     "src/invoices/legacy_format.py": "def format_amount_legacy(cents):\n    return str(cents)\n",
     "docs/money.md": "# Money\n\nAmounts are rendered by `format_amount()` with two decimals.\n",
     "build-output/pdf.py": "from invoices.format import format_amount\nformat_amount(1)\n",
@@ -31,9 +35,15 @@ def build_commit_preview_world(repo) -> None:
     ``src/old_name.py`` renamed, both staged; ``src/util.py`` is edited but
     not staged; ``notes.txt`` is untracked; ``.env`` is edited and staged.
     """
-    repo.write_many({"src/app.py": "rate = 1\n", "src/util.py": "def util():\n    return 1\n",
-                     "src/old_name.py": "def total(items):\n    return sum(items)\n" * 4,
-                     "README.md": "# shop\n", ".env": "API_KEY=lab02-fake-1\n"})
+    repo.write_many(
+        {
+            "src/app.py": "rate = 1\n",
+            "src/util.py": "def util():\n    return 1\n",
+            "src/old_name.py": "def total(items):\n    return sum(items)\n" * 4,
+            "README.md": "# shop\n",
+            ".env": "API_KEY=lab02-fake-1\n",
+        }
+    )
     repo.commit("base")
     repo.write("src/app.py", "rate = 2\n")
     repo.stage("src/app.py")
@@ -47,20 +57,29 @@ def build_commit_preview_world(repo) -> None:
 
 
 #: Lab 03: a Greek menu with emoji (2-byte letters, 4-byte pictographs), one change.
-MENU_ITEMS = ["Σουβλάκι με πίτα 🌯", "Χωριάτικη σαλάτα 🥗", "Μουσακάς 🍆", "Σπανακόπιτα 🥧", "Γαύρος τηγανητός 🐟",
-              "Λουκουμάδες με μέλι 🍯", "Φρέντο εσπρέσο ☕"]
+MENU_ITEMS = [
+    "Σουβλάκι με πίτα 🌯",
+    "Χωριάτικη σαλάτα 🥗",
+    "Μουσακάς 🍆",
+    "Σπανακόπιτα 🥧",
+    "Γαύρος τηγανητός 🐟",
+    "Λουκουμάδες με μέλι 🍯",
+    "Φρέντο εσπρέσο ☕",
+]
 
 
 def build_menu_world(repo) -> None:
     """Lab 03: a menu file in Greek with emoji, rewritten with new prices (one unstaged change)."""
+
     def menu(step: int) -> str:
         lines = ["# Μενού / Menu", ""]
         for i in range(42):
             item = MENU_ITEMS[i % len(MENU_ITEMS)]
             lines.append(f"- {item} — {(i * 37 + step) % 17 + 3},{(i * 13 + step * 5) % 100:02d} €")
             if i == 20:  # one long line: the day's specials, written without line breaks
-                lines.append("Σήμερα: " + " · ".join(f"{MENU_ITEMS[(j + step) % len(MENU_ITEMS)]} {j + 1}"
-                                                     for j in range(70)))
+                lines.append(
+                    "Σήμερα: " + " · ".join(f"{MENU_ITEMS[(j + step) % len(MENU_ITEMS)]} {j + 1}" for j in range(70))
+                )
         return "\n".join(lines) + "\n"
 
     repo.write("menu.md", menu(0))
@@ -118,8 +137,8 @@ def build_agent_runs(repo) -> dict:
     Returns ``{agent: [pages]}``. The learner judges which reads are evidence of
     the diff as it is *now*; the story never says which agent read when.
     """
-    from labkit.diff import read_all_pages
     from labkit.course.experiments import git_worlds
+    from labkit.diff import read_all_pages
 
     git_worlds.drift_world(repo)
     before = read_all_pages(repo.path, max_bytes=1024)
@@ -162,9 +181,10 @@ def apply_after_approval(repo, event: str) -> None:
         repo.write("src/__pycache__/pricing.cpython-311.pyc", b"\x00\x01fake")
     elif event == "same_size":
         text = repo.read("tests/test_pricing.py").decode()
-        i = next(k for k in range(len(text) - 1) if text[k].isalpha() and text[k + 1].isalpha()
-                 and text[k] != text[k + 1])
-        repo.write("tests/test_pricing.py", text[:i] + text[i + 1] + text[i] + text[i + 2:])
+        i = next(
+            k for k in range(len(text) - 1) if text[k].isalpha() and text[k + 1].isalpha() and text[k] != text[k + 1]
+        )
+        repo.write("tests/test_pricing.py", text[:i] + text[i + 1] + text[i] + text[i + 2 :])
     elif event == "undo_redo":
         before = repo.read("pnpm-lock.yaml")
         repo.write("pnpm-lock.yaml", before + b"# temp\n")

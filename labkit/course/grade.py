@@ -20,6 +20,7 @@ For each submission the grader
 Up to ``jobs`` submissions run at once. Every submission ends with a status;
 only ``grader_error`` means the grader itself failed.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -40,8 +41,8 @@ from labkit.course import answer_codec, sandbox
 from labkit.errors import LabkitError
 
 MAX_NOTEBOOK_BYTES = 20 << 20
-OUTPUT_BUDGET_CHARS = 2_000_000       # what the learner's cells may leave in the executed copy
-MAX_MESSAGE_BYTES = 64 << 20          # a bigger kernel message cuts the output channel (answers do not use it)
+OUTPUT_BUDGET_CHARS = 2_000_000  # what the learner's cells may leave in the executed copy
+MAX_MESSAGE_BYTES = 64 << 20  # a bigger kernel message cuts the output channel (answers do not use it)
 GRADER_CELL_TIMEOUT = 60
 
 # Submission statuses. Only GRADER_ERROR makes `labkit labs grade` exit non-zero.
@@ -69,18 +70,18 @@ CHECK_CALL = re.compile(r"lab(\d\d)\.(q\d+)\.check\((answer_q\d+)\)\s*\Z")
 @dataclass
 class GradeOptions:
     jobs: int = 2
-    timeout: int = 600            # seconds per notebook, kernel start to last cell
-    cell_timeout: int = 120       # seconds per cell; the cell is interrupted and the run goes on
-    memory_mb: int = 2048         # address space of the kernel (RLIMIT_AS), each of its children alike
-    disk_mb: int = 512            # namespaces: everything the kernel can write
-    isolation: str = "auto"       # auto | namespaces | user | none
+    timeout: int = 600  # seconds per notebook, kernel start to last cell
+    cell_timeout: int = 120  # seconds per cell; the cell is interrupted and the run goes on
+    memory_mb: int = 2048  # address space of the kernel (RLIMIT_AS), each of its children alike
+    disk_mb: int = 512  # namespaces: everything the kernel can write
+    isolation: str = "auto"  # auto | namespaces | user | none
 
 
 @dataclass
 class Submission:
-    path: Path                    # where the grader read it (never printed)
-    name: str                     # relative name shown in the outputs
-    safe: str                     # file-system safe id for the executed copy
+    path: Path  # where the grader read it (never printed)
+    name: str  # relative name shown in the outputs
+    safe: str  # file-system safe id for the executed copy
 
 
 @dataclass
@@ -88,7 +89,7 @@ class Outcome:
     submission: str
     lab: str | None
     status: str
-    exercises: dict[str, dict] = field(default_factory=dict)   # "q1" -> {"status", "message"}
+    exercises: dict[str, dict] = field(default_factory=dict)  # "q1" -> {"status", "message"}
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     executed: str | None = None
@@ -98,13 +99,24 @@ class Outcome:
         return sum(1 for e in self.exercises.values() if e["status"] == "correct")
 
     def to_json(self) -> dict:
-        return {"submission": self.submission, "lab": self.lab, "status": self.status,
-                "score": self.score, "total": len(self.exercises), "exercises": self.exercises,
-                "notes": self.notes, "seconds": round(self.seconds, 2), "executed": self.executed}
+        return {
+            "submission": self.submission,
+            "lab": self.lab,
+            "status": self.status,
+            "score": self.score,
+            "total": len(self.exercises),
+            "exercises": self.exercises,
+            "notes": self.notes,
+            "seconds": round(self.seconds, 2),
+            "executed": self.executed,
+        }
 
 
 def checker_module(lab: str):
-    """The checker module of ``lab`` (``"03-utf8-pagination"`` or ``"03"``): the one place that knows where checkers live."""
+    """The checker module of ``lab`` (``"03-utf8-pagination"`` or ``"03"``).
+
+    The one place that knows where checkers live.
+    """
     return importlib.import_module(f"labkit.course.check.lab{lab[:2]}")
 
 
@@ -178,9 +190,8 @@ def read_submission(sub: Submission):
     from labkit.course.labfiles import lab_names
 
     if not isinstance(lab, str) or lab not in lab_names():
-        shown = (f" ({lab[:40]!r})" if isinstance(lab, str) else "")
-        return Outcome(sub.name, None, UNKNOWN_LAB,
-                       notes=[f"the notebook metadata names no lab of this course{shown}"])
+        shown = f" ({lab[:40]!r})" if isinstance(lab, str) else ""
+        return Outcome(sub.name, None, UNKNOWN_LAB, notes=[f"the notebook metadata names no lab of this course{shown}"])
     return nb, lab, data
 
 
@@ -268,8 +279,9 @@ def _client_classes():
                         self.truncated = True
                         from nbformat.v4 import new_output
 
-                        outs.append(new_output("stream", name="stderr",
-                                               text="[labkit grader: output truncated here]\n"))
+                        outs.append(
+                            new_output("stream", name="stderr", text="[labkit grader: output truncated here]\n")
+                        )
                     return None
                 self.budget -= size
             return super().output(outs, msg, display_id, cell_index)
@@ -282,7 +294,7 @@ class Run:
     nb: Any = None
     status: str = GRADED
     notes: list[str] = field(default_factory=list)
-    payload: Any = None           # what the grader cell wrote, or an answer_codec.Unreadable
+    payload: Any = None  # what the grader cell wrote, or an answer_codec.Unreadable
 
 
 class Grader:
@@ -311,12 +323,20 @@ class Grader:
         env = sandbox.kernel_env(str(work), str(runtime))
         env["TMPDIR"] = tmpdir
         spec = sandbox.SandboxSpec(
-            level=self.isolation, workdir=str(work), runtime=str(runtime), env=env, uid=uid, gid=uid,
+            level=self.isolation,
+            workdir=str(work),
+            runtime=str(runtime),
+            env=env,
+            uid=uid,
+            gid=uid,
             root=str(root) if self.isolation == "namespaces" else None,
             binds=sandbox.python_binds() if self.isolation == "namespaces" else [],
             copy_in={f"{lab}.ipynb": str(notebook_copy)},
-            memory_bytes=opts.memory_mb << 20, cpu_seconds=2 * opts.timeout + 60,
-            disk_bytes=opts.disk_mb << 20, file_bytes=min(opts.disk_mb, 256) << 20)
+            memory_bytes=opts.memory_mb << 20,
+            cpu_seconds=2 * opts.timeout + 60,
+            disk_bytes=opts.disk_mb << 20,
+            file_bytes=min(opts.disk_mb, 256) << 20,
+        )
         if self.isolation != "namespaces":
             (work / ".tmp").mkdir()
             if uid is not None:
@@ -324,16 +344,29 @@ class Grader:
         spec_path = box / "sandbox.json"
         spec.write(spec_path)
 
-        km = SandboxedKernelManager(kernel_name="python3", transport="ipc",
-                                    connection_file=str(runtime / "kernel.json"), sandbox_spec=str(spec_path))
+        km = SandboxedKernelManager(
+            kernel_name="python3",
+            transport="ipc",
+            connection_file=str(runtime / "kernel.json"),
+            sandbox_spec=str(spec_path),
+        )
         km.client_class = "labkit.course.grade.CappedKernelClient"
         answers_path = str(runtime / f"answers-{self.nonce}.json")
         run_nb = grading_notebook(nb, lab, answers_path)
-        client = GradingClient(run_nb, km=km, timeout=opts.cell_timeout, kernel_name="python3",
-                               allow_errors=True, interrupt_on_timeout=True, store_widget_state=False,
-                               error_on_timeout={"ename": "CellTimeoutError", "evalue": "", "traceback": []},
-                               shutdown_kernel="immediate", startup_timeout=60, iopub_timeout=4,
-                               resources={"metadata": {"path": str(work)}})
+        client = GradingClient(
+            run_nb,
+            km=km,
+            timeout=opts.cell_timeout,
+            kernel_name="python3",
+            allow_errors=True,
+            interrupt_on_timeout=True,
+            store_widget_state=False,
+            error_on_timeout={"ename": "CellTimeoutError", "evalue": "", "traceback": []},
+            shutdown_kernel="immediate",
+            startup_timeout=60,
+            iopub_timeout=4,
+            resources={"metadata": {"path": str(work)}},
+        )
         last = len(run_nb.cells) - 1
         timed_out: list[int] = []
         cut: list[int] = []
@@ -394,8 +427,10 @@ class Grader:
         if client.truncated:
             result.notes.append(f"output truncated at about {OUTPUT_BUDGET_CHARS // 1_000_000} MB")
         if cut and result.status == GRADED:
-            result.notes.append(f"cell {cut[0]}: its output stopped arriving (one output over "
-                                f"{MAX_MESSAGE_BYTES >> 20} MB cuts the output channel; answers do not use it)")
+            result.notes.append(
+                f"cell {cut[0]}: its output stopped arriving (one output over "
+                f"{MAX_MESSAGE_BYTES >> 20} MB cuts the output channel; answers do not use it)"
+            )
         return result
 
 
@@ -440,8 +475,11 @@ def verdicts(lab: str, answers: dict) -> dict[str, dict]:
         if isinstance(value, answer_codec.Missing):
             out[q] = {"status": MISSING, "message": f"answer_{q} is not defined in the notebook"}
         elif isinstance(value, answer_codec.Unsupported):
-            out[q] = {"status": UNSUPPORTED, "message": f"answer_{q} is a {value.type_name}; the grader reads plain "
-                      "values only (numbers, strings, lists, tuples, sets, dicts)"}
+            out[q] = {
+                "status": UNSUPPORTED,
+                "message": f"answer_{q} is a {value.type_name}; the grader reads plain "
+                "values only (numbers, strings, lists, tuples, sets, dicts)",
+            }
         elif isinstance(value, answer_codec.Unreadable):
             out[q] = {"status": UNREADABLE_ANSWER, "message": f"answer_{q} could not be read ({value})"}
         else:
@@ -449,8 +487,10 @@ def verdicts(lab: str, answers: dict) -> dict[str, dict]:
                 result = exercise.check(value)
                 out[q] = {"status": result.status, "message": result.message}
             except Exception as exc:  # noqa: BLE001 - an answer the checker cannot handle is not a right one
-                out[q] = {"status": "incorrect",
-                          "message": f"the checker could not evaluate this answer ({type(exc).__name__})"}
+                out[q] = {
+                    "status": "incorrect",
+                    "message": f"the checker could not evaluate this answer ({type(exc).__name__})",
+                }
     return out
 
 
@@ -469,8 +509,10 @@ def choose_isolation(requested: str, scratch: Path, uid_base: int) -> tuple[str,
         if problem is None:
             return level, why_not
         why_not[level] = problem
-    raise LabkitError("invalid_argument", f"--isolation {requested} does not work on this machine: "
-                      + "; ".join(f"{k}: {v}" for k, v in why_not.items()))
+    raise LabkitError(
+        "invalid_argument",
+        f"--isolation {requested} does not work on this machine: " + "; ".join(f"{k}: {v}" for k, v in why_not.items()),
+    )
 
 
 def grade(inputs: list[str | Path], out_dir: str | Path, options: GradeOptions | None = None) -> dict:
@@ -501,17 +543,29 @@ def grade(inputs: list[str | Path], out_dir: str | Path, options: GradeOptions |
         elapsed = time.perf_counter() - started
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    meta = {"isolation": isolation, "notUsed": why_not, "jobs": options.jobs, "timeout": options.timeout,
-            "cellTimeout": options.cell_timeout, "memoryMb": options.memory_mb,
-            "diskMb": options.disk_mb if isolation == "namespaces" else None, "seconds": round(elapsed, 1)}
+    meta = {
+        "isolation": isolation,
+        "notUsed": why_not,
+        "jobs": options.jobs,
+        "timeout": options.timeout,
+        "cellTimeout": options.cell_timeout,
+        "memoryMb": options.memory_mb,
+        "diskMb": options.disk_mb if isolation == "namespaces" else None,
+        "seconds": round(elapsed, 1),
+    }
     gradebook.write_csv(outcomes, out_dir / "grades.csv")
     gradebook.write_html(outcomes, out_dir / "grades.html", meta)
     counts: dict[str, int] = {}
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1
-    return {"out": str(out_dir), "files": ["grades.csv", "grades.html", "executed/"], **meta,
-            "statuses": counts, "graderFailed": counts.get(GRADER_ERROR, 0),
-            "submissions": [o.to_json() for o in outcomes]}
+    return {
+        "out": str(out_dir),
+        "files": ["grades.csv", "grades.html", "executed/"],
+        **meta,
+        "statuses": counts,
+        "graderFailed": counts.get(GRADER_ERROR, 0),
+        "submissions": [o.to_json() for o in outcomes],
+    }
 
 
 async def _grade_all(subs, out_dir, options, scratch, isolation, uid_base) -> list[Outcome]:
@@ -543,8 +597,9 @@ async def _grade_one(grader: Grader, index: int, sub: Submission, out_dir: Path)
         if run.status == GRADED and answers is None:
             outcome.status = NO_ANSWERS
         if answers is None:
-            outcome.exercises = {q: {"status": NOT_GRADED, "message": STATUS_TEXT[outcome.status]}
-                                 for q in exercises_of(lab)}
+            outcome.exercises = {
+                q: {"status": NOT_GRADED, "message": STATUS_TEXT[outcome.status]} for q in exercises_of(lab)
+            }
         else:
             outcome.exercises = verdicts(lab, answers)
         target = out_dir / "executed" / sub.safe
@@ -559,8 +614,7 @@ async def _grade_one(grader: Grader, index: int, sub: Submission, out_dir: Path)
             import traceback
 
             traceback.print_exc()
-        outcome.exercises = {q: {"status": NOT_GRADED, "message": STATUS_TEXT[GRADER_ERROR]}
-                             for q in exercises_of(lab)}
+        outcome.exercises = {q: {"status": NOT_GRADED, "message": STATUS_TEXT[GRADER_ERROR]} for q in exercises_of(lab)}
     outcome.seconds = time.perf_counter() - started
     return outcome
 

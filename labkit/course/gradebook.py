@@ -4,6 +4,7 @@ Every text that came from a submission (its name, the checkers' messages about
 its answers) is escaped for HTML, and a CSV cell that a spreadsheet would read
 as a formula is quoted with a leading apostrophe.
 """
+
 from __future__ import annotations
 
 import csv
@@ -11,8 +12,15 @@ import html
 from pathlib import Path
 
 EXERCISE_STATUSES = ("correct", "incorrect", "not_attempted", "missing", "unsupported", "unreadable", "not_graded")
-COLORS = {"correct": "#1b7e3c", "incorrect": "#b3261e", "not_attempted": "#8a8a8a", "missing": "#b0b0b0",
-          "unsupported": "#c77700", "unreadable": "#c77700", "not_graded": "#5a5a5a"}
+COLORS = {
+    "correct": "#1b7e3c",
+    "incorrect": "#b3261e",
+    "not_attempted": "#8a8a8a",
+    "missing": "#b0b0b0",
+    "unsupported": "#c77700",
+    "unreadable": "#c77700",
+    "not_graded": "#5a5a5a",
+}
 
 
 def exercise_columns(outcomes) -> list[str]:
@@ -36,8 +44,17 @@ def write_csv(outcomes, path: str | Path) -> None:
         w.writerow(["submission", "lab", "status", "score", "total", *cols, "notes"])
         for o in outcomes:
             by_col = {f"lab{o.lab[:2]}.{q}": e["status"] for q, e in o.exercises.items()} if o.lab else {}
-            w.writerow([_safe_cell(o.submission), o.lab or "", o.status, o.score, len(o.exercises),
-                        *[by_col.get(c, "") for c in cols], _safe_cell("; ".join(o.notes))])
+            w.writerow(
+                [
+                    _safe_cell(o.submission),
+                    o.lab or "",
+                    o.status,
+                    o.score,
+                    len(o.exercises),
+                    *[by_col.get(c, "") for c in cols],
+                    _safe_cell("; ".join(o.notes)),
+                ]
+            )
 
 
 def distribution(outcomes) -> dict[str, dict[str, dict[str, int]]]:
@@ -54,38 +71,60 @@ def distribution(outcomes) -> dict[str, dict[str, dict[str, int]]]:
 
 def write_html(outcomes, path: str | Path, meta: dict) -> None:
     esc = html.escape
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>Grades</title><style>",
-             "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse;"
-             "margin:8px 0 24px}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}"
-             ".bar{display:flex;width:320px;height:14px;background:#eee}.bar span{display:block;height:14px}"
-             ".muted{color:#666}</style></head><body><h1>Grades</h1>"]
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>Grades</title><style>",
+        "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse;"
+        "margin:8px 0 24px}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}"
+        ".bar{display:flex;width:320px;height:14px;background:#eee}.bar span{display:block;height:14px}"
+        ".muted{color:#666}</style></head><body><h1>Grades</h1>",
+    ]
     statuses: dict[str, int] = {}
     for o in outcomes:
         statuses[o.status] = statuses.get(o.status, 0) + 1
-    parts.append(f"<p>{len(outcomes)} submission(s): "
-                 + ", ".join(f"{esc(k)} {v}" for k, v in sorted(statuses.items())) + "</p>")
-    parts.append(f"<p class='muted'>Each notebook ran alone in isolation level <b>{esc(str(meta['isolation']))}</b>, "
-                 f"{meta['timeout']} s per notebook, {meta['cellTimeout']} s per cell, "
-                 f"{meta['memoryMb']} MiB of memory; {meta['jobs']} at a time. Verdicts come from the checkers "
-                 "run by the grader on the answer values, never from the notebook's printed output.</p>")
+    parts.append(
+        f"<p>{len(outcomes)} submission(s): " + ", ".join(f"{esc(k)} {v}" for k, v in sorted(statuses.items())) + "</p>"
+    )
+    parts.append(
+        f"<p class='muted'>Each notebook ran alone in isolation level <b>{esc(str(meta['isolation']))}</b>, "
+        f"{meta['timeout']} s per notebook, {meta['cellTimeout']} s per cell, "
+        f"{meta['memoryMb']} MiB of memory; {meta['jobs']} at a time. Verdicts come from the checkers "
+        "run by the grader on the answer values, never from the notebook's printed output.</p>"
+    )
     for lab, qs in distribution(outcomes).items():
         n = sum(1 for o in outcomes if o.lab == lab)
-        parts.append(f"<h2>{esc(lab)}</h2><p>{n} submission(s). Class distribution per exercise:</p>"
-                     "<table><tr><th>exercise</th><th>distribution</th>"
-                     + "".join(f"<th>{esc(s)}</th>" for s in EXERCISE_STATUSES) + "</tr>")
+        parts.append(
+            f"<h2>{esc(lab)}</h2><p>{n} submission(s). Class distribution per exercise:</p>"
+            "<table><tr><th>exercise</th><th>distribution</th>"
+            + "".join(f"<th>{esc(s)}</th>" for s in EXERCISE_STATUSES)
+            + "</tr>"
+        )
         for q, counts in qs.items():
             total = sum(counts.values()) or 1
-            bar = "".join(f"<span title='{esc(s)}: {counts[s]}' style='width:{100 * counts[s] / total:.1f}%;"
-                          f"background:{COLORS[s]}'></span>" for s in EXERCISE_STATUSES if counts.get(s))
-            parts.append(f"<tr><td>{esc(q)}</td><td><div class='bar'>{bar}</div></td>"
-                         + "".join(f"<td>{counts.get(s, 0) or ''}</td>" for s in EXERCISE_STATUSES) + "</tr>")
+            bar = "".join(
+                f"<span title='{esc(s)}: {counts[s]}' style='width:{100 * counts[s] / total:.1f}%;"
+                f"background:{COLORS[s]}'></span>"
+                for s in EXERCISE_STATUSES
+                if counts.get(s)
+            )
+            parts.append(
+                f"<tr><td>{esc(q)}</td><td><div class='bar'>{bar}</div></td>"
+                + "".join(f"<td>{counts.get(s, 0) or ''}</td>" for s in EXERCISE_STATUSES)
+                + "</tr>"
+            )
         parts.append("</table>")
-    parts.append("<h2>Submissions</h2><table><tr><th>submission</th><th>lab</th><th>status</th><th>score</th>"
-                 "<th>exercises</th><th>notes</th></tr>")
+    parts.append(
+        "<h2>Submissions</h2><table><tr><th>submission</th><th>lab</th><th>status</th><th>score</th>"
+        "<th>exercises</th><th>notes</th></tr>"
+    )
     for o in outcomes:
-        ex = "<br>".join(f"<b style='color:{COLORS.get(e['status'], '#222')}'>{esc(q)} {esc(e['status'])}</b> "
-                         f"<span class='muted'>{esc(e['message'])}</span>" for q, e in o.exercises.items())
-        parts.append(f"<tr><td>{esc(o.submission)}</td><td>{esc(o.lab or '')}</td><td>{esc(o.status)}</td>"
-                     f"<td>{o.score}/{len(o.exercises)}</td><td>{ex}</td><td>{esc('; '.join(o.notes))}</td></tr>")
+        ex = "<br>".join(
+            f"<b style='color:{COLORS.get(e['status'], '#222')}'>{esc(q)} {esc(e['status'])}</b> "
+            f"<span class='muted'>{esc(e['message'])}</span>"
+            for q, e in o.exercises.items()
+        )
+        parts.append(
+            f"<tr><td>{esc(o.submission)}</td><td>{esc(o.lab or '')}</td><td>{esc(o.status)}</td>"
+            f"<td>{o.score}/{len(o.exercises)}</td><td>{ex}</td><td>{esc('; '.join(o.notes))}</td></tr>"
+        )
     parts.append("</table></body></html>")
     Path(path).write_text("".join(parts), encoding="utf-8")

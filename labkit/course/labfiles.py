@@ -10,6 +10,7 @@ A lab's code cell tagged ``solution`` is the one owner of an exercise's
 solution: it assigns ``answer_qN``; the starter replaces it with a placeholder,
 and ``labNN.qN.solution()`` shows its code.
 """
+
 from __future__ import annotations
 
 import re
@@ -52,7 +53,9 @@ def read_lab_text(name: str, suffix: str = ".ipynb") -> str:
     except FileNotFoundError:
         raise LabkitError("lab_not_found", f"the lab file {name}{suffix} is missing from labkit's labs") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise LabkitError("lab_not_found", f"the lab file {name}{suffix} cannot be read ({type(exc).__name__})") from None
+        raise LabkitError(
+            "lab_not_found", f"the lab file {name}{suffix} cannot be read ({type(exc).__name__})"
+        ) from None
 
 
 def read_lab(lab: str):
@@ -63,8 +66,9 @@ def read_lab(lab: str):
     try:
         return nbformat.reads(read_lab_text(name), as_version=4)
     except Exception as exc:  # nbformat raises several types for a damaged file
-        raise LabkitError("lab_not_found", f"the lab file {name}.ipynb is not a valid notebook "
-                          f"({type(exc).__name__})") from None
+        raise LabkitError(
+            "lab_not_found", f"the lab file {name}.ipynb is not a valid notebook ({type(exc).__name__})"
+        ) from None
 
 
 def is_solution_cell(cell) -> bool:
@@ -97,6 +101,7 @@ def solution_code(lab: str, answer: str) -> str:
 
 
 # -- checks for contributors and CI: every pair in sync, every notebook clean --------------------
+
 
 def clean_problems(name: str) -> list[str]:
     """What is wrong with a committed notebook: outputs, execution counts, missing ids, another kernel."""
@@ -136,14 +141,21 @@ def sync_problems(names: list[str] | None = None) -> list[str]:
         time.sleep(0.05)
         for name in names:
             shutil.copy(labs_dir() / f"{name}.py", work)
-        proc = subprocess.run([sys.executable, "-m", "jupytext", "--sync", *[f"{n}.py" for n in names]],
-                              cwd=work, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-m", "jupytext", "--sync", *[f"{n}.py" for n in names]],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if proc.returncode != 0:
             return [f"jupytext --sync failed: {proc.stderr.strip()[-500:]}"]
-        return [f"labs/{n}.ipynb is not what labs/{n}.py gives: run `jupytext --sync labs/{n}.py`"
-                for n in names
-                if (work / f"{n}.ipynb").read_text("utf-8") != read_lab_text(n)
-                or (work / f"{n}.py").read_text("utf-8") != read_lab_text(n, ".py")]
+        return [
+            f"labs/{n}.ipynb is not what labs/{n}.py gives: run `jupytext --sync labs/{n}.py`"
+            for n in names
+            if (work / f"{n}.ipynb").read_text("utf-8") != read_lab_text(n)
+            or (work / f"{n}.py").read_text("utf-8") != read_lab_text(n, ".py")
+        ]
 
 
 def main(argv: list[str] | None = None) -> int:

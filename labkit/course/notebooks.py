@@ -9,6 +9,7 @@ The client is stock nbclient: no polling tricks. (The widget-cell stall that
 once needed them came from capturing output in an ``Output`` widget; see
 :mod:`labkit.course.widgets`.) Every run shuts its kernel down, whatever happens.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -46,8 +47,9 @@ def _kernel_manager(runtime: str):
 
     if os.name != "posix":
         return AsyncKernelManager(kernel_name=KERNEL_NAME)
-    return AsyncKernelManager(kernel_name=KERNEL_NAME, transport="ipc",
-                              connection_file=os.path.join(runtime, "kernel.json"))
+    return AsyncKernelManager(
+        kernel_name=KERNEL_NAME, transport="ipc", connection_file=os.path.join(runtime, "kernel.json")
+    )
 
 
 def kernel_group(km) -> int | None:
@@ -89,9 +91,14 @@ def lab_paths(labs_dir: str | Path) -> list[Path]:
     return sorted(p for p in Path(labs_dir).glob("*.ipynb") if not p.name.startswith("_"))
 
 
-def execute_notebook(path: str | Path, out_path: str | Path | None = None, *,
-                     timeout: int = DEFAULT_CELL_TIMEOUT, allow_errors_named: tuple[str, ...] = (),
-                     nb=None) -> NotebookRun:
+def execute_notebook(
+    path: str | Path,
+    out_path: str | Path | None = None,
+    *,
+    timeout: int = DEFAULT_CELL_TIMEOUT,
+    allow_errors_named: tuple[str, ...] = (),
+    nb=None,
+) -> NotebookRun:
     """Execute one notebook; return a ``NotebookRun`` (never raises for cell errors).
 
     ``allow_errors_named`` lists exception names (e.g. ``NotImplementedError``)
@@ -109,8 +116,12 @@ def execute_notebook(path: str | Path, out_path: str | Path | None = None, *,
     runtime = tempfile.mkdtemp(prefix="labkit-kernel-")
     km = _kernel_manager(runtime)
     client = NotebookClient(
-        nb, timeout=timeout, kernel_name=KERNEL_NAME, allow_errors=allow,
-        resources={"metadata": {"path": str(path.parent.resolve())}}, km=km,
+        nb,
+        timeout=timeout,
+        kernel_name=KERNEL_NAME,
+        allow_errors=allow,
+        resources={"metadata": {"path": str(path.parent.resolve())}},
+        km=km,
     )
     group: list[int | None] = []
     client.on_notebook_start = lambda **_: group.append(kernel_group(km))

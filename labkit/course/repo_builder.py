@@ -9,6 +9,7 @@ ids on every machine. It goes through the hardened runner like everything else.
         repo.commit("initial")
         repo.write("src/app.py", "print('bye')\\n")   # an unstaged change
 """
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,15 @@ EPOCH = 1767225600  # 2026-01-01T00:00:00Z: commit n is dated EPOCH + 60 * n
 class IsolatedRepo:
     """A temporary git repository with a fixed identity and clock."""
 
-    def __init__(self, path: str | os.PathLike | None = None, *, keep: bool = False,
-                 init: bool = True, branch: str = "main", prefix: str = "labkit-repo-"):
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        keep: bool = False,
+        init: bool = True,
+        branch: str = "main",
+        prefix: str = "labkit-repo-",
+    ):
         self.keep = keep
         self._owned = path is None
         self._base: Path | None = None
@@ -57,8 +65,7 @@ class IsolatedRepo:
 
     def git(self, *args: str, ok=(0,), config=()) -> bytes:
         """Run git in this repo through the hardened runner; return stdout."""
-        return run_git(self.path, list(args), extra_env=self._env(), ok_returncodes=ok,
-                       config_overrides=config).stdout
+        return run_git(self.path, list(args), extra_env=self._env(), ok_returncodes=ok, config_overrides=config).stdout
 
     def abspath(self, rel: str) -> Path:
         return self.path / check_relative_syntax(rel)
@@ -116,8 +123,9 @@ class IsolatedRepo:
     def stage(self, *paths: str) -> None:
         self.git("add", "-A", "--", *(paths or (".",)))
 
-    def commit(self, message: str = "commit", *, stage_all: bool = True, allow_empty: bool = False,
-               only: tuple[str, ...] = ()) -> str:
+    def commit(
+        self, message: str = "commit", *, stage_all: bool = True, allow_empty: bool = False, only: tuple[str, ...] = ()
+    ) -> str:
         """Commit; by default everything in the worktree, or ``only`` those paths."""
         if only:
             self.git("add", "-A", "--", *only)
@@ -144,8 +152,9 @@ class IsolatedRepo:
     def tag(self, name: str, ref: str = "HEAD") -> None:
         self.git("tag", name, ref)
 
-    def make_conflict(self, rel: str, *more: str, base: str = "base\n", ours: str = "ours\n",
-                      theirs: str = "theirs\n") -> None:
+    def make_conflict(
+        self, rel: str, *more: str, base: str = "base\n", ours: str = "ours\n", theirs: str = "theirs\n"
+    ) -> None:
         """Leave ``rel`` (and each path in ``more``) in a merge conflict (both modified).
 
         Other changes in the work tree stay as they are, but the index must not
@@ -169,8 +178,9 @@ class IsolatedRepo:
         self._tick += 1
         self.git("merge", "-q", "--no-edit", "--no-ff", side, ok=(0, 1))
 
-    def add_submodule(self, rel: str, other: "IsolatedRepo | str | os.PathLike", *, commit: bool = True,
-                      url: str | None = None) -> None:
+    def add_submodule(
+        self, rel: str, other: IsolatedRepo | str | os.PathLike, *, commit: bool = True, url: str | None = None
+    ) -> None:
         """Add ``other`` (a local repository) as a submodule at ``rel``.
 
         git clones from ``other``'s real location, but ``.gitmodules`` records
@@ -180,8 +190,15 @@ class IsolatedRepo:
         """
         source = Path(other.path if isinstance(other, IsolatedRepo) else other).resolve()
         check_relative_syntax(rel)
-        self.git("submodule", "add", "-q", "--", str(source), rel,
-                 config=(("protocol.file.allow", "always"), ("protocol.allow", "always")))
+        self.git(
+            "submodule",
+            "add",
+            "-q",
+            "--",
+            str(source),
+            rel,
+            config=(("protocol.file.allow", "always"), ("protocol.allow", "always")),
+        )
         self.git("config", "-f", ".gitmodules", f"submodule.{rel}.url", url or f"../{source.name}")
         self.git("add", "--", ".gitmodules")
         if commit:
@@ -200,7 +217,7 @@ class IsolatedRepo:
             return
         shutil.rmtree(self._base, ignore_errors=True)
 
-    def __enter__(self) -> "IsolatedRepo":
+    def __enter__(self) -> IsolatedRepo:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -12,6 +12,7 @@ never into ``labs/``.
 A missed target is shown as missed; the exit status of the command reflects
 only experiments and labs that failed to run.
 """
+
 from __future__ import annotations
 
 import base64
@@ -24,41 +25,53 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 #: Experiment sections in the order an instructor tells the story (others follow).
 SECTION_ORDER = [
-    "utf8-pagination", "snapshot-drift", "pagination-cost", "mcp-paging", "context-scale", "search-bench",
-    "code-search-eval", "code-search-bench", "review-examples", "pinned-source",
+    "utf8-pagination",
+    "snapshot-drift",
+    "pagination-cost",
+    "mcp-paging",
+    "context-scale",
+    "search-bench",
+    "code-search-eval",
+    "code-search-bench",
+    "review-examples",
+    "pinned-source",
 ]
 
 #: One sentence per experiment: what it measures (never what it found: that comes from the data).
 INTRO = {
     "utf8-pagination": "Lab 03. One line of multibyte text, paged at 1,024 B by the naive pager (byte slices "
-                       "decoded one by one) and by the safe pager; the client rebuilds the diff from the pages.",
+    "decoded one by one) and by the safe pager; the client rebuilds the diff from the pages.",
     "snapshot-drift": "Lab 04. The worktree changes from V1 to V2 after page 1; three readers page on: unbound, "
-                      "bound to a snapshot, and bound to the first page's revision hash.",
+    "bound to a snapshot, and bound to the first page's revision hash.",
     "pagination-cost": "Lab 03. Reading a whole diff in 64 KiB pages through a snapshot, or regenerating the diff "
-                       "for every page, against one plain git diff; medians side by side.",
+    "for every page, against one plain git diff; medians side by side.",
     "mcp-paging": "Lab 10. The same question through one running MCP server in 256 KiB pages; the server's "
-                  "start-up is paid once and reported apart.",
+    "start-up is paid once and reported apart.",
     "context-scale": "Lab 06. Four strategies gather context for one change in projects of growing size: "
-                     "A reads every file, B searches the changed name, C adds a hand-picked term, D expands "
-                     "automatically.",
+    "A reads every file, B searches the changed name, C adds a hand-picked term, D expands "
+    "automatically.",
     "search-bench": "Lab 01. The python and ripgrep engines and auto (and the code-search index, where the run "
-                    "builds one) on corpora from a handful of files to large files, in-process and as whole "
-                    "processes.",
+    "builds one) on corpora from a handful of files to large files, in-process and as whole "
+    "processes.",
     "code-search-eval": "Lab 08. The frozen eval over pinned releases of real packages: Hit@1, Hit@5, the search → "
-                        "context loop and no-match cases, per backend, ranking and split.",
+    "context loop and no-match cases, per backend, ranking and split.",
     "code-search-bench": "Lab 08. The embedded index and Zoekt side by side on one corpus and one query set: "
-                         "latency (each backend taking turns), build time and index size against the corpus.",
+    "latency (each backend taking turns), build time and index size against the corpus.",
     "review-examples": "Lab 07. The review gate on realistic agent runs, and what it reads first: the numstat "
-                       "listing rather than the patch.",
+    "listing rather than the patch.",
     "pinned-source": "Lab 09. One request through the code each store actually ran, from the deployment table, "
-                     "and through main.",
+    "and through main.",
 }
 
-STATUS_LABEL = {"met": "✓ met", "missed": "✗ missed", "not run": "not run", "not measured": "not measured",
-                "failed to run": "failed to run"}
+STATUS_LABEL = {
+    "met": "✓ met",
+    "missed": "✗ missed",
+    "not run": "not run",
+    "not measured": "not measured",
+    "failed to run": "failed to run",
+}
 
 
 @dataclass
@@ -80,8 +93,13 @@ def run_experiment_step(name: str, *, quick: bool) -> StepResult:
     try:
         data = run_experiment(name, quick=quick)
     except Exception as exc:  # a failing experiment is reported, not fatal to the report
-        return StepResult(name, False, time.perf_counter() - start, error=f"{type(exc).__name__}: {exc}",
-                          detail=traceback.format_exc(limit=3))
+        return StepResult(
+            name,
+            False,
+            time.perf_counter() - start,
+            error=f"{type(exc).__name__}: {exc}",
+            detail=traceback.format_exc(limit=3),
+        )
     step = StepResult(name, True, time.perf_counter() - start, data=data)
     for target in FIGURES.get(name, []):
         try:
@@ -111,6 +129,7 @@ def run_lab_step(path: Path, out_dir: Path, *, timeout: int) -> StepResult:
 
 
 # -- numbers: one format per column, with units --------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Col:
@@ -190,13 +209,20 @@ def render_table(rows: list[dict], columns: list[Col], *, max_rows: int = 400, c
     shown = rows[:max_rows]
     cells = {c.key: format_column([r.get(c.key) for r in shown], fraction=c.fraction) for c in columns}
     numeric = {c.key for c in columns if any(_is_number(r.get(c.key)) for r in shown)}
-    head = "".join(f"<th{' class=num' if c.key in numeric else ''}>{html.escape(c.label)}"
-                   + (f" <span class=unit>({html.escape(c.unit)})</span>" if c.unit else "") + "</th>"
-                   for c in columns)
-    body = "".join("<tr>" + "".join(f"<td{' class=num' if c.key in numeric else ''}>{html.escape(cells[c.key][i])}</td>"
-                                    for c in columns) + "</tr>" for i in range(len(shown)))
+    head = "".join(
+        f"<th{' class=num' if c.key in numeric else ''}>{html.escape(c.label)}"
+        + (f" <span class=unit>({html.escape(c.unit)})</span>" if c.unit else "")
+        + "</th>"
+        for c in columns
+    )
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td{' class=num' if c.key in numeric else ''}>{html.escape(cells[c.key][i])}</td>" for c in columns)
+        + "</tr>"
+        for i in range(len(shown))
+    )
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    more = (f"<p class=note>{len(rows) - max_rows:,} more rows in results.json</p>" if len(rows) > max_rows else "")
+    more = f"<p class=note>{len(rows) - max_rows:,} more rows in results.json</p>" if len(rows) > max_rows else ""
     return f"<div class=scroll><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>{more}"
 
 
@@ -247,8 +273,12 @@ def _is_records(value) -> bool:
 
 
 def _is_keyed_records(value) -> bool:
-    return (isinstance(value, dict) and bool(value) and all(isinstance(v, dict) for v in value.values())
-            and all(not isinstance(x, (dict, list)) for v in value.values() for x in v.values()))
+    return (
+        isinstance(value, dict)
+        and bool(value)
+        and all(isinstance(v, dict) for v in value.values())
+        and all(not isinstance(x, (dict, list)) for v in value.values() for x in v.values())
+    )
 
 
 def raw_tables(data: dict, prefix: str = "") -> str:
@@ -280,6 +310,7 @@ def raw_tables(data: dict, prefix: str = "") -> str:
 
 # -- the few numbers that matter, per experiment ------------------------------------------------
 
+
 def _pages_text(pages: list[int]) -> str:
     from labkit.course.targets import page_ranges
 
@@ -287,64 +318,133 @@ def _pages_text(pages: list[int]) -> str:
 
 
 def _key_utf8(d: dict) -> str:
-    rows = [{"pager": name, "fullBytes": r["fullBytes"], "pageCount": r["pageCount"],
-             "reconstructedBytes": r["reconstructedBytes"], "exactMatch": r["exactMatch"],
-             "replacementPages": _pages_text(r["replacementPages"])}
-            for name, r in (("naive", d["naive"]), ("safe", d["safe"]))]
-    table = render_table(rows, [Col("pager", "pager"), Col("fullBytes", "diff", "B"), Col("pageCount", "pages"),
-                                Col("reconstructedBytes", "rebuilt from pages", "B"),
-                                Col("exactMatch", "identical"), Col("replacementPages", "pages with U+FFFD")])
+    rows = [
+        {
+            "pager": name,
+            "fullBytes": r["fullBytes"],
+            "pageCount": r["pageCount"],
+            "reconstructedBytes": r["reconstructedBytes"],
+            "exactMatch": r["exactMatch"],
+            "replacementPages": _pages_text(r["replacementPages"]),
+        }
+        for name, r in (("naive", d["naive"]), ("safe", d["safe"]))
+    ]
+    table = render_table(
+        rows,
+        [
+            Col("pager", "pager"),
+            Col("fullBytes", "diff", "B"),
+            Col("pageCount", "pages"),
+            Col("reconstructedBytes", "rebuilt from pages", "B"),
+            Col("exactMatch", "identical"),
+            Col("replacementPages", "pages with U+FFFD"),
+        ],
+    )
     line = d.get("line", "")
     m = re.search(r"<(\d+) x ([^>]+)>", line)
-    demo = (line.replace(m.group(0), m.group(2) * 3 + "…") if m else line)
-    out = [f"<p class=demo>Lab 03's changed line: <code id=lab03-line>{html.escape(demo)}</code>"
-           + (f" <span class=note>({int(m.group(1)):,} × {html.escape(m.group(2))} in all)</span>" if m else "")
-           + "</p>", table]
+    demo = line.replace(m.group(0), m.group(2) * 3 + "…") if m else line
+    out = [
+        f"<p class=demo>Lab 03's changed line: <code id=lab03-line>{html.escape(demo)}</code>"
+        + (f" <span class=note>({int(m.group(1)):,} × {html.escape(m.group(2))} in all)</span>" if m else "")
+        + "</p>",
+        table,
+    ]
     b = d.get("boundary")
     if b:
-        out.append(f"<p>The first cut inside a character, at byte {b['cutOffset']:,}: the page ends "
-                   f"<code>{html.escape(b['bytesBefore'])}</code> and the next starts "
-                   f"<code>{html.escape(b['bytesAfter'])}</code>. Decoded one page at a time they read "
-                   f"<code class=glyphs>{html.escape(b['decodedBefore'])}</code> + "
-                   f"<code class=glyphs>{html.escape(b['decodedAfter'])}</code>; together, "
-                   f"<code class=glyphs>{html.escape(b['decodedTogether'])}</code>.</p>")
+        out.append(
+            f"<p>The first cut inside a character, at byte {b['cutOffset']:,}: the page ends "
+            f"<code>{html.escape(b['bytesBefore'])}</code> and the next starts "
+            f"<code>{html.escape(b['bytesAfter'])}</code>. Decoded one page at a time they read "
+            f"<code class=glyphs>{html.escape(b['decodedBefore'])}</code> + "
+            f"<code class=glyphs>{html.escape(b['decodedAfter'])}</code>; together, "
+            f"<code class=glyphs>{html.escape(b['decodedTogether'])}</code>.</p>"
+        )
     return "".join(out)
 
 
 def _key_drift(d: dict) -> str:
-    rows = [{"reader": "naive (no binding)", "bytes": d["naive"]["mixedBytes"], "pages": d["naive"]["pageCount"],
-             "v1": d["naive"]["mixedMatchesV1"], "v2": d["naive"]["mixedMatchesV2"], "refused": False},
-            {"reader": "snapshot-bound", "bytes": None, "pages": d["snapshot"]["pageCount"],
-             "v1": d["snapshot"]["matchesV1"], "v2": d["snapshot"]["matchesV2"], "refused": False},
-            {"reader": "revision-bound", "bytes": None, "pages": d["revision"]["pagesBeforeRefusal"],
-             "v1": None, "v2": None, "refused": d["revision"]["driftDetected"]}]
-    readers = render_table(rows, [Col("reader", "reader"), Col("bytes", "got", "B"), Col("pages", "pages read"),
-                                  Col("v1", "equals V1"), Col("v2", "equals V2"), Col("refused", "refused")])
-    detect = render_table(d.get("detection", []), [Col("field", "field checked"), Col("detects", "detects the drift"),
-                                                   Col("why", "why")])
-    return (f"<p>V1 and V2 diffs: {d['v1Bytes']:,} B and {d['v2Bytes']:,} B; HEAD "
-            f"{'unchanged' if d.get('headUnchanged') else 'moved'} during the read.</p>" + readers
-            + "<h4>Which field notices the drift</h4>" + detect)
+    rows = [
+        {
+            "reader": "naive (no binding)",
+            "bytes": d["naive"]["mixedBytes"],
+            "pages": d["naive"]["pageCount"],
+            "v1": d["naive"]["mixedMatchesV1"],
+            "v2": d["naive"]["mixedMatchesV2"],
+            "refused": False,
+        },
+        {
+            "reader": "snapshot-bound",
+            "bytes": None,
+            "pages": d["snapshot"]["pageCount"],
+            "v1": d["snapshot"]["matchesV1"],
+            "v2": d["snapshot"]["matchesV2"],
+            "refused": False,
+        },
+        {
+            "reader": "revision-bound",
+            "bytes": None,
+            "pages": d["revision"]["pagesBeforeRefusal"],
+            "v1": None,
+            "v2": None,
+            "refused": d["revision"]["driftDetected"],
+        },
+    ]
+    readers = render_table(
+        rows,
+        [
+            Col("reader", "reader"),
+            Col("bytes", "got", "B"),
+            Col("pages", "pages read"),
+            Col("v1", "equals V1"),
+            Col("v2", "equals V2"),
+            Col("refused", "refused"),
+        ],
+    )
+    detect = render_table(
+        d.get("detection", []), [Col("field", "field checked"), Col("detects", "detects the drift"), Col("why", "why")]
+    )
+    return (
+        f"<p>V1 and V2 diffs: {d['v1Bytes']:,} B and {d['v2Bytes']:,} B; HEAD "
+        f"{'unchanged' if d.get('headUnchanged') else 'moved'} during the read.</p>"
+        + readers
+        + "<h4>Which field notices the drift</h4>"
+        + detect
+    )
 
 
 def _key_pagination(d: dict) -> str:
     rows = [dict(r, diffMiB=r["diffBytes"] / 2**20) for r in d["rows"]]
-    return render_table(rows, [Col("diffMiB", "diff", "MiB"), Col("pages", "pages"),
-                               Col("fullDiffMs", "git diff", "ms"), Col("snapshotPagingMs", "snapshot", "ms"),
-                               Col("snapshotRatio", "snapshot ratio", "×"),
-                               Col("naivePagingMs", "regenerate", "ms"),
-                               Col("naiveRatio", "regenerate ratio", "×"),
-                               Col("naiveEstimated", "estimated"),
-                               Col("pageRequestPeakBytes", "page request peak", "B")],
-                        caption="Whole diff read in pages; ratios to one git diff of the same change")
+    return render_table(
+        rows,
+        [
+            Col("diffMiB", "diff", "MiB"),
+            Col("pages", "pages"),
+            Col("fullDiffMs", "git diff", "ms"),
+            Col("snapshotPagingMs", "snapshot", "ms"),
+            Col("snapshotRatio", "snapshot ratio", "×"),
+            Col("naivePagingMs", "regenerate", "ms"),
+            Col("naiveRatio", "regenerate ratio", "×"),
+            Col("naiveEstimated", "estimated"),
+            Col("pageRequestPeakBytes", "page request peak", "B"),
+        ],
+        caption="Whole diff read in pages; ratios to one git diff of the same change",
+    )
 
 
 def _key_mcp(d: dict) -> str:
     row = dict(d, diffMiB=d["diffBytes"] / 2**20)
-    return render_table([row], [Col("diffMiB", "diff", "MiB"), Col("pages", "pages"), Col("rounds", "rounds"),
-                                Col("fullDiffMedianMs", "one git diff", "ms"),
-                                Col("mcpPagingMedianMs", "paging over MCP", "ms"), Col("ratio", "ratio", "×"),
-                                Col("serverStartupMs", "server start-up (once)", "ms")])
+    return render_table(
+        [row],
+        [
+            Col("diffMiB", "diff", "MiB"),
+            Col("pages", "pages"),
+            Col("rounds", "rounds"),
+            Col("fullDiffMedianMs", "one git diff", "ms"),
+            Col("mcpPagingMedianMs", "paging over MCP", "ms"),
+            Col("ratio", "ratio", "×"),
+            Col("serverStartupMs", "server start-up (once)", "ms"),
+        ],
+    )
 
 
 def _key_context(d: dict) -> str:
@@ -352,15 +452,31 @@ def _key_context(d: dict) -> str:
     keep = {sizes[0], sizes[-1]} | ({506} if 506 in sizes else set())
     shape = "invoice" if any(r["shape"] == "invoice" for r in d["rows"]) else d["rows"][0]["shape"]
     rows = [r for r in d["rows"] if r["shape"] == shape and r["files"] in keep]
-    table = render_table(rows, [Col("files", "project", "files"), Col("strategy", "strategy"),
-                                Col("filesRead", "files read"), Col("estimatedTextBytes", "text read", "B"),
-                                Col("recall", "recall", "%", True), Col("precision", "precision", "%", True),
-                                Col("totalMs", "wall time", "ms")],
-                         caption=f"The seed's table, measured: shape {shape}")
-    goals = render_table(d.get("goals", []), [Col("shape", "shape"), Col("files", "project", "files"),
-                                              Col("recallD", "D recall", "%", True), Col("bytesD", "D read", "B"),
-                                              Col("bytesC", "C read", "B"), Col("bytesRatioDtoC", "D / C", "×"),
-                                              Col("met", "within target")])
+    table = render_table(
+        rows,
+        [
+            Col("files", "project", "files"),
+            Col("strategy", "strategy"),
+            Col("filesRead", "files read"),
+            Col("estimatedTextBytes", "text read", "B"),
+            Col("recall", "recall", "%", True),
+            Col("precision", "precision", "%", True),
+            Col("totalMs", "wall time", "ms"),
+        ],
+        caption=f"The seed's table, measured: shape {shape}",
+    )
+    goals = render_table(
+        d.get("goals", []),
+        [
+            Col("shape", "shape"),
+            Col("files", "project", "files"),
+            Col("recallD", "D recall", "%", True),
+            Col("bytesD", "D read", "B"),
+            Col("bytesC", "C read", "B"),
+            Col("bytesRatioDtoC", "D / C", "×"),
+            Col("met", "within target"),
+        ],
+    )
     return table + "<h4>D against its target, every shape and size</h4>" + goals
 
 
@@ -377,30 +493,56 @@ def _key_search(d: dict) -> str:
     table = []
     for corpus, c in by_corpus.items():
         files, nbytes = sizes.get(corpus, (None, None))
-        table.append({"corpus": corpus, "files": files, "MiB": nbytes / 2**20 if nbytes is not None else None,
-                      "autoWorst": max(c["auto"], default=None), "pyMin": min(c["py"], default=None),
-                      "pyMax": max(c["py"], default=None)})
+        table.append(
+            {
+                "corpus": corpus,
+                "files": files,
+                "MiB": nbytes / 2**20 if nbytes is not None else None,
+                "autoWorst": max(c["auto"], default=None),
+                "pyMin": min(c["py"], default=None),
+                "pyMax": max(c["py"], default=None),
+            }
+        )
     table.sort(key=lambda r: r["MiB"] or 0)
-    return render_table(table, [Col("corpus", "corpus"), Col("files", "files"), Col("MiB", "size", "MiB"),
-                                Col("autoWorst", "auto / faster engine, worst query", "×"),
-                                Col("pyMin", "python / ripgrep, lowest", "×"),
-                                Col("pyMax", "python / ripgrep, highest", "×")],
-                        caption="In-process medians, each query run side by side on every engine") + (
-        f"<p class=note>{html.escape(d['indexNote'])}</p>" if d.get("indexNote") else "")
+    return render_table(
+        table,
+        [
+            Col("corpus", "corpus"),
+            Col("files", "files"),
+            Col("MiB", "size", "MiB"),
+            Col("autoWorst", "auto / faster engine, worst query", "×"),
+            Col("pyMin", "python / ripgrep, lowest", "×"),
+            Col("pyMax", "python / ripgrep, highest", "×"),
+        ],
+        caption="In-process medians, each query run side by side on every engine",
+    ) + (f"<p class=note>{html.escape(d['indexNote'])}</p>" if d.get("indexNote") else "")
 
 
 def _key_eval(d: dict) -> str:
     source = d.get("splitRows") or d["rows"]
-    rows = [dict(r, hit1Pct=r["hit1"] / r["positives"] if r["positives"] else None,
-                 hit5Pct=r["hit5"] / r["positives"] if r["positives"] else None) for r in source]
+    rows = [
+        dict(
+            r,
+            hit1Pct=r["hit1"] / r["positives"] if r["positives"] else None,
+            hit5Pct=r["hit5"] / r["positives"] if r["positives"] else None,
+        )
+        for r in source
+    ]
     cols = []
     if any("split" in r for r in rows):
         cols.append(Col("split", "split"))
     cols += [Col("backend", "backend"), Col("ranking", "ranking")]
-    cols += [Col("positives", "positive cases"), Col("hit1", "Hit@1"), Col("hit1Pct", "Hit@1", "%", True),
-             Col("hit5", "Hit@5"), Col("hit5Pct", "Hit@5", "%", True), Col("closedLoop", "closed loop"),
-             Col("noMatchSuccess", "no-match right"), Col("medianSearchMs", "search", "ms"),
-             Col("medianContextMs", "context", "ms")]
+    cols += [
+        Col("positives", "positive cases"),
+        Col("hit1", "Hit@1"),
+        Col("hit1Pct", "Hit@1", "%", True),
+        Col("hit5", "Hit@5"),
+        Col("hit5Pct", "Hit@5", "%", True),
+        Col("closedLoop", "closed loop"),
+        Col("noMatchSuccess", "no-match right"),
+        Col("medianSearchMs", "search", "ms"),
+        Col("medianContextMs", "context", "ms"),
+    ]
     corpora = d.get("corpora") or [d.get("corpus", {})]
     names = ", ".join(f"{c.get('package', '?')} {c.get('version', '')}".strip() for c in corpora)
     head = f"<p>{d.get('cases', '?')} cases over {html.escape(names)}.</p>"
@@ -411,50 +553,103 @@ def _key_eval(d: dict) -> str:
 
 def _key_index_bench(d: dict) -> str:
     corpus = d.get("corpus", {})
-    head = (f"<p>Corpus: {html.escape(str(corpus.get('name', '?')))}, {corpus.get('files', 0):,} files, "
-            f"{corpus.get('bytes', 0) / 2**20:,.1f} MiB; {len(d.get('queries', []))} queries.</p>")
-    rows = render_table(d.get("rows", []), [Col("backend", "backend"), Col("p50Ms", "p50", "ms"),
-                                            Col("p95Ms", "p95", "ms"), Col("buildSeconds", "build", "s"),
-                                            Col("indexBytes", "index", "B"),
-                                            Col("indexToCorpus", "index / corpus", "×")])
+    head = (
+        f"<p>Corpus: {html.escape(str(corpus.get('name', '?')))}, {corpus.get('files', 0):,} files, "
+        f"{corpus.get('bytes', 0) / 2**20:,.1f} MiB; {len(d.get('queries', []))} queries.</p>"
+    )
+    rows = render_table(
+        d.get("rows", []),
+        [
+            Col("backend", "backend"),
+            Col("p50Ms", "p50", "ms"),
+            Col("p95Ms", "p95", "ms"),
+            Col("buildSeconds", "build", "s"),
+            Col("indexBytes", "index", "B"),
+            Col("indexToCorpus", "index / corpus", "×"),
+        ],
+    )
     z = d.get("zoekt") or {}
     note = "" if z.get("available") else f"<p class=note>Zoekt did not run: {html.escape(str(z.get('reason')))}</p>"
     return head + rows + note
 
 
 def _key_review(d: dict) -> str:
-    rows = [{"name": e["name"], "story": e.get("story", ""), "gate": e["gate"].upper(), "complete": e["complete"],
-             "files": e["totals"]["files"], "risks": ", ".join(e.get("riskCodes", [])) or "—"}
-            for e in d["examples"]]
-    listing = render_table(d.get("listingVsPatch", []), [Col("world", "world"), Col("files", "files"),
-                                                         Col("listingBytes", "numstat listing", "B"),
-                                                         Col("patchBytes", "full patch", "B"),
-                                                         Col("patchToListing", "patch / listing", "×")])
-    return render_table(rows, [Col("name", "run"), Col("story", "what the agent did"), Col("gate", "gate"),
-                               Col("complete", "complete"), Col("files", "files"), Col("risks", "risks")]) + listing
+    rows = [
+        {
+            "name": e["name"],
+            "story": e.get("story", ""),
+            "gate": e["gate"].upper(),
+            "complete": e["complete"],
+            "files": e["totals"]["files"],
+            "risks": ", ".join(e.get("riskCodes", [])) or "—",
+        }
+        for e in d["examples"]
+    ]
+    listing = render_table(
+        d.get("listingVsPatch", []),
+        [
+            Col("world", "world"),
+            Col("files", "files"),
+            Col("listingBytes", "numstat listing", "B"),
+            Col("patchBytes", "full patch", "B"),
+            Col("patchToListing", "patch / listing", "×"),
+        ],
+    )
+    return (
+        render_table(
+            rows,
+            [
+                Col("name", "run"),
+                Col("story", "what the agent did"),
+                Col("gate", "gate"),
+                Col("complete", "complete"),
+                Col("files", "files"),
+                Col("risks", "risks"),
+            ],
+        )
+        + listing
+    )
 
 
 def _key_pinned(d: dict) -> str:
-    return (f"<p>Request at {html.escape(d['at'])}: {d['request']['quoted_total_cents']:,} cents seen, rule "
-            f"{html.escape(d['request']['quote_version'])}.</p>"
-            + render_table(d["rows"], [Col("label", "code read"), Col("frontendRelease", "frontend"),
-                                       Col("backendRelease", "backend"), Col("code", "answer"),
-                                       Col("action", "action"), Col("totalCents", "total", "cents")]))
+    return (
+        f"<p>Request at {html.escape(d['at'])}: {d['request']['quoted_total_cents']:,} cents seen, rule "
+        f"{html.escape(d['request']['quote_version'])}.</p>"
+        + render_table(
+            d["rows"],
+            [
+                Col("label", "code read"),
+                Col("frontendRelease", "frontend"),
+                Col("backendRelease", "backend"),
+                Col("code", "answer"),
+                Col("action", "action"),
+                Col("totalCents", "total", "cents"),
+            ],
+        )
+    )
 
 
 KEY_NUMBERS = {
-    "utf8-pagination": _key_utf8, "snapshot-drift": _key_drift, "pagination-cost": _key_pagination,
-    "mcp-paging": _key_mcp, "context-scale": _key_context, "search-bench": _key_search,
-    "code-search-eval": _key_eval, "code-search-bench": _key_index_bench, "review-examples": _key_review, "pinned-source": _key_pinned,
+    "utf8-pagination": _key_utf8,
+    "snapshot-drift": _key_drift,
+    "pagination-cost": _key_pagination,
+    "mcp-paging": _key_mcp,
+    "context-scale": _key_context,
+    "search-bench": _key_search,
+    "code-search-eval": _key_eval,
+    "code-search-bench": _key_index_bench,
+    "review-examples": _key_review,
+    "pinned-source": _key_pinned,
 }
 
 
 # -- the page -------------------------------------------------------------------------------------
 
-_TEXT_FONTS = ('system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Labkit CJK",'
-               '"Apple Color Emoji","Segoe UI Emoji","Noto Color Emoji","Labkit Symbols",sans-serif')
-_MONO_FONTS = ('ui-monospace,"SFMono-Regular",Menlo,Consolas,"DejaVu Sans Mono","Labkit CJK","Labkit Symbols",'
-               'monospace')
+_TEXT_FONTS = (
+    'system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Labkit CJK",'
+    '"Apple Color Emoji","Segoe UI Emoji","Noto Color Emoji","Labkit Symbols",sans-serif'
+)
+_MONO_FONTS = 'ui-monospace,"SFMono-Regular",Menlo,Consolas,"DejaVu Sans Mono","Labkit CJK","Labkit Symbols",monospace'
 
 CSS = f"""
 *{{box-sizing:border-box}}
@@ -493,14 +688,20 @@ def headline_html(verdicts) -> str:
     rows = []
     for v in verdicts:
         note = f"<br><span class=note>{html.escape(v.note)}</span>" if v.note else ""
-        rows.append(f"<tr data-status='{html.escape(v.status)}' data-key='{html.escape(v.key)}'>"
-                    f"<td><a href='#exp-{html.escape(v.experiment)}'>{html.escape(v.defect)}</a></td>"
-                    f"<td>{html.escape(v.seed)}</td><td>{html.escape(v.measured)}{note}</td>"
-                    f"<td>{html.escape(v.target)}</td><td>{_status_cell(v.status)}</td></tr>")
-    head = ("<tr><th>What the course reproduces</th><th>Seed's figure</th><th>labkit measured</th><th>Target</th>"
-            "<th>Status</th></tr>")
-    return f"<div class=scroll><table class=headline id=headline-table><thead>{head}</thead><tbody>{''.join(rows)}" \
-           "</tbody></table></div>"
+        rows.append(
+            f"<tr data-status='{html.escape(v.status)}' data-key='{html.escape(v.key)}'>"
+            f"<td><a href='#exp-{html.escape(v.experiment)}'>{html.escape(v.defect)}</a></td>"
+            f"<td>{html.escape(v.seed)}</td><td>{html.escape(v.measured)}{note}</td>"
+            f"<td>{html.escape(v.target)}</td><td>{_status_cell(v.status)}</td></tr>"
+        )
+    head = (
+        "<tr><th>What the course reproduces</th><th>Seed's figure</th><th>labkit measured</th><th>Target</th>"
+        "<th>Status</th></tr>"
+    )
+    return (
+        f"<div class=scroll><table class=headline id=headline-table><thead>{head}</thead><tbody>{''.join(rows)}"
+        "</tbody></table></div>"
+    )
 
 
 def _counts(verdicts) -> str:
@@ -514,31 +715,43 @@ def _counts(verdicts) -> str:
 
 
 def _section(exp: StepResult, verdicts) -> str:
-    status = (f"<span class=ok>ran</span>" if exp.ok else "<span class=fail>FAILED</span>")
-    out = [f"<section id='exp-{html.escape(exp.name)}'><h2>{html.escape(exp.name)} <small>{status} · "
-           f"{exp.seconds:,.1f} s</small></h2>"]
+    status = "<span class=ok>ran</span>" if exp.ok else "<span class=fail>FAILED</span>"
+    out = [
+        f"<section id='exp-{html.escape(exp.name)}'><h2>{html.escape(exp.name)} <small>{status} · "
+        f"{exp.seconds:,.1f} s</small></h2>"
+    ]
     if exp.name in INTRO:
         out.append(f"<p>{html.escape(INTRO[exp.name])}</p>")
     if exp.error:
         out.append(f"<pre class=fail>{html.escape(exp.error)}</pre>")
     mine = [v for v in verdicts if v.experiment == exp.name]
     if mine:
-        out.append("<ul class=targets>" + "".join(
-            f"<li>{_status_cell(v.status)} {html.escape(v.target)}: {html.escape(v.measured)}"
-            + (f" <span class=note>({html.escape(v.note)})</span>" if v.note else "") + "</li>" for v in mine)
-                   + "</ul>")
+        out.append(
+            "<ul class=targets>"
+            + "".join(
+                f"<li>{_status_cell(v.status)} {html.escape(v.target)}: {html.escape(v.measured)}"
+                + (f" <span class=note>({html.escape(v.note)})</span>" if v.note else "")
+                + "</li>"
+                for v in mine
+            )
+            + "</ul>"
+        )
     for title, takeaway, png in exp.figures:
         data = base64.b64encode(png).decode("ascii")
-        out.append(f"<figure><img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>"
-                   f"<figcaption>{html.escape(takeaway or title)}</figcaption></figure>")
+        out.append(
+            f"<figure><img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{html.escape(takeaway or title)}</figcaption></figure>"
+        )
     if exp.data is not None:
         key = KEY_NUMBERS.get(exp.name)
         if key is not None:
             try:
                 out.append("<h3>The numbers that matter</h3>" + key(exp.data))
             except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError) as err:
-                out.append(f"<p class=note>Summary table unavailable for this result ({type(err).__name__}: "
-                           f"{html.escape(str(err))}); the raw data is below.</p>")
+                out.append(
+                    f"<p class=note>Summary table unavailable for this result ({type(err).__name__}: "
+                    f"{html.escape(str(err))}); the raw data is below.</p>"
+                )
         out.append(f"<details><summary>Raw data: every field of the result</summary>{raw_tables(exp.data)}</details>")
     out.append("</section>")
     return "\n".join(out)
@@ -549,21 +762,33 @@ def verdicts_for(experiments: list[StepResult]):
     from labkit.course.targets import FAILED, headline
 
     failed = {e.name for e in experiments if not e.ok}
-    verdicts = [v for v in headline({e.name: e.data for e in experiments if e.ok})
-                if v.experiment in {e.name for e in experiments}]
+    verdicts = [
+        v
+        for v in headline({e.name: e.data for e in experiments if e.ok})
+        if v.experiment in {e.name for e in experiments}
+    ]
     for v in verdicts:
         if v.experiment in failed:
             v.status, v.note = FAILED, "the experiment raised an error; its section shows it"
     return verdicts
 
 
-def render_html(experiments: list[StepResult], labs: list[StepResult], *, generated: str, quick: bool = False,
-                fonts: bool = True, verdicts=None) -> str:
+def render_html(
+    experiments: list[StepResult],
+    labs: list[StepResult],
+    *,
+    generated: str,
+    quick: bool = False,
+    fonts: bool = True,
+    verdicts=None,
+) -> str:
     """The whole page. ``fonts=False`` leaves the bundled fonts out (the browser test compares both)."""
     if verdicts is None:
         verdicts = verdicts_for(experiments)
     by_name = {e.name: e for e in experiments}
-    ordered = [by_name[n] for n in SECTION_ORDER if n in by_name] + [e for e in experiments if e.name not in SECTION_ORDER]
+    ordered = [by_name[n] for n in SECTION_ORDER if n in by_name] + [
+        e for e in experiments if e.name not in SECTION_ORDER
+    ]
     lab_ok = sum(1 for lab in labs if lab.ok)
     exp_ok = sum(1 for e in experiments if e.ok)
     font_css = ""
@@ -587,28 +812,44 @@ def render_html(experiments: list[StepResult], labs: list[StepResult], *, genera
         "<p>Each defect the course reproduces, the figure the seed report gave, what labkit measured in this run, "
         "and the target. A missed target is marked missed; times are medians measured side by side on this "
         "machine.</p>",
-        headline_html(verdicts) if verdicts else
-        "<p class=note>None of the experiments this report ran has a headline target.</p>",
+        headline_html(verdicts)
+        if verdicts
+        else "<p class=note>None of the experiments this report ran has a headline target.</p>",
         f"<nav><h2>Contents</h2><ol>{''.join(toc)}</ol></nav>",
     ]
     out += [_section(e, verdicts) for e in ordered]
     out.append("<section id=labs><h2>Labs</h2><p>Wall-clock time of a headless run of each notebook.</p>")
-    out.append(render_table([{"lab": lab.name, "ok": "ran" if lab.ok else "FAILED", "seconds": lab.seconds}
-                             for lab in labs], [Col("lab", "lab"), Col("ok", "status"), Col("seconds", "time", "s")]))
+    out.append(
+        render_table(
+            [{"lab": lab.name, "ok": "ran" if lab.ok else "FAILED", "seconds": lab.seconds} for lab in labs],
+            [Col("lab", "lab"), Col("ok", "status"), Col("seconds", "time", "s")],
+        )
+    )
     for lab in labs:
         if not lab.ok:
-            out.append(f"<p class=fail>{html.escape(lab.name)} failed: {html.escape(lab.error or '')}</p>"
-                       f"<pre>{html.escape(lab.detail or '')}</pre>")
+            out.append(
+                f"<p class=fail>{html.escape(lab.name)} failed: {html.escape(lab.error or '')}</p>"
+                f"<pre>{html.escape(lab.detail or '')}</pre>"
+            )
     out.append("</section></body></html>")
     return "\n".join(out)
 
 
 # -- the command ----------------------------------------------------------------------------------
 
-def build_report(out: str, *, progress: bool = True, quick: bool = False,
-                 experiments: list[str] | None = None, labs: list[str] | None = None,
-                 labs_dir: str | Path | None = None, lab_timeout: int = 120, stream=None,
-                 heartbeat: float = 20.0) -> dict:
+
+def build_report(
+    out: str,
+    *,
+    progress: bool = True,
+    quick: bool = False,
+    experiments: list[str] | None = None,
+    labs: list[str] | None = None,
+    labs_dir: str | Path | None = None,
+    lab_timeout: int = 120,
+    stream=None,
+    heartbeat: float = 20.0,
+) -> dict:
     """Run experiments and labs, write ``out/index.html``; return the contract summary."""
     from labkit.cli._common import StepProgress
     from labkit.course.experiments import EXPERIMENTS
@@ -648,7 +889,8 @@ def build_report(out: str, *, progress: bool = True, quick: bool = False,
     tmp.replace(out_dir / "index.html")
     (out_dir / "results.json").write_text(
         json.dumps({e.name: e.data for e in exp_results if e.data is not None}, ensure_ascii=False, indent=1),
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     result = {
         "out": str(out),
         "figures": [f"{e.name}:{title}" for e in exp_results for title, _t, _p in e.figures],
@@ -679,8 +921,11 @@ def _summary(result: dict, stream) -> None:
 
         counts = ", ".join(f"{statuses.count(s)} {s}" for s in STATUSES if statuses.count(s))
         lines.append(f"targets: {counts}")
-        lines += [f"  missed: {v['defect']}: {v['measured']} (target {v['target']})"
-                  for v in result["headline"] if v["status"] == "missed"]
+        lines += [
+            f"  missed: {v['defect']}: {v['measured']} (target {v['target']})"
+            for v in result["headline"]
+            if v["status"] == "missed"
+        ]
     lines.append(f"open {Path(result['out']) / 'index.html'}")
     for failed in result["failedExperiments"]:
         lines.append(f"  experiment {failed['name']} FAILED: {failed['error']}")

@@ -31,6 +31,7 @@ limits ``RLIMIT_AS`` (memory), ``RLIMIT_CPU``, ``RLIMIT_FSIZE``,
 reports whether that level works here. docs/grading.md states the threat
 model.
 """
+
 from __future__ import annotations
 
 import json
@@ -52,18 +53,18 @@ DEVICES = ("null", "zero", "full", "random", "urandom")
 @dataclass
 class SandboxSpec:
     level: str
-    workdir: str                      # the kernel's working folder (same path inside and outside)
-    runtime: str                      # connection file and IPC sockets: the one folder shared with the grader
+    workdir: str  # the kernel's working folder (same path inside and outside)
+    runtime: str  # connection file and IPC sockets: the one folder shared with the grader
     env: dict[str, str]
-    uid: int | None = None            # None: keep the grader's user
+    uid: int | None = None  # None: keep the grader's user
     gid: int | None = None
-    root: str | None = None           # namespaces: an empty host folder to mount the private root on
-    binds: list[str] = field(default_factory=list)        # read-only, same path inside
+    root: str | None = None  # namespaces: an empty host folder to mount the private root on
+    binds: list[str] = field(default_factory=list)  # read-only, same path inside
     copy_in: dict[str, str] = field(default_factory=dict)  # file name in workdir -> host file
     memory_bytes: int = 2 << 30
     cpu_seconds: int = 3600
     file_bytes: int = 256 << 20
-    disk_bytes: int = 512 << 20       # namespaces: size of the private root (all the kernel can write)
+    disk_bytes: int = 512 << 20  # namespaces: size of the private root (all the kernel can write)
     nproc: int = 512
     nofile: int = 1024
 
@@ -73,7 +74,7 @@ class SandboxSpec:
             json.dump(asdict(self), fh)
 
     @classmethod
-    def read(cls, path: str | Path) -> "SandboxSpec":
+    def read(cls, path: str | Path) -> SandboxSpec:
         return cls(**json.loads(Path(path).read_text("utf-8")))
 
 
@@ -87,9 +88,17 @@ def python_binds() -> list[str]:
     import labkit
     from labkit.course.labfiles import labs_dir
 
-    wanted = ["/usr", "/etc", sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-              str(Path(os.path.realpath(sys.executable)).parent.parent),
-              str(Path(labkit.__file__).resolve().parent), str(labs_dir())]
+    wanted = [
+        "/usr",
+        "/etc",
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        str(Path(os.path.realpath(sys.executable)).parent.parent),
+        str(Path(labkit.__file__).resolve().parent),
+        str(labs_dir()),
+    ]
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.isdir(top) and not os.path.islink(top):
             wanted.append(top)
@@ -122,7 +131,9 @@ def _check(ret: int, what: str) -> None:
 
 
 def _mount(libc, source: str | None, target: str | None, fstype: str | None, flags: int, data: str | None = None):
-    enc = (lambda s: None if s is None else s.encode())
+    def enc(s):
+        return None if s is None else s.encode()
+
     _check(libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
 
 
@@ -169,8 +180,12 @@ def _private_root(spec: SandboxSpec, files: dict[str, bytes]) -> None:
     for name in DEVICES:
         if os.path.exists(f"/dev/{name}"):
             _bind(libc, f"/dev/{name}", root, writable=True, devices=True)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
-                         ("stderr", "/proc/self/fd/2")):
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
         os.symlink(target, os.path.join(dev, name))
     for shared in (os.path.join(dev, "shm"), _inside(root, "/tmp"), _inside(root, "/var/tmp")):
         os.makedirs(shared, exist_ok=True)
@@ -289,12 +304,20 @@ def kernel_env(workdir: str, runtime: str) -> dict[str, str]:
     bindir = str(Path(sys.executable).parent)
     return {
         "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": workdir, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-        "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
-        "IPYTHONDIR": f"{workdir}/.ipython", "MPLCONFIGDIR": f"{workdir}/.config/matplotlib",
-        "XDG_CACHE_HOME": f"{workdir}/.cache", "XDG_CONFIG_HOME": f"{workdir}/.config",
-        "JUPYTER_RUNTIME_DIR": runtime, "JUPYTER_PLATFORM_DIRS": "1",
-        "GIT_CONFIG_NOSYSTEM": "1", "NO_COLOR": "1",
+        "HOME": workdir,
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "IPYTHONDIR": f"{workdir}/.ipython",
+        "MPLCONFIGDIR": f"{workdir}/.config/matplotlib",
+        "XDG_CACHE_HOME": f"{workdir}/.cache",
+        "XDG_CONFIG_HOME": f"{workdir}/.config",
+        "JUPYTER_RUNTIME_DIR": runtime,
+        "JUPYTER_PLATFORM_DIRS": "1",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "NO_COLOR": "1",
     }
 
 
@@ -318,19 +341,34 @@ def probe(level: str, scratch: str | Path, uid: int | None = None) -> str | None
     for d in (work, runtime, root):
         d.mkdir(parents=True, exist_ok=True)
     (runtime / "probe.txt").write_text("probe")
-    spec = SandboxSpec(level=level, workdir=str(work), runtime=str(runtime), env=kernel_env(str(work), str(runtime)),
-                       uid=uid if level != "none" else None, gid=uid if level != "none" else None,
-                       root=str(root) if level == "namespaces" else None,
-                       binds=python_binds() if level == "namespaces" else [])
+    spec = SandboxSpec(
+        level=level,
+        workdir=str(work),
+        runtime=str(runtime),
+        env=kernel_env(str(work), str(runtime)),
+        uid=uid if level != "none" else None,
+        gid=uid if level != "none" else None,
+        root=str(root) if level == "namespaces" else None,
+        binds=python_binds() if level == "namespaces" else [],
+    )
     if spec.uid is not None:
         os.chmod(scratch, 0o711)
     spec_path = scratch / "probe-spec.json"
     spec.write(spec_path)
-    code = ("import os, labkit.course.check, ipykernel; open(os.path.join(os.environ['JUPYTER_RUNTIME_DIR'], 'probe.txt')).read();"
-            "print('ok', os.getuid())")
+    code = (
+        "import os, labkit.course.check, ipykernel; "
+        "open(os.path.join(os.environ['JUPYTER_RUNTIME_DIR'], 'probe.txt')).read();"
+        "print('ok', os.getuid())"
+    )
     try:
-        proc = subprocess.run([*launcher(spec_path), sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=60, cwd=str(work), env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        proc = subprocess.run(
+            [*launcher(spec_path), sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=str(work),
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{type(exc).__name__}"
     if proc.returncode != 0 or not proc.stdout.startswith("ok"):

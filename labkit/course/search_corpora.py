@@ -9,6 +9,7 @@
 Every corpus plants the same rare identifier (:data:`RARE`) in a few known
 files, so the benchmark's queries mean the same thing at every scale.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,9 +33,15 @@ _HANDFUL = {
         "    return '\\n'.join(lines).encode(encoding)\n"
     ),
     "src/invoices/format.py": "def format_amount(cents):\n    return f'{cents / 100:.2f} EUR'\n",
-    "src/invoices/routes.py": "from .export import export_invoice\n\n\ndef get(request):\n    return export_invoice(request.invoice)\n",
-    "src/invoices/jobs.py": "from .export import export_invoice\n\n\ndef nightly(batch):\n    return [export_invoice(i) for i in batch]\n",
-    "tests/test_export.py": "from invoices import export_invoice\n\n\ndef test_export():\n    assert export_invoice({'items': [100]})\n",
+    "src/invoices/routes.py": (
+        "from .export import export_invoice\n\n\ndef get(request):\n    return export_invoice(request.invoice)\n"
+    ),
+    "src/invoices/jobs.py": (
+        "from .export import export_invoice\n\n\ndef nightly(batch):\n    return [export_invoice(i) for i in batch]\n"
+    ),
+    "tests/test_export.py": (
+        "from invoices import export_invoice\n\n\ndef test_export():\n    assert export_invoice({'items': [100]})\n"
+    ),
     "build-output/export.py": "def export_invoice(): pass  # a stale build copy, gitignored\n",
 }
 
@@ -50,8 +57,8 @@ def _generated_module(i: int) -> str:
     for j in range(6):
         body += [
             f"def handler_{i}_{j}(request, limit={j + 10}):",
-            f"    \"\"\"Handle request kind {j} for module {i}.\"\"\"",
-            f"    items = [x for x in request.items if x.size < limit]",
+            f'    """Handle request kind {j} for module {i}."""',
+            "    items = [x for x in request.items if x.size < limit]",
             f"    total = sum(x.size for x in items) + {i * 7 + j}",
             f"    return {{'module': {i}, 'kind': {j}, 'total': total}}",
             "",
@@ -87,15 +94,16 @@ def _stdlib_ignore(with_tests: bool):
 
 def build_stdlib(repo: IsolatedRepo, *, with_tests: bool = False, commit: bool = True) -> IsolatedRepo:
     """Copy the standard library into ``repo``; ``with_tests`` adds its ``test`` package."""
-    shutil.copytree(stdlib_dir(), repo.path, ignore=_stdlib_ignore(with_tests), symlinks=True,
-                    dirs_exist_ok=True)
+    shutil.copytree(stdlib_dir(), repo.path, ignore=_stdlib_ignore(with_tests), symlinks=True, dirs_exist_ok=True)
     if commit:
         repo.commit("standard library")
     return repo
 
 
-_WORDS = ("alpha beta gamma delta epsilon zeta theta kappa lambda request response handler total "
-          "invoice ledger amount export format nightly batch retry timeout").split()
+_WORDS = (
+    "alpha beta gamma delta epsilon zeta theta kappa lambda request response handler total "
+    "invoice ledger amount export format nightly batch retry timeout"
+).split()
 
 
 def build_large_files(repo: IsolatedRepo, files: int = 48, file_bytes: int = 1_900_000) -> IsolatedRepo:
@@ -108,7 +116,7 @@ def build_large_files(repo: IsolatedRepo, files: int = 48, file_bytes: int = 1_9
     for i in range(files):
         parts, size = [], 0
         while size < file_bytes:
-            chunk = block[(i * 7919 + size) % len(block):] + block
+            chunk = block[(i * 7919 + size) % len(block) :] + block
             parts.append(chunk)
             size += len(chunk)
         text = "".join(parts)[:file_bytes]
@@ -119,8 +127,12 @@ def build_large_files(repo: IsolatedRepo, files: int = 48, file_bytes: int = 1_9
     return repo
 
 
-BUILDERS = {"handful": build_handful, "generated": build_generated, "stdlib": build_stdlib,
-            "large_files": build_large_files}
+BUILDERS = {
+    "handful": build_handful,
+    "generated": build_generated,
+    "stdlib": build_stdlib,
+    "large_files": build_large_files,
+}
 
 
 def corpus_size(root: str | os.PathLike) -> tuple[int, int]:

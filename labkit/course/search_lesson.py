@@ -4,6 +4,7 @@ The matrix retells the seed's comparison (a ripgrep engine and an in-process
 fallback behind one interface) and says, row by row, how labkit makes the two
 engines agree by construction.
 """
+
 from __future__ import annotations
 
 from labkit.course.repo_builder import IsolatedRepo
@@ -13,12 +14,24 @@ from .search_corpora import build_handful
 #: aspect, ripgrep engine (seed), in-process fallback (seed), labkit (both engines)
 ENGINE_MATRIX = [
     ("runs as", "external process", "inside the tool's process", "same: ripgrep is a process, python is in-process"),
-    ("case", "--smart-case", "always case-insensitive",
-     "smart case decided once from the query text; ripgrep gets -s or -i explicitly"),
-    ("regex syntax", "ripgrep's regex", "the host language's regex (backtracking)",
-     "RE2 validates every pattern; Perl classes are spelled out so \\w, \\d, \\s, \\b mean the same"),
-    ("which files", "ripgrep's own ignore rules + tool filters", "the tool's own ignore rules only",
-     "one walker lists the files; ripgrep is handed exactly that list"),
+    (
+        "case",
+        "--smart-case",
+        "always case-insensitive",
+        "smart case decided once from the query text; ripgrep gets -s or -i explicitly",
+    ),
+    (
+        "regex syntax",
+        "ripgrep's regex",
+        "the host language's regex (backtracking)",
+        "RE2 validates every pattern; Perl classes are spelled out so \\w, \\d, \\s, \\b mean the same",
+    ),
+    (
+        "which files",
+        "ripgrep's own ignore rules + tool filters",
+        "the tool's own ignore rules only",
+        "one walker lists the files; ripgrep is handed exactly that list",
+    ),
     (".gitignore", "honoured", "not honoured", "honoured the way ripgrep does, for both"),
     ("size limit", "--max-filesize 2M", "about 2 MiB", "the walker skips files over 2 MiB, for both"),
     ("binary files", "ripgrep's heuristics", "its own check", "NUL in the first 8 KiB, decided by the walker"),
@@ -31,13 +44,15 @@ MATRIX_COLUMNS = ["aspect", "ripgrep (seed)", "fallback (seed)", "labkit"]
 
 
 def engine_matrix() -> list[dict]:
-    return [dict(zip(MATRIX_COLUMNS, row)) for row in ENGINE_MATRIX]
+    return [dict(zip(MATRIX_COLUMNS, row, strict=False)) for row in ENGINE_MATRIX]
 
 
 #: Callers of ``export_invoice`` planted in the lab world, beyond the small project.
 EXTRA_CALLERS = {
     "scripts/backfill.py": "from invoices import export_invoice\n\n\nfor inv in load_all():\n    export_invoice(inv)\n",
-    "web/admin.py": "from invoices.export import export_invoice\n\n\ndef download(inv):\n    return export_invoice(inv)\n",
+    "web/admin.py": (
+        "from invoices.export import export_invoice\n\n\ndef download(inv):\n    return export_invoice(inv)\n"
+    ),
 }
 
 
@@ -52,6 +67,9 @@ def build_lab_world(repo: IsolatedRepo | None = None) -> IsolatedRepo:
 
 def callers_of(result: dict, name: str) -> list[str]:
     """Files whose matching lines call ``name`` (not the ``def`` that defines it)."""
-    paths = {m["path"] for m in result["matches"]
-             if f"{name}(" in m["text"] and not m["text"].lstrip().startswith(f"def {name}(")}
+    paths = {
+        m["path"]
+        for m in result["matches"]
+        if f"{name}(" in m["text"] and not m["text"].lstrip().startswith(f"def {name}(")
+    }
     return sorted(paths)

@@ -21,6 +21,7 @@ configs that do (``PinnedWorld.write_config``).
 Commit ids are deterministic (fixed identity and dates in ``IsolatedRepo``), so
 a checker that rebuilds the world sees the same ids as the learner.
 """
+
 from __future__ import annotations
 
 import json
@@ -134,7 +135,8 @@ CHECKOUT_PY = {
 }
 
 DIRTY_PRICING = PRICING_PY["v2"].replace(
-    "    if body", "    # WORK IN PROGRESS, never deployed: trying a looser rule\n    if False and body")
+    "    if body", "    # WORK IN PROGRESS, never deployed: trying a looser rule\n    if False and body"
+)
 SCRATCH_PY = "# local notes, not committed\nprint('debugging checkout')\n"
 
 
@@ -187,21 +189,31 @@ class PinnedWorld:
 
     def deployments(self, table=None) -> list[dict]:
         rows = TABLE if table is None else table
-        return [{"target": t, "repo": r, "commit": self.commits[r][rel] if rel in self.commits[r] else rel,
-                 "release": rel, "from": f, "until": u} for t, r, rel, f, u in rows]
+        return [
+            {
+                "target": t,
+                "repo": r,
+                "commit": self.commits[r][rel] if rel in self.commits[r] else rel,
+                "release": rel,
+                "from": f,
+                "until": u,
+            }
+            for t, r, rel, f, u in rows
+        ]
 
     def config_data(self, allowed: dict[str, list[str]] | None = None, table=None) -> dict:
         allowed = {**ALLOWED, **(allowed or {})}
-        return {"repos": {name: {"path": f"repos/{name}", "allowedFiles": list(allowed[name])}
-                          for name in self.repos},
-                "deployments": self.deployments(table)}
+        return {
+            "repos": {name: {"path": f"repos/{name}", "allowedFiles": list(allowed[name])} for name in self.repos},
+            "deployments": self.deployments(table),
+        }
 
-    def write_config(self, name: str, *, allowed: dict[str, list[str]] | None = None, table=None,
-                     data: dict | None = None) -> Path:
+    def write_config(
+        self, name: str, *, allowed: dict[str, list[str]] | None = None, table=None, data: dict | None = None
+    ) -> Path:
         """Write another config next to the lab's (tests use it for careless or broken tables)."""
         path = self.base / name
-        path.write_text(json.dumps(data if data is not None else self.config_data(allowed, table), indent=2),
-                        "utf-8")
+        path.write_text(json.dumps(data if data is not None else self.config_data(allowed, table), indent=2), "utf-8")
         self.extra_configs.append(path)
         return path
 
@@ -209,7 +221,7 @@ class PinnedWorld:
         if self.owned:
             shutil.rmtree(self.base, ignore_errors=True)
 
-    def __enter__(self) -> "PinnedWorld":
+    def __enter__(self) -> PinnedWorld:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -239,8 +251,10 @@ def _build_repo(base: Path, name: str, sdk: IsolatedRepo) -> tuple[IsolatedRepo,
     commits["v1"] = repo.head()
     repo.tag("v1")
     repo.write_many(_source_files(name, "v2"))
-    repo.commit(f"{name} v2: " + ("confirm again only when the total changed" if name == "backend"
-                                   else "show the total on the confirmation"))
+    repo.commit(
+        f"{name} v2: "
+        + ("confirm again only when the total changed" if name == "backend" else "show the total on the confirmation")
+    )
     commits["v2"] = repo.head()
     repo.tag("v2")
     # Leave the checkout dirty on purpose: readers must not see this.

@@ -10,6 +10,7 @@ attempted" until the learner writes an answer.
 Every starter carries the notebook metadata ``{"labkit": {"lab": "<NN-name>",
 "kind": "starter"}}``, which the grader uses to recognise a submission.
 """
+
 from __future__ import annotations
 
 import ast
@@ -116,9 +117,12 @@ def write_starters(out_dir: str | Path, *, force: bool = False) -> dict:
     existing = [f"{n}.ipynb" for n in names if (out_dir / f"{n}.ipynb").exists()]
     if existing and not force:
         shown = ", ".join(existing[:3]) + (f" and {len(existing) - 3} more" if len(existing) > 3 else "")
-        raise LabkitError("file_exists", f"{shown} already exist(s) in the starter folder and may hold a "
-                          "learner's work; choose another --out or pass --force to overwrite",
-                          details={"existing": existing})
+        raise LabkitError(
+            "file_exists",
+            f"{shown} already exist(s) in the starter folder and may hold a "
+            "learner's work; choose another --out or pass --force to overwrite",
+            details={"existing": existing},
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name in names:
@@ -127,6 +131,12 @@ def write_starters(out_dir: str | Path, *, force: bool = False) -> dict:
         tmp = out_dir / f".{name}.ipynb.tmp"
         nbformat.write(make_starter(nb, name), tmp)
         tmp.replace(target)
-        written.append({"name": name, "path": target.name, "exercises": solution_cell_count(nb),
-                        "overwritten": target.name in existing})
+        written.append(
+            {
+                "name": name,
+                "path": target.name,
+                "exercises": solution_cell_count(nb),
+                "overwritten": target.name in existing,
+            }
+        )
     return {"out": str(out_dir), "notebooks": written}

@@ -14,11 +14,12 @@ experiment that raised ``failed to run``. A missed target is never "ok", and
 it never changes the exit status of ``labkit report``, which reports failures
 to run.
 """
+
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 MIB = 1024 * 1024
 
@@ -57,19 +58,36 @@ CODE_SEARCH_BACKENDS = ("embedded", "zoekt")
 # Facts reported by the seed documents (shared/seeds), kept as numbers so the report can set them
 # beside labkit's measurement.
 
-SEED_UTF8 = {"fullBytes": 6467, "reconstructedBytes": 6489, "pageCount": 8,
-             "replacementPages": [2, 3, 4, 5, 6, 7, 8], "pageBytes": 1024}
-SEED_DRIFT = {"v1Bytes": 6238, "v2Bytes": 6238, "mixedBytes": 6238, "pageCount": 7,
-              "mixedMatchesV1": False, "mixedMatchesV2": False}
+SEED_UTF8 = {
+    "fullBytes": 6467,
+    "reconstructedBytes": 6489,
+    "pageCount": 8,
+    "replacementPages": [2, 3, 4, 5, 6, 7, 8],
+    "pageBytes": 1024,
+}
+SEED_DRIFT = {
+    "v1Bytes": 6238,
+    "v2Bytes": 6238,
+    "mixedBytes": 6238,
+    "pageCount": 7,
+    "mixedMatchesV1": False,
+    "mixedMatchesV2": False,
+}
 #: Context read (bytes) by strategy at 6 and 506 files; B's recall (seed ch. 13).
-SEED_CONTEXT = {"bytes": {6: {"A": 583, "B": 837, "C": 1570}, 506: {"A": 24583, "B": 837, "C": 1570}},
-                "recallB": 0.75}
+SEED_CONTEXT = {"bytes": {6: {"A": 583, "B": 837, "C": 1570}, 506: {"A": 24583, "B": 837, "C": 1570}}, "recallB": 0.75}
 SEED_CONTEXT_LARGE = 506
 #: Tool-level search call on a small Windows repository, medians of 7 (seed ch. 11).
 SEED_SEARCH = {"nodeMs": 9.275, "ripgrepMs": 68.410, "ripgrepStartMs": 59.746}
 #: The seed's Zoekt eval, raw Zoekt order, 16 positive cases (seed 002, 2026-07-23 run).
-SEED_CODE_SEARCH = {"hit1": 12, "hit5": 13, "closedLoop": 12, "positives": 16, "noMatch": 2, "noMatchCases": 2,
-                    "meanSearchMs": 19.231}
+SEED_CODE_SEARCH = {
+    "hit1": 12,
+    "hit5": 13,
+    "closedLoop": 12,
+    "positives": 16,
+    "noMatch": 2,
+    "noMatchCases": 2,
+    "meanSearchMs": 19.231,
+}
 #: Same request (3,200 cents seen, rule r1): the store's deployed v1 and main's v2 (seed 004).
 SEED_PINNED = {"deployed": "PRICE_CHANGED", "main": "OK", "totalCents": 3200}
 
@@ -134,9 +152,11 @@ def _utf8(d: dict):
     n, s = d["naive"], d["safe"]
     reproduced = n["reconstructedBytes"] != n["fullBytes"] and not n["exactMatch"]
     fixed = s["exactMatch"] and s["reconstructedBytes"] == s["fullBytes"] and d.get("safeAllValidUtf8", True)
-    measured = (f"naive {n['fullBytes']:,} → {n['reconstructedBytes']:,} B, U+FFFD on pages "
-                f"{page_ranges(n['replacementPages'])} of {n['pageCount']}; safe {s['fullBytes']:,} → "
-                f"{s['reconstructedBytes']:,} B, {'identical' if s['exactMatch'] else 'NOT identical'}")
+    measured = (
+        f"naive {n['fullBytes']:,} → {n['reconstructedBytes']:,} B, U+FFFD on pages "
+        f"{page_ranges(n['replacementPages'])} of {n['pageCount']}; safe {s['fullBytes']:,} → "
+        f"{s['reconstructedBytes']:,} B, {'identical' if s['exactMatch'] else 'NOT identical'}"
+    )
     return measured, reproduced and fixed == SAFE_PAGER_EXACT, "" if reproduced else "the defect did not reproduce"
 
 
@@ -146,8 +166,10 @@ def _drift(d: dict):
     matches = "neither version" if neither else ("V1" if n["mixedMatchesV1"] else "V2")
     snap = "V1 whole" if d["snapshot"]["matchesV1"] else "NOT V1"
     rev = f"refused ({d['revision']['errorCode']})" if d["revision"]["driftDetected"] else "NOT refused"
-    measured = (f"V1 {d['v1Bytes']:,} B, V2 {d['v2Bytes']:,} B, mixture {n['mixedBytes']:,} B in {n['pageCount']} "
-                f"pages matches {matches}; snapshot reader: {snap}; revision-bound reader: {rev}")
+    measured = (
+        f"V1 {d['v1Bytes']:,} B, V2 {d['v2Bytes']:,} B, mixture {n['mixedBytes']:,} B in {n['pageCount']} "
+        f"pages matches {matches}; snapshot reader: {snap}; revision-bound reader: {rev}"
+    )
     return measured, neither and d["snapshot"]["matchesV1"] and d["revision"]["driftDetected"], ""
 
 
@@ -168,8 +190,10 @@ def _context_reversal(d: dict):
     a1, c1 = table[large]["A"]["estimatedTextBytes"], table[large]["C"]["estimatedTextBytes"]
     recall_b = max(table[f]["B"]["recall"] or 0 for f in table)
     saved = 100 * (1 - c1 / a1) if a1 else 0
-    measured = (f"{small:,} files: A {a0:,} B {'<' if a0 < c0 else '≥'} C {c0:,} B; {large:,} files: "
-                f"A {a1:,} B vs C {c1:,} B (−{saved:.1f}%); B recall ≤ {100 * recall_b:.0f}% ({shape})")
+    measured = (
+        f"{small:,} files: A {a0:,} B {'<' if a0 < c0 else '≥'} C {c0:,} B; {large:,} files: "
+        f"A {a1:,} B vs C {c1:,} B (−{saved:.1f}%); B recall ≤ {100 * recall_b:.0f}% ({shape})"
+    )
     note = "" if large >= SEED_CONTEXT_LARGE else f"largest size measured: {large:,} files"
     return measured, a0 < c0 and a1 > c1 and recall_b < 1.0, note
 
@@ -184,10 +208,12 @@ def _context_d(d: dict):
             recalls.append(r["recall"] or 0.0)
     if not ratios:
         raise KeyError("no D and C rows")
-    recall = (f"{100 * min(recalls):.0f}%" if min(recalls) == max(recalls)
-              else f"{100 * min(recalls):.0f}–{100 * max(recalls):.0f}%")
-    measured = (f"recall {recall}, D/C bytes {min(ratios):.2f}–{max(ratios):.2f}× over {len(ratios)} "
-                "shape × size runs")
+    recall = (
+        f"{100 * min(recalls):.0f}%"
+        if min(recalls) == max(recalls)
+        else f"{100 * min(recalls):.0f}–{100 * max(recalls):.0f}%"
+    )
+    measured = f"recall {recall}, D/C bytes {min(ratios):.2f}–{max(ratios):.2f}× over {len(ratios)} shape × size runs"
     met = min(recalls) >= CONTEXT_D_MIN_RECALL and max(ratios) <= CONTEXT_D_MAX_BYTES_RATIO
     return measured, met, ""
 
@@ -203,8 +229,10 @@ def _search_auto(d: dict):
     worst = max(pairs, key=lambda r: r["autoOverBest"])
     within = sum(1 for r in pairs if r["autoOverBest"] <= AUTO_OVER_BEST_MAX)
     median = statistics.median(r["autoOverBest"] for r in pairs)
-    measured = (f"median {_x(median)}; worst {_x(worst['autoOverBest'])} ({worst['corpus']}, "
-                f"'{worst['query']}'); {within} of {len(pairs)} corpus × query pairs within")
+    measured = (
+        f"median {_x(median)}; worst {_x(worst['autoOverBest'])} ({worst['corpus']}, "
+        f"'{worst['query']}'); {within} of {len(pairs)} corpus × query pairs within"
+    )
     return measured, within == len(pairs), ""
 
 
@@ -215,8 +243,10 @@ def _search_stdlib(d: dict):
     worst = max(pairs, key=lambda r: r["pythonOverRipgrep"])
     best = min(pairs, key=lambda r: r["pythonOverRipgrep"])
     files = next((r["files"] for r in d["rows"] if r["corpus"] == "stdlib"), None)
-    measured = (f"python/ripgrep {_x(best['pythonOverRipgrep'])}–{_x(worst['pythonOverRipgrep'])} over "
-                f"{len(pairs)} queries on the standard library" + (f" ({files:,} files)" if files else ""))
+    measured = (
+        f"python/ripgrep {_x(best['pythonOverRipgrep'])}–{_x(worst['pythonOverRipgrep'])} over "
+        f"{len(pairs)} queries on the standard library" + (f" ({files:,} files)" if files else "")
+    )
     return measured, worst["pythonOverRipgrep"] <= PYTHON_OVER_RIPGREP_STDLIB_MAX, ""
 
 
@@ -230,8 +260,14 @@ def _search_index(d: dict):
     largest = max(rows, key=lambda r: r["files"])["corpus"]
     lit = [r["medianMs"] for r in rows if r["corpus"] == largest and r["query"] in LITERAL_QUERIES]
     p50 = statistics.median(lit)
-    rg = [r["medianMs"] for r in d["rows"] if r["corpus"] == largest and r["engine"] == "ripgrep"
-          and r.get("call") == "in-process" and r["query"] in LITERAL_QUERIES]
+    rg = [
+        r["medianMs"]
+        for r in d["rows"]
+        if r["corpus"] == largest
+        and r["engine"] == "ripgrep"
+        and r.get("call") == "in-process"
+        and r["query"] in LITERAL_QUERIES
+    ]
     files = next(r["files"] for r in rows if r["corpus"] == largest)
     ratio = f"; {_x(p50 / statistics.median(rg))} ripgrep's p50" if rg else ""
     measured = f"p50 {p50:.1f} ms over {len(lit)} literal queries on {largest} ({files:,} files){ratio}"
@@ -242,16 +278,21 @@ def _index_latency(d: dict):
     lat = d.get("latency") or {}
     corpus = d.get("corpus", {})
     where = f" over {len(d.get('queries', []))} queries on {corpus.get('name', 'the corpus')}" + (
-        f" ({corpus['files']:,} files)" if corpus.get("files") else "")
+        f" ({corpus['files']:,} files)" if corpus.get("files") else ""
+    )
     if "embedded" not in lat:
         raise KeyError("no embedded latency in this run")
     if "zoekt" not in lat:
         reason = (d.get("zoekt") or {}).get("reason")
-        return (f"embedded p50 {lat['embedded']['p50Ms']:.1f} ms{where}", None,
-                "Zoekt did not run" + (f": {reason}" if reason else ""))
+        return (
+            f"embedded p50 {lat['embedded']['p50Ms']:.1f} ms{where}",
+            None,
+            "Zoekt did not run" + (f": {reason}" if reason else ""),
+        )
     ratio = lat["embedded"]["p50Ms"] / lat["zoekt"]["p50Ms"]
-    measured = (f"p50 embedded {lat['embedded']['p50Ms']:.1f} ms, Zoekt {lat['zoekt']['p50Ms']:.1f} ms "
-                f"({_x(ratio)}){where}")
+    measured = (
+        f"p50 embedded {lat['embedded']['p50Ms']:.1f} ms, Zoekt {lat['zoekt']['p50Ms']:.1f} ms ({_x(ratio)}){where}"
+    )
     return measured, ratio <= INDEX_P50_OVER_ZOEKT_MAX, ""
 
 
@@ -259,26 +300,35 @@ def _index_size(d: dict):
     emb, corpus = d["embedded"], d["corpus"]
     zoekt = d.get("zoekt") or {}
     other = f"; Zoekt {_x(zoekt['indexToCorpus'])}" if zoekt.get("indexToCorpus") is not None else ""
-    measured = (f"embedded {_x(emb['indexToCorpus'])}: {_mib(emb['indexBytes'])} for {_mib(corpus['bytes'])} "
-                f"of corpus{other}")
+    measured = (
+        f"embedded {_x(emb['indexToCorpus'])}: {_mib(emb['indexBytes'])} for {_mib(corpus['bytes'])} of corpus{other}"
+    )
     return measured, emb["indexToCorpus"] <= INDEX_SIZE_OVER_CORPUS_MAX, ""
 
 
 def _size_note(n: int) -> str:
-    return "" if n >= 0.9 * PAGING_TARGET_BYTES else f"measured at {_mib(n)}, below the target's {_mib(PAGING_TARGET_BYTES)}"
+    return (
+        ""
+        if n >= 0.9 * PAGING_TARGET_BYTES
+        else f"measured at {_mib(n)}, below the target's {_mib(PAGING_TARGET_BYTES)}"
+    )
 
 
 def _pagination(d: dict):
     big = max(d["rows"], key=lambda r: r["diffBytes"])
     est = " (estimated)" if big.get("naiveEstimated") else ""
-    measured = (f"{_mib(big['diffBytes'])} in {big['pageBytes'] // 1024} KiB pages: snapshot "
-                f"{_x(big['snapshotRatio'])}, regenerate per page {big['naiveRatio']:,.0f}×{est} one git diff")
+    measured = (
+        f"{_mib(big['diffBytes'])} in {big['pageBytes'] // 1024} KiB pages: snapshot "
+        f"{_x(big['snapshotRatio'])}, regenerate per page {big['naiveRatio']:,.0f}×{est} one git diff"
+    )
     return measured, big["snapshotRatio"] <= SNAPSHOT_PAGING_MAX_RATIO, _size_note(big["diffBytes"])
 
 
 def _mcp(d: dict):
-    measured = (f"{_x(d['ratio'])}: {d['mcpPagingMedianMs']:,.0f} ms against {d['fullDiffMedianMs']:,.0f} ms for "
-                f"{_mib(d['diffBytes'])} in {d['pages']} pages (median of {d['rounds']})")
+    measured = (
+        f"{_x(d['ratio'])}: {d['mcpPagingMedianMs']:,.0f} ms against {d['fullDiffMedianMs']:,.0f} ms for "
+        f"{_mib(d['diffBytes'])} in {d['pages']} pages (median of {d['rounds']})"
+    )
     return measured, d["ratio"] <= MCP_PAGING_MAX_RATIO, _size_note(d["diffBytes"])
 
 
@@ -304,8 +354,9 @@ def _code_search(d: dict):
     ran = {r["backend"] for r in rows if r["ranking"] == "definition-first"}
     if not ran:
         raise KeyError("no definition-first rows")
-    raw_text = "; raw order " + ", ".join(f"{r['backend']} Hit@1 {r['hit1']}/{r['positives']}" for r in raw) \
-        if raw else ""
+    raw_text = (
+        "; raw order " + ", ".join(f"{r['backend']} Hit@1 {r['hit1']}/{r['positives']}" for r in raw) if raw else ""
+    )
     split = " (held-out test split)" if on_test else ""
     measured = "definition-first " + "; ".join(parts) + raw_text + split
     missing = [b for b in CODE_SEARCH_BACKENDS if b not in ran]
@@ -320,62 +371,128 @@ def _pinned(d: dict):
     rows = d["rows"]
     deployed = next(r for r in rows if "deployed" in r["label"] and r.get("frontendRelease") == "v1")
     main = next(r for r in rows if r["label"].startswith("main"))
-    totals = (f"both total {main['totalCents']:,} cents" if deployed["totalCents"] == main["totalCents"]
-              else f"totals {deployed['totalCents']:,} and {main['totalCents']:,} cents")
+    totals = (
+        f"both total {main['totalCents']:,} cents"
+        if deployed["totalCents"] == main["totalCents"]
+        else f"totals {deployed['totalCents']:,} and {main['totalCents']:,} cents"
+    )
     measured = f"{deployed['label']}: {deployed['code']}; {main['label'].split(' (')[0]}: {main['code']}; {totals}"
     return measured, bool(d.get("diverges")) and deployed["code"] != main["code"], ""
 
 
 CHECKS: tuple[Check, ...] = (
-    Check("utf8-pagination", "utf8-pagination", "Byte pages cut UTF-8 characters (lab 03)",
-          f"{SEED_UTF8['fullBytes']:,} → {SEED_UTF8['reconstructedBytes']:,} B, U+FFFD on pages "
-          f"{page_ranges(SEED_UTF8['replacementPages'])} of {SEED_UTF8['pageCount']}",
-          "defect reproduced; the safe pager rebuilds the diff byte for byte", _utf8),
-    Check("snapshot-drift", "snapshot-drift", "Pages read across an edit mix two versions (lab 04)",
-          f"V1, V2 and the mixture all {SEED_DRIFT['mixedBytes']:,} B in {SEED_DRIFT['pageCount']} pages; "
-          "the mixture matches neither",
-          "defect reproduced; a snapshot-bound reader gets V1 whole, a revision-bound one is refused", _drift),
-    Check("context-reversal", "context-scale", "Reading everything wins small, loses big (lab 06)",
-          "6 files: A 583 B < C 1,570 B; 506 files: A 24,583 B vs C 1,570 B (−93.6%); B recall 75%",
-          "reversal reproduced: A cheapest at the smallest size, dearer than C at the largest; B misses a file",
-          _context_reversal),
-    Check("context-d", "context-scale", "Automatic context expansion D (lab 06)",
-          "none: the seed's C was handed its second search term",
-          f"recall {100 * CONTEXT_D_MIN_RECALL:.0f}% with ≤ {CONTEXT_D_MAX_BYTES_RATIO:g}× C's bytes, "
-          "every shape and size", _context_d),
-    Check("search-stdlib", "search-bench", "Process start weighs on small searches (lab 01)",
-          f"small repository: Node {SEED_SEARCH['nodeMs']:.1f} ms vs ripgrep {SEED_SEARCH['ripgrepMs']:.1f} ms "
-          f"({SEED_SEARCH['nodeMs'] / SEED_SEARCH['ripgrepMs']:.2f}×); ripgrep start alone "
-          f"{SEED_SEARCH['ripgrepStartMs']:.1f} ms",
-          f"python ≤ {PYTHON_OVER_RIPGREP_STDLIB_MAX:g}× ripgrep on the standard library, every query",
-          _search_stdlib),
-    Check("search-auto", "search-bench", "auto picks the faster engine (lab 01)",
-          "none: the seed's tool chose by availability, not cost",
-          f"auto ≤ {AUTO_OVER_BEST_MAX:g}× the faster engine, every corpus and query", _search_auto),
-    Check("search-index", "search-bench", "An index answers without scanning (lab 08)",
-          f"Zoekt service: mean search {SEED_CODE_SEARCH['meanSearchMs']:.1f} ms in its eval",
-          f"p50 < {INDEX_LITERAL_P50_MAX_MS:g} ms for literal queries, in-process", _search_index),
-    Check("index-latency", "code-search-bench", "An embedded index against Zoekt (lab 08)",
-          f"Zoekt service: mean search {SEED_CODE_SEARCH['meanSearchMs']:.1f} ms in its eval",
-          f"embedded p50 ≤ {INDEX_P50_OVER_ZOEKT_MAX:g}× Zoekt's p50, same queries, in-process", _index_latency),
-    Check("index-size", "code-search-bench", "What an index costs on disk (lab 08)",
-          "not reported by the seed",
-          f"embedded index ≤ {INDEX_SIZE_OVER_CORPUS_MAX:g}× the corpus bytes", _index_size),
-    Check("pagination-cost", "pagination-cost", "Regenerating the diff for every page (lab 03)",
-          "whole diff regenerated per page: O(N²/P) (read in the source, not timed)",
-          f"snapshot ≤ {SNAPSHOT_PAGING_MAX_RATIO:g}× one git diff at {_mib(PAGING_TARGET_BYTES)}", _pagination),
-    Check("mcp-paging", "mcp-paging", "Paging a big diff over MCP (lab 10)",
-          "not measured: the seed called the modules directly, not over MCP",
-          f"≤ {MCP_PAGING_MAX_RATIO:g}× one git diff at {_mib(PAGING_TARGET_BYTES)} in 256 KiB pages", _mcp),
-    Check("code-search-eval", "code-search-eval", "Raw index order buries the definition (lab 08)",
-          f"raw Zoekt order: Hit@1 {SEED_CODE_SEARCH['hit1']}/{SEED_CODE_SEARCH['positives']}, Hit@5 "
-          f"{SEED_CODE_SEARCH['hit5']}/{SEED_CODE_SEARCH['positives']}",
-          f"definition-first, every backend: Hit@1 ≥ {100 * CODE_SEARCH_MIN_HIT1:.0f}%, "
-          f"Hit@5 = {100 * CODE_SEARCH_MIN_HIT5:.0f}%", _code_search),
-    Check("pinned-source", "pinned-source", "Reading main instead of the deployed commit (lab 09)",
-          f"deployed v1: {SEED_PINNED['deployed']}; main's v2: {SEED_PINNED['main']}; both "
-          f"{SEED_PINNED['totalCents']:,} cents",
-          "reproduced: the same request gets different answers from the deployed and the main code", _pinned),
+    Check(
+        "utf8-pagination",
+        "utf8-pagination",
+        "Byte pages cut UTF-8 characters (lab 03)",
+        f"{SEED_UTF8['fullBytes']:,} → {SEED_UTF8['reconstructedBytes']:,} B, U+FFFD on pages "
+        f"{page_ranges(SEED_UTF8['replacementPages'])} of {SEED_UTF8['pageCount']}",
+        "defect reproduced; the safe pager rebuilds the diff byte for byte",
+        _utf8,
+    ),
+    Check(
+        "snapshot-drift",
+        "snapshot-drift",
+        "Pages read across an edit mix two versions (lab 04)",
+        f"V1, V2 and the mixture all {SEED_DRIFT['mixedBytes']:,} B in {SEED_DRIFT['pageCount']} pages; "
+        "the mixture matches neither",
+        "defect reproduced; a snapshot-bound reader gets V1 whole, a revision-bound one is refused",
+        _drift,
+    ),
+    Check(
+        "context-reversal",
+        "context-scale",
+        "Reading everything wins small, loses big (lab 06)",
+        "6 files: A 583 B < C 1,570 B; 506 files: A 24,583 B vs C 1,570 B (−93.6%); B recall 75%",
+        "reversal reproduced: A cheapest at the smallest size, dearer than C at the largest; B misses a file",
+        _context_reversal,
+    ),
+    Check(
+        "context-d",
+        "context-scale",
+        "Automatic context expansion D (lab 06)",
+        "none: the seed's C was handed its second search term",
+        f"recall {100 * CONTEXT_D_MIN_RECALL:.0f}% with ≤ {CONTEXT_D_MAX_BYTES_RATIO:g}× C's bytes, "
+        "every shape and size",
+        _context_d,
+    ),
+    Check(
+        "search-stdlib",
+        "search-bench",
+        "Process start weighs on small searches (lab 01)",
+        f"small repository: Node {SEED_SEARCH['nodeMs']:.1f} ms vs ripgrep {SEED_SEARCH['ripgrepMs']:.1f} ms "
+        f"({SEED_SEARCH['nodeMs'] / SEED_SEARCH['ripgrepMs']:.2f}×); ripgrep start alone "
+        f"{SEED_SEARCH['ripgrepStartMs']:.1f} ms",
+        f"python ≤ {PYTHON_OVER_RIPGREP_STDLIB_MAX:g}× ripgrep on the standard library, every query",
+        _search_stdlib,
+    ),
+    Check(
+        "search-auto",
+        "search-bench",
+        "auto picks the faster engine (lab 01)",
+        "none: the seed's tool chose by availability, not cost",
+        f"auto ≤ {AUTO_OVER_BEST_MAX:g}× the faster engine, every corpus and query",
+        _search_auto,
+    ),
+    Check(
+        "search-index",
+        "search-bench",
+        "An index answers without scanning (lab 08)",
+        f"Zoekt service: mean search {SEED_CODE_SEARCH['meanSearchMs']:.1f} ms in its eval",
+        f"p50 < {INDEX_LITERAL_P50_MAX_MS:g} ms for literal queries, in-process",
+        _search_index,
+    ),
+    Check(
+        "index-latency",
+        "code-search-bench",
+        "An embedded index against Zoekt (lab 08)",
+        f"Zoekt service: mean search {SEED_CODE_SEARCH['meanSearchMs']:.1f} ms in its eval",
+        f"embedded p50 ≤ {INDEX_P50_OVER_ZOEKT_MAX:g}× Zoekt's p50, same queries, in-process",
+        _index_latency,
+    ),
+    Check(
+        "index-size",
+        "code-search-bench",
+        "What an index costs on disk (lab 08)",
+        "not reported by the seed",
+        f"embedded index ≤ {INDEX_SIZE_OVER_CORPUS_MAX:g}× the corpus bytes",
+        _index_size,
+    ),
+    Check(
+        "pagination-cost",
+        "pagination-cost",
+        "Regenerating the diff for every page (lab 03)",
+        "whole diff regenerated per page: O(N²/P) (read in the source, not timed)",
+        f"snapshot ≤ {SNAPSHOT_PAGING_MAX_RATIO:g}× one git diff at {_mib(PAGING_TARGET_BYTES)}",
+        _pagination,
+    ),
+    Check(
+        "mcp-paging",
+        "mcp-paging",
+        "Paging a big diff over MCP (lab 10)",
+        "not measured: the seed called the modules directly, not over MCP",
+        f"≤ {MCP_PAGING_MAX_RATIO:g}× one git diff at {_mib(PAGING_TARGET_BYTES)} in 256 KiB pages",
+        _mcp,
+    ),
+    Check(
+        "code-search-eval",
+        "code-search-eval",
+        "Raw index order buries the definition (lab 08)",
+        f"raw Zoekt order: Hit@1 {SEED_CODE_SEARCH['hit1']}/{SEED_CODE_SEARCH['positives']}, Hit@5 "
+        f"{SEED_CODE_SEARCH['hit5']}/{SEED_CODE_SEARCH['positives']}",
+        f"definition-first, every backend: Hit@1 ≥ {100 * CODE_SEARCH_MIN_HIT1:.0f}%, "
+        f"Hit@5 = {100 * CODE_SEARCH_MIN_HIT5:.0f}%",
+        _code_search,
+    ),
+    Check(
+        "pinned-source",
+        "pinned-source",
+        "Reading main instead of the deployed commit (lab 09)",
+        f"deployed v1: {SEED_PINNED['deployed']}; main's v2: {SEED_PINNED['main']}; both "
+        f"{SEED_PINNED['totalCents']:,} cents",
+        "reproduced: the same request gets different answers from the deployed and the main code",
+        _pinned,
+    ),
 )
 
 
@@ -384,8 +501,9 @@ def headline(results: dict[str, dict | None]) -> list[Verdict]:
     out = []
     for check in CHECKS:
         data = results.get(check.experiment)
-        base = dict(key=check.key, experiment=check.experiment, defect=check.defect, seed=check.seed,
-                    target=check.target)
+        base = dict(
+            key=check.key, experiment=check.experiment, defect=check.defect, seed=check.seed, target=check.target
+        )
         if data is None:
             out.append(Verdict(**base, measured="—", status=NOT_RUN))
             continue

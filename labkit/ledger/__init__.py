@@ -20,20 +20,50 @@ text, command output, error messages, detected secrets or absolute paths.
 
 See ``docs/ledger.md``.
 """
+
 from __future__ import annotations
 
 from .chain import GENESIS, line_sha256
 from .read import MALFORMED, MAX_LEDGER_BYTES, MAX_READ_LINE_BYTES, LedgerLines, UnreadableLine, read_lines
-from .redact import (ARG_WHITELIST, MAX_ARG_CHARS, MAX_LIST_ITEMS, MAX_RESULT_PATHS, holds_secret,
-                     result_metadata, secret_flags, whitelist_args)
-from .summary import (DECISION_TOOLS, MAX_LISTED, MAX_RESCANNED_QUERIES, summarize, summarize_diff_pages,
-                      summarize_file)
+from .redact import (
+    ARG_WHITELIST,
+    MAX_ARG_CHARS,
+    MAX_LIST_ITEMS,
+    MAX_RESULT_PATHS,
+    holds_secret,
+    result_metadata,
+    secret_flags,
+    whitelist_args,
+)
+from .summary import DECISION_TOOLS, MAX_LISTED, MAX_RESCANNED_QUERIES, summarize, summarize_diff_pages, summarize_file
 from .writer import DEFAULT_MAX_LINES, MAX_LINE_BYTES, SCHEMA_VERSION, Ledger, check_ledger_path
 
 __all__ = [
-    "ARG_WHITELIST", "DECISION_TOOLS", "DEFAULT_MAX_LINES", "GENESIS", "MALFORMED", "MAX_ARG_CHARS",
-    "MAX_LEDGER_BYTES", "MAX_LINE_BYTES", "MAX_LISTED", "MAX_LIST_ITEMS", "MAX_READ_LINE_BYTES",
-    "MAX_RESCANNED_QUERIES", "MAX_RESULT_PATHS", "SCHEMA_VERSION", "Ledger", "LedgerLines", "UnreadableLine",
-    "check_ledger_path", "holds_secret", "line_sha256", "read_lines", "result_metadata", "secret_flags",
-    "summarize", "summarize_diff_pages", "summarize_file", "whitelist_args",
+    "ARG_WHITELIST",
+    "DECISION_TOOLS",
+    "DEFAULT_MAX_LINES",
+    "GENESIS",
+    "MALFORMED",
+    "MAX_ARG_CHARS",
+    "MAX_LEDGER_BYTES",
+    "MAX_LINE_BYTES",
+    "MAX_LISTED",
+    "MAX_LIST_ITEMS",
+    "MAX_READ_LINE_BYTES",
+    "MAX_RESCANNED_QUERIES",
+    "MAX_RESULT_PATHS",
+    "SCHEMA_VERSION",
+    "Ledger",
+    "LedgerLines",
+    "UnreadableLine",
+    "check_ledger_path",
+    "holds_secret",
+    "line_sha256",
+    "read_lines",
+    "result_metadata",
+    "secret_flags",
+    "summarize",
+    "summarize_diff_pages",
+    "summarize_file",
+    "whitelist_args",
 ]

@@ -9,6 +9,7 @@ consistent one, so keep a session's last hash somewhere the agent cannot
 write. The writer links lines (:mod:`.writer`); :func:`check_chains` walks
 them for the summary.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -76,8 +77,10 @@ def check_chains(valid: list[tuple]) -> tuple[dict[str, _Session], bool]:
             if seq != 1:
                 s.lost_before(seq)
             if s.chained and prev != GENESIS:
-                problem = ("the session's first line does not start from the genesis value: "
-                           "lines before it were removed, or it was inserted")
+                problem = (
+                    "the session's first line does not start from the genesis value: "
+                    "lines before it were removed, or it was inserted"
+                )
         else:
             last = s.last_seq
             if s.broken is not None:
@@ -85,14 +88,20 @@ def check_chains(valid: list[tuple]) -> tuple[dict[str, _Session], bool]:
             elif seq <= last:
                 problem = "seq does not increase: a line was reordered, duplicated or inserted"
             elif (prev is not None) != s.chained:
-                problem = ("a line without prevSha256 in a chained session" if s.chained
-                           else "a chained line in a session that started without a chain")
+                problem = (
+                    "a line without prevSha256 in a chained session"
+                    if s.chained
+                    else "a chained line in a session that started without a chain"
+                )
             elif s.chained:
                 prev_obj, prev_raw = s.prev
-                if not ((prev_raw is not None and sha256(prev_raw).hexdigest() == prev)
-                        or _links(prev_obj, None, prev)):
-                    problem = ("prevSha256 does not match the previous line of this session: "
-                               "a line before it was edited, removed or inserted")
+                if not (
+                    (prev_raw is not None and sha256(prev_raw).hexdigest() == prev) or _links(prev_obj, None, prev)
+                ):
+                    problem = (
+                        "prevSha256 does not match the previous line of this session: "
+                        "a line before it was edited, removed or inserted"
+                    )
             if seq > last + 1:
                 s.lost_before(seq)
         if "priorWriteFailures" in obj and obj["priorWriteFailures"]:
@@ -106,4 +115,3 @@ def check_chains(valid: list[tuple]) -> tuple[dict[str, _Session], bool]:
             s.last_seq = seq
         s.prev = (obj, raw)
     return sessions, write_failed
-

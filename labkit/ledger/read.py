@@ -5,13 +5,15 @@ that fails the schema (:mod:`.schema`) is reported by the summary as
 ``ledger_malformed`` with a reason that names only keys the writer can
 write. Neither ever raises.
 """
+
 from __future__ import annotations
 
 import contextlib
 import gc
 import os
 import stat
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ..errors import LabkitError
 from .redact import KNOWN_KEYS
@@ -33,7 +35,10 @@ class LedgerLines(list):
 
 
 class UnreadableLine(dict):
-    """What :func:`read_lines` holds for a line that is not a JSON object: ``{"kind": "unreadable", "line", "reason"}``."""
+    """What :func:`read_lines` holds for a line that is not a JSON object.
+
+    ``{"kind": "unreadable", "line", "reason"}``.
+    """
 
 
 def _parse(chunk: bytes) -> tuple[dict | None, str | None]:
@@ -148,7 +153,7 @@ def entries_from_lines(lines: Sequence) -> list[tuple]:
     if not isinstance(numbers, list) or len(numbers) != len(lines):
         numbers = range(1, len(lines) + 1)
     entry = _checker()
-    return [entry(n, obj, None) for n, obj in zip(numbers, lines)]
+    return [entry(n, obj, None) for n, obj in zip(numbers, lines, strict=False)]
 
 
 def entries_from_bytes(raw: bytes) -> list[tuple]:
@@ -159,8 +164,9 @@ def entries_from_bytes(raw: bytes) -> list[tuple]:
     entries = []
     for number, chunk in _split(raw):
         if len(chunk) > MAX_READ_LINE_BYTES:
-            entries.append((number, None, None, f"line: longer than {MAX_READ_LINE_BYTES} bytes "
-                                                "(the writer never writes one)"))
+            entries.append(
+                (number, None, None, f"line: longer than {MAX_READ_LINE_BYTES} bytes (the writer never writes one)")
+            )
             continue
         obj, why = check_json(chunk, known)
         entries.append((number, obj, chunk, None) if why is None else (number, None, None, why))
@@ -171,4 +177,3 @@ def _schema_keys() -> frozenset:
     from .schema import KNOWN_KEYS
 
     return KNOWN_KEYS
-

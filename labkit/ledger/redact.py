@@ -12,13 +12,15 @@
 
 Ids and hashes are not scanned.
 """
+
 from __future__ import annotations
 
 import hashlib
 import hmac
 import os
 import re
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .. import names
 from ..errors import LabkitError
@@ -105,6 +107,7 @@ def holds_secret(text: str) -> bool:
 # Argument whitelist
 # --------------------------------------------------------------------------
 
+
 class _Scrubber:
     """Makes one string safe for the ledger: no detected secrets, no absolute paths."""
 
@@ -174,8 +177,9 @@ ARG_WHITELIST: dict[str, dict[str, tuple[str, str]]] = ledger_whitelist()
 _ENUMS = ledger_enums()
 
 
-def whitelist_args(tool: str, args: Any, *, root: str | os.PathLike | None = None,
-                   hmac_key: bytes | None = None) -> dict:
+def whitelist_args(
+    tool: str, args: Any, *, root: str | os.PathLike | None = None, hmac_key: bytes | None = None
+) -> dict:
     """The ledger form of a call's arguments: named fields only, each made safe.
 
     ``hmac_key`` (the writer's per-session key) adds ``queryHmac`` to a query
@@ -203,8 +207,12 @@ def whitelist_args(tool: str, args: Any, *, root: str | os.PathLike | None = Non
             else:
                 out[key + "Invalid"] = True
         elif kind == "number":
-            if (isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
-                    and abs(value) < 2**53):
+            if (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and value == value
+                and abs(value) < 2**53
+            ):
                 out[key] = value
             else:
                 out[key + "Invalid"] = True
@@ -270,8 +278,21 @@ def whitelist_args(tool: str, args: Any, *, root: str | os.PathLike | None = Non
 # --------------------------------------------------------------------------
 
 #: String fields that are labkit's own vocabulary, ids or hashes: kept without a secret scan.
-_NOT_FREE_TEXT = frozenset({"engine", "mode", "encoding", "gate", "backend", "sourceRevision", "snapshotId",
-                            "pageSha256", "contentSha256", "rangeSha256", "reportSha256"})
+_NOT_FREE_TEXT = frozenset(
+    {
+        "engine",
+        "mode",
+        "encoding",
+        "gate",
+        "backend",
+        "sourceRevision",
+        "snapshotId",
+        "pageSha256",
+        "contentSha256",
+        "rangeSha256",
+        "reportSha256",
+    }
+)
 
 
 def _copy(out: dict, result: dict, keys: Iterable[str]) -> None:
@@ -326,9 +347,13 @@ def _paths(items: Iterable, rules=None, key: str = "path") -> tuple[list[str], i
     candidates: list[str] = []
     for item in items:
         path = item.get(key) if isinstance(item, dict) else None
-        if (isinstance(path, str) and path not in seen and not path.startswith("/")
-                and not is_builtin_sensitive(path)
-                and not (rules is not None and rules.is_sensitive(path))):
+        if (
+            isinstance(path, str)
+            and path not in seen
+            and not path.startswith("/")
+            and not is_builtin_sensitive(path)
+            and not (rules is not None and rules.is_sensitive(path))
+        ):
             seen.add(path)
             candidates.append(_utf8(path))
     shown = candidates[:MAX_RESULT_PATHS]
@@ -382,8 +407,22 @@ def result_metadata(tool: str, result: Any, rules=None) -> dict:
         if isinstance(oid, str) and _OID.fullmatch(oid):
             out["headOid"] = oid
     elif tool == "git_diff":
-        _copy(out, result, ("mode", "encoding", "totalBytes", "offset", "returnedBytes", "nextOffset", "hasMore",
-                            "sourceRevision", "snapshotId", "pageSha256"))
+        _copy(
+            out,
+            result,
+            (
+                "mode",
+                "encoding",
+                "totalBytes",
+                "offset",
+                "returnedBytes",
+                "nextOffset",
+                "hasMore",
+                "sourceRevision",
+                "snapshotId",
+                "pageSha256",
+            ),
+        )
         hidden = result.get("hidden") if isinstance(result.get("hidden"), dict) else {}
         _count(out, {"hiddenChanges": hidden.get("changes")}, ("hiddenChanges",))
     elif tool == "review_diff":
@@ -407,11 +446,23 @@ def result_metadata(tool: str, result: Any, rules=None) -> dict:
         stale = result.get("stale")
         out["stale"] = len(stale) if isinstance(stale, list) else 0
     elif tool == "get_file_context":
-        _copy(out, result, ("repo", "path", "line", "startLine", "endLine", "totalLines", "truncated",
-                            "contentSha256"))
+        _copy(out, result, ("repo", "path", "line", "startLine", "endLine", "totalLines", "truncated", "contentSha256"))
     elif tool == "read_file":
-        _copy(out, result, ("path", "startLine", "endLine", "totalLines", "truncated", "nextStartLine",
-                            "contentSha256", "rangeSha256", "bytes"))
+        _copy(
+            out,
+            result,
+            (
+                "path",
+                "startLine",
+                "endLine",
+                "totalLines",
+                "truncated",
+                "nextStartLine",
+                "contentSha256",
+                "rangeSha256",
+                "bytes",
+            ),
+        )
         _count(out, result, ("redactions",))
     return out
 
@@ -421,13 +472,41 @@ def result_metadata(tool: str, result: Any, rules=None) -> dict:
 # --------------------------------------------------------------------------
 
 _SUFFIXES = ("", "Invalid", "Rejected", "Redacted", "Chars", "Sha256", "Scrubbed", "Omitted", "Escaped", "Hmac")
-_RESULT_KEYS = ("engine", "staged", "unstaged", "untracked", "conflicted", "pathsOmitted", "hiddenChanges",
-                "headOid", "encoding", "nextOffset", "hasMore", "pageSha256", "schemaVersion", "base", "gate",
-                "reportSha256", "files", "risks", "backend", "revisions", "stale", "repo", "line", "startLine",
-                "endLine", "totalLines", "nextStartLine", "rangeSha256", "bytes")
+_RESULT_KEYS = (
+    "engine",
+    "staged",
+    "unstaged",
+    "untracked",
+    "conflicted",
+    "pathsOmitted",
+    "hiddenChanges",
+    "headOid",
+    "encoding",
+    "nextOffset",
+    "hasMore",
+    "pageSha256",
+    "schemaVersion",
+    "base",
+    "gate",
+    "reportSha256",
+    "files",
+    "risks",
+    "backend",
+    "revisions",
+    "stale",
+    "repo",
+    "line",
+    "startLine",
+    "endLine",
+    "totalLines",
+    "nextStartLine",
+    "rangeSha256",
+    "bytes",
+)
 #: Every key the writer can put in ``args`` or ``result``: a reason names these, and only these.
 KNOWN_KEYS = frozenset(
     {key + suffix for spec in ARG_WHITELIST.values() for key, _ in spec.values() for suffix in _SUFFIXES}
-    | {"argsDropped", "argsMalformed"} | set(_RESULT_KEYS)
-    | {key + suffix for key in _RESULT_KEYS + ("path", "repo", "base") for suffix in ("Redacted",)})
-
+    | {"argsDropped", "argsMalformed"}
+    | set(_RESULT_KEYS)
+    | {key + suffix for key in _RESULT_KEYS + ("path", "repo", "base") for suffix in ("Redacted",)}
+)

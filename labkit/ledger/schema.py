@@ -19,13 +19,14 @@ express or Python's ``jsonschema`` reads differently: no lone surrogates,
 What a schema cannot say (the per-session SHA-256 chain, the order of
 ``seq``) is checked in :mod:`labkit.ledger.chain`.
 """
+
 from __future__ import annotations
 
 import json
 import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal, Optional, Union
+from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from typing_extensions import Required, TypedDict
@@ -44,11 +45,21 @@ Count = Annotated[int, Field(ge=0, le=MAX_SAFE)]
 Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Text = Annotated[str, Field(max_length=MAX_TEXT)]
 Key = Annotated[str, Field(max_length=64)]
-Scalar = Annotated[Union[Text, bool, Annotated[int, Field(ge=-MAX_SAFE, le=MAX_SAFE)], None,
-                         Annotated[float, Field(ge=-MAX_SAFE, le=MAX_SAFE, allow_inf_nan=False)]], _L2R]
+Scalar = Annotated[
+    Text
+    | bool
+    | Annotated[int, Field(ge=-MAX_SAFE, le=MAX_SAFE)]
+    | None
+    | Annotated[float, Field(ge=-MAX_SAFE, le=MAX_SAFE, allow_inf_nan=False)],
+    _L2R,
+]
 #: Any other value of ``args`` or ``result``: a scalar, a list of scalars or a one-level object of scalars.
-Flat = Annotated[Union[Scalar, Annotated[list[Scalar], Field(max_length=1000)],
-                       Annotated[dict[Annotated[str, Field(max_length=200)], Scalar], Field(max_length=100)]], _L2R]
+Flat = Annotated[
+    Scalar
+    | Annotated[list[Scalar], Field(max_length=1000)]
+    | Annotated[dict[Annotated[str, Field(max_length=200)], Scalar], Field(max_length=100)],
+    _L2R,
+]
 SessionId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")]
 Seq = Annotated[int, Field(ge=1, le=MAX_SAFE)]
 ToolName = Annotated[str, Field(pattern=r"^(<unknown>|[a-z][a-z0-9_]{0,63})$")]
@@ -74,23 +85,26 @@ class Result(TypedDict, total=False, extra_items=Flat):
     path: Text
     paths: Annotated[list[Text], Field(max_length=1000, description="relative paths offered")]
     contentSha256: Text
-    snapshotId: Optional[Text]
-    sourceRevision: Optional[Text]
-    mode: Optional[Text]
+    snapshotId: Text | None
+    sourceRevision: Text | None
+    mode: Text | None
     offset: Count
     returnedBytes: Count
     totalBytes: Count
     matchCount: Count
-    truncated: Optional[bool]
-    complete: Annotated[Optional[bool], Field(description="search: false when a file that could match was not searched")]
+    truncated: bool | None
+    complete: Annotated[bool | None, Field(description="search: false when a file that could match was not searched")]
     incompleteReasons: Annotated[list[Literal[INCOMPLETE_REASONS]], Field(max_length=8)]
     redactions: Annotated[Count, Field(description="search/read: detected secrets replaced by a marker")]
-    matchesInSecrets: Annotated[Union[bool, Count], _L2R,
-                                Field(description="search: matches that lie inside a detected secret")]
+    matchesInSecrets: Annotated[
+        bool | Count, _L2R, Field(description="search: matches that lie inside a detected secret")
+    ]
 
 
-_PREV = Field(description="SHA-256 of the previous line of the same session (its canonical JSON, no newline); "
-                          "64 zeros on a session's first line. Absent on unchained lines (schemaVersion 1).")
+_PREV = Field(
+    description="SHA-256 of the previous line of the same session (its canonical JSON, no newline); "
+    "64 zeros on a session's first line. Absent on unchained lines (schemaVersion 1)."
+)
 
 
 class CallLine(TypedDict, total=False):
@@ -104,9 +118,10 @@ class CallLine(TypedDict, total=False):
     prevSha256: Annotated[Sha256Hex, _PREV]
     tool: Required[ToolName]
     status: Required[Literal["ok", "error", "refused"]]
-    errorCode: Optional[ErrorCode]
-    refusedBy: Annotated[Literal["protocol"], Field(description="the MCP SDK refused the request before "
-                                                                "labkit's handler ran")]
+    errorCode: ErrorCode | None
+    refusedBy: Annotated[
+        Literal["protocol"], Field(description="the MCP SDK refused the request before labkit's handler ran")
+    ]
     toolNameChars: Count
     lineCut: bool
     priorWriteFailures: Annotated[Count, Field(description="writes that failed since the last line written")]
@@ -129,7 +144,7 @@ class TruncatedLine(TypedDict, total=False):
     recordedAtMs: Count
 
 
-LedgerLine = Annotated[Union[CallLine, TruncatedLine], Field(discriminator="kind")]
+LedgerLine = Annotated[CallLine | TruncatedLine, Field(discriminator="kind")]
 
 TOP_LEVEL_FIELDS = frozenset(CallLine.__annotations__) | frozenset(TruncatedLine.__annotations__)
 #: Keys of ``args`` and ``result`` the schema names (a reason may repeat these, never an unknown key).
@@ -150,10 +165,12 @@ def json_schema() -> dict:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://labkit.invalid/schemas/ledger-line.schema.json",
         "title": "labkit audit ledger line",
-        "description": ("One line of a labkit audit ledger (labkit mcp serve --ledger FILE): a tool call, or the "
-                        "marker a session writes when its line cap is reached. Generated from labkit/ledger/schema.py "
-                        "(python -m labkit.ledger.schema --write); see docs/ledger.md. The chain (prevSha256) and "
-                        "the order of seq are checked by labkit.ledger, not by this schema."),
+        "description": (
+            "One line of a labkit audit ledger (labkit mcp serve --ledger FILE): a tool call, or the "
+            "marker a session writes when its line cap is reached. Generated from labkit/ledger/schema.py "
+            "(python -m labkit.ledger.schema --write); see docs/ledger.md. The chain (prevSha256) and "
+            "the order of seq are checked by labkit.ledger, not by this schema."
+        ),
         **schema,
     }
 

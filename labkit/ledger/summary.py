@@ -5,10 +5,12 @@ against the schema (:mod:`.read`); a line that fails is listed in
 ``malformedLines`` and otherwise ignored. The summary never raises on a
 crafted line and runs in time linear in the number of lines.
 """
+
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..errors import LabkitError
 from .chain import check_chains, sha_of
@@ -180,10 +182,15 @@ def _summarize(entries: list[tuple], root) -> dict:
     withheld = secret_flags(to_scan) if to_scan else set()
     not_followed: list[dict] = []
     text_index = 0
-    for c, query in zip(not_followed_calls, queries):
+    for c, query in zip(not_followed_calls, queries, strict=False):
         res = c.get("result") or {}
-        entry = {"seq": c["seq"], "query": query, "matchCount": res.get("matchCount"),
-                 "truncated": res.get("truncated"), "complete": res.get("complete")}
+        entry = {
+            "seq": c["seq"],
+            "query": query,
+            "matchCount": res.get("matchCount"),
+            "truncated": res.get("truncated"),
+            "complete": res.get("complete"),
+        }
         if "incompleteReasons" in res:
             entry["incompleteReasons"] = res["incompleteReasons"]
         if (c.get("args") or {}).get("queryRedacted") is True:
@@ -207,8 +214,9 @@ def _summarize(entries: list[tuple], root) -> dict:
     else:
         decision = calls[first_decision]
         horizon = [c for c in calls[:first_decision] if c["sessionId"] == decision["sessionId"]]
-    read_before = {(c.get("result") or {}).get("path") for c in horizon
-                   if c["tool"] == "read_file" and c["status"] == "ok"}
+    read_before = {
+        (c.get("result") or {}).get("path") for c in horizon if c["tool"] == "read_file" and c["status"] == "ok"
+    }
     read_before.discard(None)
     offered: list[dict] = []
     seen_offered: set[str] = set()
@@ -218,16 +226,25 @@ def _summarize(entries: list[tuple], root) -> dict:
         for path in (c.get("result") or {}).get("paths") or []:
             if path not in seen_offered:
                 seen_offered.add(path)
-                offered.append({"path": path, "offeredBy": c["tool"], "offeredAtSeq": c["seq"],
-                                "readBeforeDecision": path in read_before})
+                offered.append(
+                    {
+                        "path": path,
+                        "offeredBy": c["tool"],
+                        "offeredAtSeq": c["seq"],
+                        "readBeforeDecision": path in read_before,
+                    }
+                )
     unknown_reason = None
     if decision is None:
         evidence = None
     else:
         diffs_before = summarize_diff_pages([c for c in horizon if c["tool"] == "git_diff"])
         changed = [e for e in offered if e["offeredBy"] == "git_status"]
-        evidence = (bool(read_before) and all(e["readBeforeDecision"] for e in changed)
-                    and all(d["complete"] for d in diffs_before))
+        evidence = (
+            bool(read_before)
+            and all(e["readBeforeDecision"] for e in changed)
+            and all(d["complete"] for d in diffs_before)
+        )
         session = sessions[decision["sessionId"]]
         if session.broken is not None:
             evidence, unknown_reason = None, "chain_broken"
@@ -236,9 +253,17 @@ def _summarize(entries: list[tuple], root) -> dict:
         elif evidence and session.first_loss is not None and session.first_loss <= decision["seq"]:
             evidence, unknown_reason = None, "lines_missing"
 
-    session_rows = [{"sessionId": s.sid, "lines": s.lines, "firstSeq": s.first_seq, "lastSeq": s.last_seq,
-                     "chain": s.chain, "headSha256": sha_of(*s.prev) if s.chained else None}
-                    for s in list(sessions.values())[:MAX_LISTED]]
+    session_rows = [
+        {
+            "sessionId": s.sid,
+            "lines": s.lines,
+            "firstSeq": s.first_seq,
+            "lastSeq": s.last_seq,
+            "chain": s.chain,
+            "headSha256": sha_of(*s.prev) if s.chained else None,
+        }
+        for s in list(sessions.values())[:MAX_LISTED]
+    ]
     broken, broken_omitted = _listed([s.broken for s in sessions.values() if s.broken is not None])
     malformed_listed, malformed_omitted = _listed(malformed)
     if not sessions:
@@ -286,10 +311,19 @@ def summarize_diff_pages(calls: list[dict]) -> list[dict]:
         res = c.get("result") or {}
         key = res.get("snapshotId")
         if key not in by_snapshot:
-            by_snapshot[key] = {"snapshotId": key, "pages": 0, "consistent": True, "complete": False,
-                                "mode": res.get("mode"), "path": (c.get("args") or {}).get("path"),
-                                "sourceRevisions": [], "_seen": set(), "_ranges": [], "_total": None,
-                                "seqs": []}
+            by_snapshot[key] = {
+                "snapshotId": key,
+                "pages": 0,
+                "consistent": True,
+                "complete": False,
+                "mode": res.get("mode"),
+                "path": (c.get("args") or {}).get("path"),
+                "sourceRevisions": [],
+                "_seen": set(),
+                "_ranges": [],
+                "_total": None,
+                "seqs": [],
+            }
             diff_objects.append(by_snapshot[key])
         obj = by_snapshot[key]
         obj["pages"] += 1

@@ -15,6 +15,7 @@
   remembered, stamped on the next line that does get written
   (``priorWriteFailures``) and reported by :meth:`Ledger.summary`.
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -60,19 +61,33 @@ def check_ledger_path(path: str | os.PathLike) -> None:
     except OSError:
         raise LabkitError("invalid_argument", "the ledger path cannot be examined") from None
     if stat.S_ISLNK(st.st_mode):
-        raise LabkitError("invalid_argument", "the ledger path is a symlink; a ledger must be a regular file "
-                                               "(give the file itself)")
+        raise LabkitError(
+            "invalid_argument", "the ledger path is a symlink; a ledger must be a regular file (give the file itself)"
+        )
     if not stat.S_ISREG(st.st_mode):
-        what = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
-                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
+        what = (
+            "a folder"
+            if stat.S_ISDIR(st.st_mode)
+            else "a FIFO"
+            if stat.S_ISFIFO(st.st_mode)
+            else "a device"
+            if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+            else "not a regular file"
+        )
         raise LabkitError("invalid_argument", f"the ledger path is {what}; a ledger must be a regular file")
 
 
 class Ledger:
     """Appends call lines to one JSONL file; never raises into the caller once opened."""
 
-    def __init__(self, path: str | os.PathLike, *, root: str | os.PathLike | None = None,
-                 max_lines: int = DEFAULT_MAX_LINES, session_id: str | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        root: str | os.PathLike | None = None,
+        max_lines: int = DEFAULT_MAX_LINES,
+        session_id: str | None = None,
+    ):
         if not isinstance(max_lines, int) or isinstance(max_lines, bool) or max_lines < 1:
             raise LabkitError("invalid_argument", "max_lines must be a positive integer")
         if session_id is not None and not (isinstance(session_id, str) and _SESSION_ID.match(session_id)):
@@ -105,16 +120,25 @@ class Ledger:
     def write_failed(self) -> bool:
         return self.write_failures > 0
 
-    def record(self, tool: str, args: Any, *, status: str, error_code: str | None = None,
-               result: Any = None, refused_by: str | None = None) -> dict | None:
+    def record(
+        self,
+        tool: str,
+        args: Any,
+        *,
+        status: str,
+        error_code: str | None = None,
+        result: Any = None,
+        refused_by: str | None = None,
+    ) -> dict | None:
         """Append one call line; returns the line (or None when capped or not written). Never raises."""
         mark = _REQUEST_MARK.get()
         if mark is not None:
             mark.append(status)
         try:
             with self._lock:
-                return self._record(tool, args, status=status, error_code=error_code, result=result,
-                                    refused_by=refused_by)
+                return self._record(
+                    tool, args, status=status, error_code=error_code, result=result, refused_by=refused_by
+                )
         except Exception:  # noqa: BLE001 - fail open: the ledger never breaks a tool call
             self.write_failures += 1
             return None
@@ -124,9 +148,15 @@ class Ledger:
         if self.written >= self.max_lines:
             self.dropped += 1
             if not self._marker_written:
-                marker = {"kind": "truncated", "schemaVersion": SCHEMA_VERSION, "sessionId": self.session_id,
-                          "seq": self.seq, "prevSha256": self.head, "maxLines": self.max_lines,
-                          "recordedAtMs": _now_ms()}
+                marker = {
+                    "kind": "truncated",
+                    "schemaVersion": SCHEMA_VERSION,
+                    "sessionId": self.session_id,
+                    "seq": self.seq,
+                    "prevSha256": self.head,
+                    "maxLines": self.max_lines,
+                    "recordedAtMs": _now_ms(),
+                }
                 if self.write_failures > self._reported_failures:
                     marker["priorWriteFailures"] = self.write_failures
                 if self._append_bytes(_encode(marker)):
@@ -167,8 +197,14 @@ class Ledger:
 
     def _append_bytes(self, data: bytes) -> bool:
         """One ``os.write`` to a regular file, never through a symlink and never blocking on a FIFO."""
-        flags = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-                 | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        flags = (
+            os.O_WRONLY
+            | os.O_APPEND
+            | os.O_CREAT
+            | getattr(os, "O_NOFOLLOW", 0)
+            | getattr(os, "O_NONBLOCK", 0)
+            | getattr(os, "O_CLOEXEC", 0)
+        )
         try:
             fd = os.open(self.path, flags, 0o600)
             try:
@@ -191,8 +227,13 @@ class Ledger:
         """A ``tools/call`` the SDK refused (malformed params): on the record as ``refused``."""
         name = params.get("name") if isinstance(params, dict) else None
         arguments = params.get("arguments") if isinstance(params, dict) else None
-        self.record(name if isinstance(name, str) else None, arguments if isinstance(params, dict) else params,
-                    status="refused", error_code="invalid_argument", refused_by="protocol")
+        self.record(
+            name if isinstance(name, str) else None,
+            arguments if isinstance(params, dict) else params,
+            status="refused",
+            error_code="invalid_argument",
+            refused_by="protocol",
+        )
 
     def mcp_middleware(self):
         """A server middleware (``Server.middleware``) that records a ``tools/call`` refused before the handler.

@@ -17,26 +17,78 @@ This package turns git's machine listings into one report:
   agent runs; passing it to ``review_diff`` splits the changes into
   ``preexisting`` and ``introduced``.
 """
+
 from __future__ import annotations
 
 from ..canonical import canonical_json
 from .allow import MAX_ALLOW_ENTRIES, normalize_allow
 from .baseline import BASELINE_SCHEMA_VERSION, load_baseline, save_baseline, take_baseline
-from .facts import (DEFAULT_MAX_FILES, DEFAULT_MAX_LISTING_BYTES, DEFAULT_MAX_UNTRACKED_BYTES, GIT_TIMEOUT_S,
-                    FileFact, collect_facts, empty_tree_id, resolve_base)
-from .report import (SCHEMA_VERSION, approval_holds, decide_gate, report_sha256, review_diff,
-                     verify_report_hash)
-from .risks import (BINARY_CHANGED, CI_CONFIG_CHANGED, CI_FILES, CI_FOLDERS, DEPENDENCY_MANIFEST_CHANGED,
-                    EXECUTABLE_MODE_CHANGED, LOCKFILE_CHANGED, LOCKFILES, MANIFESTS, POLICY_FILE_CHANGED,
-                    RISK_CODES, SENSITIVE_PATH, SUBMODULE_CHANGED, UNAUTHORIZED_PATH, path_categories,
-                    unauthorized_sides)
+from .facts import (
+    DEFAULT_MAX_FILES,
+    DEFAULT_MAX_LISTING_BYTES,
+    DEFAULT_MAX_UNTRACKED_BYTES,
+    GIT_TIMEOUT_S,
+    FileFact,
+    collect_facts,
+    empty_tree_id,
+    resolve_base,
+)
+from .report import SCHEMA_VERSION, approval_holds, decide_gate, report_sha256, review_diff, verify_report_hash
+from .risks import (
+    BINARY_CHANGED,
+    CI_CONFIG_CHANGED,
+    CI_FILES,
+    CI_FOLDERS,
+    DEPENDENCY_MANIFEST_CHANGED,
+    EXECUTABLE_MODE_CHANGED,
+    LOCKFILE_CHANGED,
+    LOCKFILES,
+    MANIFESTS,
+    POLICY_FILE_CHANGED,
+    RISK_CODES,
+    SENSITIVE_PATH,
+    SUBMODULE_CHANGED,
+    UNAUTHORIZED_PATH,
+    path_categories,
+    unauthorized_sides,
+)
 
 __all__ = [
-    "BASELINE_SCHEMA_VERSION", "BINARY_CHANGED", "CI_CONFIG_CHANGED", "CI_FILES", "CI_FOLDERS",
-    "DEFAULT_MAX_FILES", "DEFAULT_MAX_LISTING_BYTES", "DEFAULT_MAX_UNTRACKED_BYTES",
-    "DEPENDENCY_MANIFEST_CHANGED", "EXECUTABLE_MODE_CHANGED", "GIT_TIMEOUT_S", "LOCKFILES", "LOCKFILE_CHANGED",
-    "MANIFESTS", "MAX_ALLOW_ENTRIES", "POLICY_FILE_CHANGED", "RISK_CODES", "SCHEMA_VERSION", "SENSITIVE_PATH",
-    "SUBMODULE_CHANGED", "UNAUTHORIZED_PATH", "FileFact", "approval_holds", "canonical_json", "collect_facts",
-    "decide_gate", "empty_tree_id", "load_baseline", "normalize_allow", "path_categories", "report_sha256",
-    "resolve_base", "review_diff", "save_baseline", "take_baseline", "unauthorized_sides", "verify_report_hash",
+    "BASELINE_SCHEMA_VERSION",
+    "BINARY_CHANGED",
+    "CI_CONFIG_CHANGED",
+    "CI_FILES",
+    "CI_FOLDERS",
+    "DEFAULT_MAX_FILES",
+    "DEFAULT_MAX_LISTING_BYTES",
+    "DEFAULT_MAX_UNTRACKED_BYTES",
+    "DEPENDENCY_MANIFEST_CHANGED",
+    "EXECUTABLE_MODE_CHANGED",
+    "GIT_TIMEOUT_S",
+    "LOCKFILES",
+    "LOCKFILE_CHANGED",
+    "MANIFESTS",
+    "MAX_ALLOW_ENTRIES",
+    "POLICY_FILE_CHANGED",
+    "RISK_CODES",
+    "SCHEMA_VERSION",
+    "SENSITIVE_PATH",
+    "SUBMODULE_CHANGED",
+    "UNAUTHORIZED_PATH",
+    "FileFact",
+    "approval_holds",
+    "canonical_json",
+    "collect_facts",
+    "decide_gate",
+    "empty_tree_id",
+    "load_baseline",
+    "normalize_allow",
+    "path_categories",
+    "report_sha256",
+    "resolve_base",
+    "review_diff",
+    "save_baseline",
+    "take_baseline",
+    "unauthorized_sides",
+    "verify_report_hash",
 ]

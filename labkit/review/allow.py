@@ -4,9 +4,10 @@ An entry is an exact file (``src/a.py``) or a folder that ends in ``/``
 (``src/``). An allow list is a security boundary, so a doubtful entry is
 refused (``invalid_argument``) rather than guessed at.
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..errors import LabkitError
 from ..paths import check_relative_syntax
@@ -42,7 +43,9 @@ def _normalize_allow_entry(entry) -> str:
         raise LabkitError("invalid_argument", "an allow entry is empty; name a file or a folder ending in '/'")
     if not rel:
         shown = entry if len(entry) <= 80 else entry[:77] + "..."
-        raise LabkitError("invalid_argument", f"allow entry '{shown}' names the whole repository; list files or folders")
+        raise LabkitError(
+            "invalid_argument", f"allow entry '{shown}' names the whole repository; list files or folders"
+        )
     return rel + ("/" if entry.endswith("/") else "")
 
 

@@ -6,6 +6,7 @@
 path, status, content id and mode). A baseline holds content ids of
 sensitive files too, so ``save_baseline`` writes it readable by its owner only.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,9 +23,14 @@ BASELINE_SCHEMA_VERSION = "labkit.review-baseline/1"
 
 def baseline_entry(fact: FileFact) -> dict:
     """What a baseline keeps of one changed file."""
-    return {"path": names.printable(fact.path),
-            "origPath": None if fact.orig_path is None else names.printable(fact.orig_path), "status": fact.status,
-            "contentId": fact.content_id, "newMode": fact.new_mode, "source": fact.source}
+    return {
+        "path": names.printable(fact.path),
+        "origPath": None if fact.orig_path is None else names.printable(fact.orig_path),
+        "status": fact.status,
+        "contentId": fact.content_id,
+        "newMode": fact.new_mode,
+        "source": fact.source,
+    }
 
 
 def fingerprint(entry: dict) -> tuple:
@@ -41,15 +47,22 @@ def take_baseline(workspace, *, base: str | None = None) -> dict:
     """
     got = collect_facts(workspace, base=base, withhold_sensitive=False)
     facts: list[FileFact] = got["facts"]
-    return {"schemaVersion": BASELINE_SCHEMA_VERSION, "base": got["base"], "complete": got["complete"],
-            "entries": sorted((baseline_entry(f) for f in facts), key=lambda e: e["path"])}
+    return {
+        "schemaVersion": BASELINE_SCHEMA_VERSION,
+        "base": got["base"],
+        "complete": got["complete"],
+        "entries": sorted((baseline_entry(f) for f in facts), key=lambda e: e["path"]),
+    }
 
 
 def check_baseline_shape(baseline: dict) -> None:
     """Refuse (``invalid_argument``) anything that is not a baseline of this schema."""
-    ok = (baseline.get("schemaVersion") == BASELINE_SCHEMA_VERSION and isinstance(baseline.get("base"), str)
-          and isinstance(baseline.get("entries"), list)
-          and all(isinstance(e, dict) and isinstance(e.get("path"), str) for e in baseline["entries"]))
+    ok = (
+        baseline.get("schemaVersion") == BASELINE_SCHEMA_VERSION
+        and isinstance(baseline.get("base"), str)
+        and isinstance(baseline.get("entries"), list)
+        and all(isinstance(e, dict) and isinstance(e.get("path"), str) for e in baseline["entries"])
+    )
     if not ok:
         raise LabkitError("invalid_argument", "the baseline is not a labkit review baseline")
 

@@ -12,6 +12,7 @@
 - budgets that fail closed: a listing over its byte budget, untracked files
   over theirs or too many files give ``complete: false``.
 """
+
 from __future__ import annotations
 
 import os
@@ -66,6 +67,7 @@ class FileFact:
 
 # -- talking to git ---------------------------------------------------------------------------
 
+
 def _git(git: GitDir, args: list[str], **kw) -> bytes:
     """Every git call of the gate: from the top of the work tree, through the workspace's git."""
     kw.setdefault("timeout", GIT_TIMEOUT_S)
@@ -78,8 +80,18 @@ def _listing_args(base: str) -> list[str]:
     Submodules: a moved commit is listed; git never runs inside a submodule
     (its config is another repository's), see :func:`_dirty_submodules`.
     """
-    return ["diff", "--raw", "--numstat", "-z", "--no-abbrev", "--find-renames",
-            "--ignore-submodules=dirty", *DIFF_SAFETY_FLAGS, base, "--"]
+    return [
+        "diff",
+        "--raw",
+        "--numstat",
+        "-z",
+        "--no-abbrev",
+        "--find-renames",
+        "--ignore-submodules=dirty",
+        *DIFF_SAFETY_FLAGS,
+        base,
+        "--",
+    ]
 
 
 def _decode(raw: bytes) -> tuple[str, bool]:
@@ -105,12 +117,23 @@ def _tracked_facts(data: bytes) -> list[FileFact]:
         orig, esc2 = _decode(raw_old) if raw_old is not None else (None, False)
         status = rec.status if rec.status in "AMDRT" else "M"
         content = None if status == "D" or rec.new_mode == NO_MODE else rec.new_id
-        facts.append(FileFact(
-            path=path, orig_path=orig, status=status, additions=rec.additions,
-            deletions=rec.deletions, binary=rec.binary is True, content_id=content, source="tracked",
-            old_mode=rec.old_mode, new_mode=rec.new_mode, raw_path=raw_new, raw_orig=raw_old,
-            escaped=esc1 or esc2,
-        ))
+        facts.append(
+            FileFact(
+                path=path,
+                orig_path=orig,
+                status=status,
+                additions=rec.additions,
+                deletions=rec.deletions,
+                binary=rec.binary is True,
+                content_id=content,
+                source="tracked",
+                old_mode=rec.old_mode,
+                new_mode=rec.new_mode,
+                raw_path=raw_new,
+                raw_orig=raw_old,
+                escaped=esc1 or esc2,
+            )
+        )
     return facts
 
 
@@ -154,7 +177,7 @@ def _measure(path: bytes) -> tuple[int | None, bool, str, int]:
             chunk = fh.read(1 << 20)
             if not chunk:
                 break
-            if total < _BINARY_SNIFF and b"\0" in chunk[:_BINARY_SNIFF - total]:
+            if total < _BINARY_SNIFF and b"\0" in chunk[: _BINARY_SNIFF - total]:
                 binary = True
             lines += chunk.count(b"\n")
             total += len(chunk)
@@ -175,9 +198,21 @@ def _untracked_facts(top: str, listed: list[bytes], rules: PathRules, budget: in
         is_repo = raw.endswith(b"/")
         raw = raw.rstrip(b"/")
         path, escaped = _decode(raw)
-        fact = FileFact(path=path, orig_path=None, status="A", additions=0, deletions=0, binary=False,
-                        content_id=None, source="untracked", old_mode=NO_MODE, new_mode="100644",
-                        raw_path=raw, escaped=escaped, repository=is_repo)
+        fact = FileFact(
+            path=path,
+            orig_path=None,
+            status="A",
+            additions=0,
+            deletions=0,
+            binary=False,
+            content_id=None,
+            source="untracked",
+            old_mode=NO_MODE,
+            new_mode="100644",
+            raw_path=raw,
+            escaped=escaped,
+            repository=is_repo,
+        )
         facts.append(fact)
         if is_repo:
             fact.new_mode = GITLINK
@@ -238,7 +273,7 @@ def _fill_content_ids(git: GitDir, facts: list[FileFact], rules: PathRules, *, w
             ids = out.decode("ascii").split()
             if len(ids) != len(batch):
                 raise LabkitError("git_failed", "git hash-object returned fewer ids than files")
-            for f, oid in zip(batch, ids):
+            for f, oid in zip(batch, ids, strict=False):
                 f.content_id = oid
             batch, size = [], 0
 
@@ -276,22 +311,39 @@ def _dirty_submodules(git: GitDir, facts: list[FileFact]) -> list[FileFact]:
             if not os.path.lexists(os.path.join(where, b".git")):
                 continue
             with Workspace.open(os.fsdecode(where), require_git=True) as sub:
-                changed = sub.git.bytes(["status", "--porcelain=v2", "-z", "--untracked-files=all"],
-                                        timeout=GIT_TIMEOUT_S, max_bytes=DEFAULT_MAX_LISTING_BYTES)
+                changed = sub.git.bytes(
+                    ["status", "--porcelain=v2", "-z", "--untracked-files=all"],
+                    timeout=GIT_TIMEOUT_S,
+                    max_bytes=DEFAULT_MAX_LISTING_BYTES,
+                )
                 head = sub.git.head_commit()
         except (OSError, LabkitError):
             continue
         if not changed:
             continue
         path, escaped = _decode(raw)
-        out.append(FileFact(path=path, orig_path=None, status="M", additions=None, deletions=None, binary=False,
-                            content_id=head, source="tracked", old_mode="160000", new_mode="160000",
-                            raw_path=raw, escaped=escaped, measured=False))
+        out.append(
+            FileFact(
+                path=path,
+                orig_path=None,
+                status="M",
+                additions=None,
+                deletions=None,
+                binary=False,
+                content_id=head,
+                source="tracked",
+                old_mode="160000",
+                new_mode="160000",
+                raw_path=raw,
+                escaped=escaped,
+                measured=False,
+            )
+        )
     return out
 
 
-
 # -- repository and base --------------------------------------------------------------------
+
 
 def empty_tree_id(git: GitDir) -> str:
     """The empty tree's id in this repository's object format (nothing is written)."""
@@ -316,31 +368,51 @@ def resolve_base(git: GitDir, base: str | None) -> str:
 
 # -- collecting ------------------------------------------------------------------------------
 
-def collect_facts(workspace, *, base: str | None = None, max_files: int = DEFAULT_MAX_FILES,
-                  max_listing_bytes: int = DEFAULT_MAX_LISTING_BYTES,
-                  max_untracked_bytes: int = DEFAULT_MAX_UNTRACKED_BYTES, withhold_sensitive: bool = True) -> dict:
+
+def collect_facts(
+    workspace,
+    *,
+    base: str | None = None,
+    max_files: int = DEFAULT_MAX_FILES,
+    max_listing_bytes: int = DEFAULT_MAX_LISTING_BYTES,
+    max_untracked_bytes: int = DEFAULT_MAX_UNTRACKED_BYTES,
+    withhold_sensitive: bool = True,
+) -> dict:
     """Git's facts about the worktree against ``base``, with budgets applied.
 
     Returns ``{"base", "facts", "complete", "incompleteReasons", "rules"}``.
     """
-    for name, value in (("max_files", max_files), ("max_listing_bytes", max_listing_bytes),
-                        ("max_untracked_bytes", max_untracked_bytes)):
+    for name, value in (
+        ("max_files", max_files),
+        ("max_listing_bytes", max_listing_bytes),
+        ("max_untracked_bytes", max_untracked_bytes),
+    ):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise LabkitError("invalid_argument", f"{name} must be a positive integer")
     with opened(workspace, require_git=True) as ws:
-        return _collect(ws.git, ws.rules, base=base, max_files=max_files, max_listing_bytes=max_listing_bytes,
-                        max_untracked_bytes=max_untracked_bytes, withhold_sensitive=withhold_sensitive)
+        return _collect(
+            ws.git,
+            ws.rules,
+            base=base,
+            max_files=max_files,
+            max_listing_bytes=max_listing_bytes,
+            max_untracked_bytes=max_untracked_bytes,
+            withhold_sensitive=withhold_sensitive,
+        )
 
 
-def _collect(git: GitDir, current: PathRules, *, base, max_files, max_listing_bytes, max_untracked_bytes,
-             withhold_sensitive) -> dict:
+def _collect(
+    git: GitDir, current: PathRules, *, base, max_files, max_listing_bytes, max_untracked_bytes, withhold_sensitive
+) -> dict:
     resolved = resolve_base(git, base)
     # What the base revision's .labignore hid stays hidden; what only the change hides is withheld too.
     rules = git.policy_at(resolved, current)
     reasons: list[str] = []
     listings = {}
-    for key, args, what in (("tracked", _listing_args(resolved), "tracked-change"),
-                            ("untracked", _UNTRACKED_ARGS, "untracked-file")):
+    for key, args, what in (
+        ("tracked", _listing_args(resolved), "tracked-change"),
+        ("untracked", _UNTRACKED_ARGS, "untracked-file"),
+    ):
         try:
             listings[key] = _git(git, args, max_bytes=max_listing_bytes)
         except GitError as exc:
@@ -363,9 +435,17 @@ def _collect(git: GitDir, current: PathRules, *, base, max_files, max_listing_by
     _fill_content_ids(git, facts, rules, withhold_sensitive=withhold_sensitive)
     if None not in listings.values():
         # Look again: a tool still writing while we hashed would make the facts a mix of two moments.
-        again = (_git(git, _listing_args(resolved), max_bytes=max_listing_bytes),
-                 _git(git, _UNTRACKED_ARGS, max_bytes=max_listing_bytes))
+        again = (
+            _git(git, _listing_args(resolved), max_bytes=max_listing_bytes),
+            _git(git, _UNTRACKED_ARGS, max_bytes=max_listing_bytes),
+        )
         if again != (listings["tracked"], listings["untracked"]):
             reasons.append("the worktree changed while it was being reviewed; review again")
-    return {"base": resolved, "facts": facts, "complete": not reasons,
-            "incompleteReasons": reasons, "rules": rules, "rootPrefix": git.prefix + "/" if git.prefix else ""}
+    return {
+        "base": resolved,
+        "facts": facts,
+        "complete": not reasons,
+        "incompleteReasons": reasons,
+        "rules": rules,
+        "rootPrefix": git.prefix + "/" if git.prefix else "",
+    }

@@ -4,18 +4,18 @@
 field (:mod:`labkit.canonical`), so an approval can be bound to it and
 checked again later (:func:`approval_holds`).
 """
+
 from __future__ import annotations
 
 import hashlib
-from typing import Iterable
+from collections.abc import Iterable
 
 from .. import names
 from ..canonical import canonical_json
 from ..errors import LabkitError
 from .allow import normalize_allow, path_allowed
 from .baseline import baseline_entry, check_baseline_shape, fingerprint, load_baseline
-from .facts import (DEFAULT_MAX_FILES, DEFAULT_MAX_LISTING_BYTES, DEFAULT_MAX_UNTRACKED_BYTES, FileFact,
-                    collect_facts)
+from .facts import DEFAULT_MAX_FILES, DEFAULT_MAX_LISTING_BYTES, DEFAULT_MAX_UNTRACKED_BYTES, FileFact, collect_facts
 from .risks import SENSITIVE_PATH, UNAUTHORIZED_PATH, file_risks, policy_risks, risk_entry
 
 SCHEMA_VERSION = "labkit.review/1"
@@ -39,10 +39,15 @@ def report_sha256(report: dict) -> str:
 def _file_json(fact: FileFact) -> dict:
     item = {
         "path": names.printable(fact.path),
-        "origPath": None if fact.orig_path is None else names.printable(fact.orig_path), "status": fact.status,
-        "additions": fact.additions, "deletions": fact.deletions, "binary": fact.binary,
-        "contentId": fact.content_id, "source": fact.source,
-        "oldMode": fact.old_mode, "newMode": fact.new_mode,
+        "origPath": None if fact.orig_path is None else names.printable(fact.orig_path),
+        "status": fact.status,
+        "additions": fact.additions,
+        "deletions": fact.deletions,
+        "binary": fact.binary,
+        "contentId": fact.content_id,
+        "source": fact.source,
+        "oldMode": fact.old_mode,
+        "newMode": fact.new_mode,
     }
     if fact.escaped:
         item["pathEscaped"] = True
@@ -55,9 +60,16 @@ def _file_json(fact: FileFact) -> dict:
     return item
 
 
-def review_diff(workspace, *, allow: Iterable[str] = (), base: str | None = None, baseline=None,
-                max_files: int = DEFAULT_MAX_FILES, max_listing_bytes: int = DEFAULT_MAX_LISTING_BYTES,
-                max_untracked_bytes: int = DEFAULT_MAX_UNTRACKED_BYTES) -> dict:
+def review_diff(
+    workspace,
+    *,
+    allow: Iterable[str] = (),
+    base: str | None = None,
+    baseline=None,
+    max_files: int = DEFAULT_MAX_FILES,
+    max_listing_bytes: int = DEFAULT_MAX_LISTING_BYTES,
+    max_untracked_bytes: int = DEFAULT_MAX_UNTRACKED_BYTES,
+) -> dict:
     """The contract review report for the repository at ``root``.
 
     ``baseline`` (a dict from :func:`take_baseline`, or the path of a file
@@ -72,8 +84,14 @@ def review_diff(workspace, *, allow: Iterable[str] = (), base: str | None = None
         check_baseline_shape(baseline)
     # With a baseline, sensitive files need a private content id to compare;
     # it is withheld from the report below.
-    got = collect_facts(workspace, base=base, max_files=max_files, max_listing_bytes=max_listing_bytes,
-                        max_untracked_bytes=max_untracked_bytes, withhold_sensitive=baseline is None)
+    got = collect_facts(
+        workspace,
+        base=base,
+        max_files=max_files,
+        max_listing_bytes=max_listing_bytes,
+        max_untracked_bytes=max_untracked_bytes,
+        withhold_sensitive=baseline is None,
+    )
     rules = got["rules"]
     facts: list[FileFact] = got["facts"]
     if baseline is not None and baseline["base"] != got["base"]:
@@ -131,7 +149,10 @@ def review_diff(workspace, *, allow: Iterable[str] = (), base: str | None = None
 
 
 def decide_gate(risks: list[dict], complete: bool) -> str:
-    """``block`` if incomplete or any risk blocks (unauthorized, the policy file), ``review`` on any other, else ``pass``."""
+    """The gate: ``block`` if incomplete or any risk blocks, ``review`` on any other risk, else ``pass``.
+
+    A risk blocks when its severity says so: an unauthorized path, or the workspace's ``.labignore`` changed.
+    """
     if not complete or any(r["severity"] == "block" for r in risks):
         return "block"
     return "review" if risks else "pass"
@@ -142,9 +163,13 @@ def verify_report_hash(report: dict) -> bool:
     return report.get("reportSha256") == report_sha256(report)
 
 
-def approval_holds(approved_sha256: str, workspace, *, allow: Iterable[str] = (), base: str | None = None,
-                   baseline=None) -> dict:
+def approval_holds(
+    approved_sha256: str, workspace, *, allow: Iterable[str] = (), base: str | None = None, baseline=None
+) -> dict:
     """Re-review now and say whether an approval bound to ``approved_sha256`` still applies."""
     report = review_diff(workspace, allow=allow, base=base, baseline=baseline)
-    return {"valid": report["reportSha256"] == approved_sha256 and report["complete"],
-            "reportSha256": report["reportSha256"], "gate": report["gate"]}
+    return {
+        "valid": report["reportSha256"] == approved_sha256 and report["complete"],
+        "reportSha256": report["reportSha256"],
+        "gate": report["gate"],
+    }

@@ -7,6 +7,7 @@ policy files) are computed independently, so one file can carry several and
 no rule hides another. ``severity`` is ``block`` for an unauthorized path and
 for a change to the workspace's own ``.labignore``, ``review`` otherwise.
 """
+
 from __future__ import annotations
 
 from .. import names
@@ -14,13 +15,31 @@ from ..rules import LABIGNORE, PathRules
 from .allow import path_allowed
 from .facts import EXECUTABLE, GITLINK, NO_MODE, FileFact
 
-LOCKFILES = frozenset({
-    "pnpm-lock.yaml", "package-lock.json", "yarn.lock", "poetry.lock", "uv.lock", "Cargo.lock",
-    "Pipfile.lock", "go.sum", "composer.lock", "Gemfile.lock",
-})
-MANIFESTS = frozenset({
-    "pyproject.toml", "setup.py", "setup.cfg", "package.json", "Cargo.toml", "go.mod", "Pipfile",
-})
+LOCKFILES = frozenset(
+    {
+        "pnpm-lock.yaml",
+        "package-lock.json",
+        "yarn.lock",
+        "poetry.lock",
+        "uv.lock",
+        "Cargo.lock",
+        "Pipfile.lock",
+        "go.sum",
+        "composer.lock",
+        "Gemfile.lock",
+    }
+)
+MANIFESTS = frozenset(
+    {
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "package.json",
+        "Cargo.toml",
+        "go.mod",
+        "Pipfile",
+    }
+)
 CI_FILES = frozenset({".gitlab-ci.yml", "Jenkinsfile"})
 CI_FOLDERS = ((".github", "workflows"), (".ci",), (".circleci",))
 
@@ -36,8 +55,17 @@ EXECUTABLE_MODE_CHANGED = "EXECUTABLE_MODE_CHANGED"
 #: ``.labignore`` (blocks: a change must not choose what its reviewer sees) or a
 #: ``.gitignore`` (review: it decides which untracked files are listed at all).
 POLICY_FILE_CHANGED = "POLICY_FILE_CHANGED"
-RISK_CODES = (UNAUTHORIZED_PATH, LOCKFILE_CHANGED, BINARY_CHANGED, SUBMODULE_CHANGED, SENSITIVE_PATH,
-              DEPENDENCY_MANIFEST_CHANGED, CI_CONFIG_CHANGED, EXECUTABLE_MODE_CHANGED, POLICY_FILE_CHANGED)
+RISK_CODES = (
+    UNAUTHORIZED_PATH,
+    LOCKFILE_CHANGED,
+    BINARY_CHANGED,
+    SUBMODULE_CHANGED,
+    SENSITIVE_PATH,
+    DEPENDENCY_MANIFEST_CHANGED,
+    CI_CONFIG_CHANGED,
+    EXECUTABLE_MODE_CHANGED,
+    POLICY_FILE_CHANGED,
+)
 _BLOCKING = frozenset({UNAUTHORIZED_PATH})
 
 
@@ -47,14 +75,13 @@ def unauthorized_sides(fact: FileFact, allow: tuple[str, ...]) -> list[str]:
         # A name we cannot show faithfully cannot be matched faithfully either.
         return fact.paths()
     folder_like = fact.repository or GITLINK in (fact.old_mode, fact.new_mode)
-    return [p for p in fact.paths()
-            if not (path_allowed(p, allow) or (folder_like and path_allowed(p + "/", allow)))]
+    return [p for p in fact.paths() if not (path_allowed(p, allow) or (folder_like and path_allowed(p + "/", allow)))]
 
 
 def _in_folder(path: str, folder: tuple[str, ...]) -> bool:
     parts = path.split("/")[:-1]
     n = len(folder)
-    return any(tuple(parts[i:i + n]) == folder for i in range(len(parts) - n + 1))
+    return any(tuple(parts[i : i + n]) == folder for i in range(len(parts) - n + 1))
 
 
 def path_categories(path: str) -> list[str]:

@@ -5,11 +5,13 @@ The layout follows ripgrep's crates: :mod:`.walker` decides *which files*,
 *how lines are read*, :mod:`.results` *what is reported*. This package module
 imports nothing heavy, so ``labkit search`` starts fast.
 """
+
 from __future__ import annotations
 
 
-def search_workspace(workspace, query, *, path=None, glob=None, limit=50, regex=False, engine="auto",
-                     timeout=10.0) -> dict:
+def search_workspace(
+    workspace, query, *, path=None, glob=None, limit=50, regex=False, engine="auto", timeout=10.0
+) -> dict:
     """Search a workspace (a :class:`~labkit.workspace.Workspace` or a folder) for QUERY.
 
     ``{"engine", "matches": [{"path", "line", "text", "column", "textTruncated"}],
@@ -21,8 +23,7 @@ def search_workspace(workspace, query, *, path=None, glob=None, limit=50, regex=
     """
     from .core import search_workspace as _search
 
-    return _search(workspace, query, path=path, glob=glob, limit=limit, regex=regex, engine=engine,
-                   timeout=timeout)
+    return _search(workspace, query, path=path, glob=glob, limit=limit, regex=regex, engine=engine, timeout=timeout)
 
 
 __all__ = ["search_workspace"]

@@ -16,6 +16,7 @@ machine (2 shared cores, Linux). What they say:
 ``auto`` runs python first over :data:`PROBE_BYTES`; only a search still
 unfinished by then is priced with this model.
 """
+
 from __future__ import annotations
 
 PROBE_BYTES = 512 * 1024
@@ -62,8 +63,7 @@ def ripgrep_pays_per_file(*, kind: str, files: int, total_bytes: int) -> bool:
     return rg_file + rg_mib * avg_mib < py_file + py_mib * avg_mib
 
 
-def prefer_ripgrep(*, kind: str, total_files: int, total_bytes: int, left_files: float,
-                   left_bytes: float) -> bool:
+def prefer_ripgrep(*, kind: str, total_files: int, total_bytes: int, left_files: float, left_bytes: float) -> bool:
     """True when ripgrep over the whole corpus beats python finishing what is left.
 
     ``left_*`` is python's remaining work: the unsearched rest, or less when
@@ -73,7 +73,9 @@ def prefer_ripgrep(*, kind: str, total_files: int, total_bytes: int, left_files:
 
 
 def describe_rule() -> dict:
-    return {"probeBytes": PROBE_BYTES,
-            "costs": {k: {"fixedMs": v[0], "msPerFile": v[1], "msPerMiB": v[2]} for k, v in COSTS.items()},
-            "rule": "python over the first probeBytes; if unfinished, ripgrep iff its modelled cost for the "
-                    "whole corpus is below python's modelled cost for the work left"}
+    return {
+        "probeBytes": PROBE_BYTES,
+        "costs": {k: {"fixedMs": v[0], "msPerFile": v[1], "msPerMiB": v[2]} for k, v in COSTS.items()},
+        "rule": "python over the first probeBytes; if unfinished, ripgrep iff its modelled cost for the "
+        "whole corpus is below python's modelled cost for the work left",
+    }

@@ -1,4 +1,5 @@
 """Engine choice and the public search call; see :func:`search_workspace`."""
+
 from __future__ import annotations
 
 import time
@@ -6,13 +7,13 @@ from itertools import chain
 
 from labkit.errors import LabkitError
 from labkit.tools import SEARCH_ENGINES
+from labkit.workspace import opened
 
 from . import python_engine
 from .auto_rule import EXTEND_MAX_BYTES, PROBE_BYTES, matcher_kind, prefer_ripgrep, ripgrep_pays_per_file
 from .query import byte_finder, parse_query
 from .results import TopMatches, incomplete_reasons, search_output
 from .walker import Walk
-from labkit.workspace import opened
 
 LIMIT_MIN, LIMIT_MAX = 1, 200
 ENGINES = SEARCH_ENGINES
@@ -31,16 +32,29 @@ TIMEOUT_MIN_S, TIMEOUT_MAX_S = 0.1, 600.0
 
 
 def _check_timeout(timeout) -> float:
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
-            TIMEOUT_MIN_S <= timeout <= TIMEOUT_MAX_S):
-        raise LabkitError("invalid_argument", f"timeout must be between {TIMEOUT_MIN_S:g} and {TIMEOUT_MAX_S:g} "
-                                              f"seconds, got {timeout!r}")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not (TIMEOUT_MIN_S <= timeout <= TIMEOUT_MAX_S)
+    ):
+        raise LabkitError(
+            "invalid_argument",
+            f"timeout must be between {TIMEOUT_MIN_S:g} and {TIMEOUT_MAX_S:g} seconds, got {timeout!r}",
+        )
     return float(timeout)
 
 
-def search_workspace(workspace, query: str, *, path: str | None = None, glob: str | None = None,
-                     limit: int = 50, regex: bool = False, engine: str = "auto",
-                     timeout: float = DEFAULT_TIMEOUT_S) -> dict:
+def search_workspace(
+    workspace,
+    query: str,
+    *,
+    path: str | None = None,
+    glob: str | None = None,
+    limit: int = 50,
+    regex: bool = False,
+    engine: str = "auto",
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> dict:
     """Search a workspace (see CONTRACT.md ``labkit search``); stops at ``timeout`` seconds and says so."""
     limit = _check_limit(limit)
     deadline = time.monotonic() + _check_timeout(timeout)
@@ -123,12 +137,14 @@ def _auto(walk: Walk, q, top: TopMatches):
     from . import ripgrep_engine
 
     rg = ripgrep_engine.find_rg()
-    if rg is not None and prefer_ripgrep(kind=kind, total_files=total_files, total_bytes=total_bytes,
-                                         left_files=left_files, left_bytes=left_bytes):
+    if rg is not None and prefer_ripgrep(
+        kind=kind, total_files=total_files, total_bytes=total_bytes, left_files=left_files, left_bytes=left_bytes
+    ):
         rg_top = TopMatches(top.limit)
         try:
-            ripgrep_engine.search_files(walk, chain(probe.text_files, rest), q, rg_top,
-                                        known_text={c.rel for c in probe.text_files}, rg=rg)
+            ripgrep_engine.search_files(
+                walk, chain(probe.text_files, rest), q, rg_top, known_text={c.rel for c in probe.text_files}, rg=rg
+            )
             return "ripgrep", f"ripgrep: modelled cheaper for {total_files} files, {total_bytes} bytes", rg_top
         except ripgrep_engine.RipgrepRejectedPattern:
             pass  # RE2 syntax ripgrep lacks: python carries on from where it stopped

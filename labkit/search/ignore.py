@@ -21,6 +21,7 @@ matches", so a path costs a few hash lookups, the few programs filed under its
 name, and one set match, whatever the file holds. RE2 runs in linear time, so
 no line can make a match backtrack.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -90,7 +91,7 @@ def _anchor(core: str) -> tuple[str, str] | None:
         return "prefix", last[:cut]
     tail = max((last.rindex(c) for c in "*?]" if c in last), default=-1)
     if tail < len(last) - 1:
-        return "suffix", last[tail + 1:]
+        return "suffix", last[tail + 1 :]
     return None
 
 
@@ -138,8 +139,7 @@ class IgnoreRules:
             else:
                 tables.paths[core.lstrip("/")] = number
             return
-        if (core.startswith("*") and len(core) > 1 and "/" not in core
-                and not (_GLOB_CHARS & set(core[1:]))):
+        if core.startswith("*") and len(core) > 1 and "/" not in core and not (_GLOB_CHARS & set(core[1:])):
             self._include.append(not negated)
             tables.suffixes[core[1:]] = number
             self._lengths.add(len(core) - 1)
@@ -173,7 +173,7 @@ class IgnoreRules:
         options.max_mem = _SET_MAX_MEM
         rule_set = re2.Set.MatchSet(options)
         kept = []
-        for number, regex in zip(self._generic_rules, self._generic):
+        for number, regex in zip(self._generic_rules, self._generic, strict=False):
             try:
                 rule_set.Add(regex)
             except Exception:  # a line RE2 cannot take is ignored, as an unparsable one

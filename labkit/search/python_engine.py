@@ -4,9 +4,10 @@ Files arrive in path order, so the engine stops as soon as it holds
 ``limit + 1`` matches: the answer is exact and the rest of the corpus is never
 read. Only one file's bytes are held at a time.
 """
+
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from .results import TopMatches
 from .walker import Candidate, Walk
@@ -24,7 +25,7 @@ def matching_lines(data: bytes, find) -> Iterator[tuple[int, bytes, int]]:
     line_no = 1
     while pos < n:
         start = find(data, pos)
-        if start < 0 or (start == n and data[n - 1:] == b"\n"):
+        if start < 0 or (start == n and data[n - 1 :] == b"\n"):
             return
         line_start = max(pos, data.rfind(b"\n", pos, start) + 1)
         line_no += data.count(b"\n", pos, line_start)
@@ -53,8 +54,7 @@ class Budget:
         self.text_files: list[Candidate] = []  # read and found to be text
 
 
-def search_files(walk: Walk, files: Iterable[Candidate], find, top: TopMatches,
-                 budget: Budget | None = None) -> bool:
+def search_files(walk: Walk, files: Iterable[Candidate], find, top: TopMatches, budget: Budget | None = None) -> bool:
     """Search ``files`` in order into ``top``; True when ``top`` filled up (the answer is final).
 
     With a ``budget``, stop (returning False) before the file that would

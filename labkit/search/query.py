@@ -12,6 +12,7 @@ explicitly instead of trusting each engine's defaults:
   handed to ripgrep spells those classes out in ASCII (:func:`to_ripgrep_regex`);
 - matching is per line: a match never spans ``\\n`` in either engine.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -94,17 +95,24 @@ def byte_finder(query: Query):
 
 # Outside a class, each Perl class becomes its ASCII class (RE2's meaning).
 _OUTSIDE = {
-    "d": "[0-9]", "D": "[^0-9]",
-    "w": "[0-9A-Za-z_]", "W": "[^0-9A-Za-z_]",
-    "s": r"[\t\n\f\r ]", "S": r"[^\t\n\f\r ]",
-    "b": r"(?-u:\b)", "B": r"(?-u:\B)",
+    "d": "[0-9]",
+    "D": "[^0-9]",
+    "w": "[0-9A-Za-z_]",
+    "W": "[^0-9A-Za-z_]",
+    "s": r"[\t\n\f\r ]",
+    "S": r"[^\t\n\f\r ]",
+    "b": r"(?-u:\b)",
+    "B": r"(?-u:\B)",
 }
 # Inside a class: positive classes as ranges, negated ones as nested classes
 # (ripgrep's engine accepts nested classes; RE2 never sees this spelling).
 _INSIDE = {
-    "d": "0-9", "D": "[^0-9]",
-    "w": "0-9A-Za-z_", "W": "[^0-9A-Za-z_]",
-    "s": r"\t\n\f\r ", "S": r"[^\t\n\f\r ]",
+    "d": "0-9",
+    "D": "[^0-9]",
+    "w": "0-9A-Za-z_",
+    "W": "[^0-9A-Za-z_]",
+    "s": r"\t\n\f\r ",
+    "S": r"[^\t\n\f\r ]",
 }
 _META = set("\\.+*?()|[]{}^$#&-~ ")
 
@@ -130,18 +138,18 @@ def to_ripgrep_regex(pattern: str) -> str:
             nxt = pattern[i + 1]
             if nxt == "Q":
                 end = pattern.find("\\E", i + 2)
-                literal = pattern[i + 2:] if end < 0 else pattern[i + 2:end]
+                literal = pattern[i + 2 :] if end < 0 else pattern[i + 2 : end]
                 out.append("".join(_escape_for_rust(c) for c in literal))
                 i = n if end < 0 else end + 2
                 continue
             table = _INSIDE if in_class else _OUTSIDE
-            out.append(table.get(nxt, pattern[i:i + 2]))
+            out.append(table.get(nxt, pattern[i : i + 2]))
             i += 2
             continue
         if in_class:
             if ch == "[" and pattern.startswith("[:", i) and pattern.find(":]", i + 2) >= 0:
                 end = pattern.find(":]", i + 2)
-                out.append(pattern[i:end + 2])  # a POSIX class such as [:alpha:]
+                out.append(pattern[i : end + 2])  # a POSIX class such as [:alpha:]
                 i = end + 2
                 continue
             if ch == "]":

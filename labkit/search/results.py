@@ -15,6 +15,7 @@ object, so a difference between the engines cannot hide in formatting:
 - the result says whether it is ``complete``, and if not, why
   (``incompleteReasons``: ``oversize``, ``unreadable``, ``deadline``, ``limit``).
 """
+
 from __future__ import annotations
 
 import heapq
@@ -81,11 +82,11 @@ def window(kept: Kept, width: int = TEXT_MAX_CHARS, text: str | None = None, at:
     if text is None:
         text = kept.raw.decode("utf-8", "replace")
     if at is None:
-        at = len(kept.raw[:kept.start].decode("utf-8", "replace"))
+        at = len(kept.raw[: kept.start].decode("utf-8", "replace"))
     if len(text) <= width and not kept.cut:
         return text, False
     lo = max(0, min(at - LEFT_CONTEXT, len(text) - width))
-    return text[lo:lo + width], True
+    return text[lo : lo + width], True
 
 
 class TopMatches:
@@ -171,10 +172,10 @@ class _Desc:
         self.path = path
         self.line = line
 
-    def __lt__(self, other: "_Desc") -> bool:
+    def __lt__(self, other: _Desc) -> bool:
         return (self.path, self.line) > (other.path, other.line)
 
-    def __gt__(self, other: "_Desc") -> bool:
+    def __gt__(self, other: _Desc) -> bool:
         return (self.path, self.line) < (other.path, other.line)
 
     def __eq__(self, other) -> bool:
@@ -192,8 +193,15 @@ def incomplete_reasons(stats: dict, *, truncated: bool, timed_out: bool) -> list
     return [reason for reason in INCOMPLETE_REASONS if present[reason]]
 
 
-def search_output(engine: str, matches: list[dict], truncated: bool, stats: dict, *,
-                  reasons: list[str] | None = None, secret_counts: dict | None = None) -> dict:
+def search_output(
+    engine: str,
+    matches: list[dict],
+    truncated: bool,
+    stats: dict,
+    *,
+    reasons: list[str] | None = None,
+    secret_counts: dict | None = None,
+) -> dict:
     reasons = list(reasons or [])
     out = {
         "engine": engine,

@@ -13,6 +13,7 @@ more than ``limit + 1`` hits to the first ``limit + 1``. Once the kept hits
 fill up, later batches (later paths) cannot change the answer, so the search
 stops there.
 """
+
 from __future__ import annotations
 
 import base64
@@ -23,8 +24,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from labkit.errors import LabkitError
 
@@ -66,8 +67,17 @@ def require_rg() -> str:
 
 def rg_argv(rg: str, query: Query, limit: int) -> list[str]:
     argv = [
-        rg, "--no-config", "--json", "--text", "--encoding", "none", "--no-ignore", "--hidden",
-        "--no-follow", f"--max-filesize={MAX_FILE_BYTES}", f"--max-count={limit + 1}",
+        rg,
+        "--no-config",
+        "--json",
+        "--text",
+        "--encoding",
+        "none",
+        "--no-ignore",
+        "--hidden",
+        "--no-follow",
+        f"--max-filesize={MAX_FILE_BYTES}",
+        f"--max-count={limit + 1}",
         "--case-sensitive" if query.case_sensitive else "--ignore-case",
     ]
     if query.regex:
@@ -112,8 +122,13 @@ def _run_batch(argv: list[str], batch: list[Candidate], walk: Walk, top: TopMatc
     by_rel = {c.rel: c for c in batch}
     paths = [os.fsencode(c.rel) for c in batch]
     proc = subprocess.Popen(
-        [*argv, *paths], cwd=walk.root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, shell=False, env=_rg_env(),
+        [*argv, *paths],
+        cwd=walk.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        shell=False,
+        env=_rg_env(),
     )
     err = bytearray()
 
@@ -153,7 +168,8 @@ def _run_batch(argv: list[str], batch: list[Candidate], walk: Walk, top: TopMatc
     text = err.decode("utf-8", "replace")
     if rc == 2 and not saw_output and "regex" in text.lower():
         raise RipgrepRejectedPattern(
-            "invalid_argument", "the ripgrep engine cannot compile this RE2 pattern; use --engine python",
+            "invalid_argument",
+            "the ripgrep engine cannot compile this RE2 pattern; use --engine python",
         )
     if rc not in (0, 1, 2):
         raise LabkitError("engine_unavailable", f"ripgrep failed with exit status {rc}")
@@ -177,8 +193,15 @@ def _rg_env() -> dict[str, str]:
     return env
 
 
-def search_files(walk: Walk, files: Iterable[Candidate], query: Query, top: TopMatches, *,
-                 known_text: set[str] = frozenset(), rg: str | None = None) -> None:
+def search_files(
+    walk: Walk,
+    files: Iterable[Candidate],
+    query: Query,
+    top: TopMatches,
+    *,
+    known_text: set[str] = frozenset(),
+    rg: str | None = None,
+) -> None:
     """Search ``files`` (path order) with ripgrep into ``top``."""
     rg = rg or require_rg()
     argv = rg_argv(rg, query, top.limit)

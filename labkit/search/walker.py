@@ -25,13 +25,15 @@ behave alike. The walk:
 
 Nothing here holds more than one file's bytes at a time.
 """
+
 from __future__ import annotations
 
 import os
 import stat
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 from labkit import fsread
 from labkit.errors import LabkitError
@@ -97,7 +99,7 @@ class IgnoreFile:
         if self.base:
             if not repo_rel.startswith(self.base + "/"):
                 return None
-            repo_rel = repo_rel[len(self.base) + 1:]
+            repo_rel = repo_rel[len(self.base) + 1 :]
         return self.rules.decide(repo_rel, is_dir)
 
 
@@ -213,8 +215,7 @@ def _compile_glob(glob: str):
 class Walk:
     """One walk over a workspace; iterate :meth:`candidates` once, then :meth:`close` (or use ``with``)."""
 
-    def __init__(self, workspace, *, path: str | None = None, glob: str | None = None,
-                 deadline: float | None = None):
+    def __init__(self, workspace, *, path: str | None = None, glob: str | None = None, deadline: float | None = None):
         from labkit.workspace import Workspace
 
         if not isinstance(workspace, Workspace):
@@ -245,7 +246,7 @@ class Walk:
             self._owned.close()
             self._owned = None
 
-    def __enter__(self) -> "Walk":
+    def __enter__(self) -> Walk:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -263,10 +264,12 @@ class Walk:
         # A symlink on the way: never followed; say where it leads only to word the refusal.
         real = os.path.realpath(os.path.join(self.root, *self._start_rel.split("/")))
         if os.path.commonpath([real, self.root]) != self.root:
-            raise LabkitError("path_outside_workspace", f"--path '{self._start_rel}' leads outside the root "
-                                                        "through a symlink")
-        raise LabkitError("invalid_argument", f"--path '{self._start_rel}' passes through a symlink; "
-                                              "labkit never follows symlinks")
+            raise LabkitError(
+                "path_outside_workspace", f"--path '{self._start_rel}' leads outside the root through a symlink"
+            )
+        raise LabkitError(
+            "invalid_argument", f"--path '{self._start_rel}' passes through a symlink; labkit never follows symlinks"
+        )
 
     # -- path rules ---------------------------------------------------------
     def _admit(self, level: _Level, rel: str, name: str, is_dir: bool) -> bool:
@@ -300,13 +303,16 @@ class Walk:
             if stat.S_ISLNK(st.st_mode):
                 real = os.path.realpath(os.path.join(self.root, *rel.split("/")))
                 if os.path.commonpath([real, self.root]) != self.root:
-                    raise LabkitError("path_outside_workspace", f"--path '{self._start_rel}' leads outside the root "
-                                                                "through a symlink")
+                    raise LabkitError(
+                        "path_outside_workspace", f"--path '{self._start_rel}' leads outside the root through a symlink"
+                    )
                 self.stats.skippedSymlinks += 1
                 return None
             is_dir = stat.S_ISDIR(st.st_mode)
             if self.rules.is_sensitive(rel, is_dir=is_dir):
-                raise LabkitError("sensitive_path", f"--path '{self._start_rel}' is a sensitive path and is never searched")
+                raise LabkitError(
+                    "sensitive_path", f"--path '{self._start_rel}' is a sensitive path and is never searched"
+                )
             if not self._admit(level, rel, name, is_dir):
                 return None
             if is_dir:

@@ -5,16 +5,36 @@
 objects at that commit. See ``config`` (the table), ``gitobjects`` (the reads)
 and ``fixtures`` (the frontend/backend world the lab uses).
 """
+
 from __future__ import annotations
 
 from .config import Deployment, SourceConfig, load_config, parse_instant, resolve_deployment, resolve_target
 from .reader import (
-    MARKING, MAX_FILE_BYTES, MAX_READ_LINES, MAX_SEARCH_FILES, MAX_SEARCH_HITS, content_sha256, evidence_id,
-    source_read, source_search,
+    MARKING,
+    MAX_FILE_BYTES,
+    MAX_READ_LINES,
+    MAX_SEARCH_FILES,
+    MAX_SEARCH_HITS,
+    content_sha256,
+    evidence_id,
+    source_read,
+    source_search,
 )
 
 __all__ = [
-    "Deployment", "SourceConfig", "load_config", "parse_instant", "resolve_deployment", "resolve_target",
-    "MARKING", "MAX_FILE_BYTES", "MAX_READ_LINES", "MAX_SEARCH_FILES", "MAX_SEARCH_HITS",
-    "content_sha256", "evidence_id", "source_read", "source_search",
+    "Deployment",
+    "SourceConfig",
+    "load_config",
+    "parse_instant",
+    "resolve_deployment",
+    "resolve_target",
+    "MARKING",
+    "MAX_FILE_BYTES",
+    "MAX_READ_LINES",
+    "MAX_SEARCH_FILES",
+    "MAX_SEARCH_HITS",
+    "content_sha256",
+    "evidence_id",
+    "source_read",
+    "source_search",
 ]

@@ -13,6 +13,7 @@ table with one guessed entry is not a table anyone should trust. Resolving a
 (target, repo, time) never falls back: no record, or two records at once, is
 ``deployment_unresolved``.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,8 +59,13 @@ class Deployment:
         return self.start <= at and (self.until is None or at < self.until)
 
     def to_json(self) -> dict:
-        out = {"target": self.target, "repo": self.repo, "commit": self.commit,
-               "from": self.start_text, "until": self.until_text}
+        out = {
+            "target": self.target,
+            "repo": self.repo,
+            "commit": self.commit,
+            "from": self.start_text,
+            "until": self.until_text,
+        }
         if self.release is not None:
             out["release"] = self.release
         return out
@@ -93,12 +99,15 @@ def parse_instant(text, what: str = "--at") -> datetime:
     try:
         value = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise LabkitError("invalid_argument",
-                          f"{what} {text!r} is not an ISO 8601 time; write it like {example}") from None
+        raise LabkitError(
+            "invalid_argument", f"{what} {text!r} is not an ISO 8601 time; write it like {example}"
+        ) from None
     if value.tzinfo is None or value.utcoffset() is None:
-        raise LabkitError("invalid_argument",
-                          f"{what} {text!r} has no UTC offset, so it could mean any time zone; "
-                          f"add one, e.g. {example} or a trailing Z for UTC")
+        raise LabkitError(
+            "invalid_argument",
+            f"{what} {text!r} has no UTC offset, so it could mean any time zone; "
+            f"add one, e.g. {example} or a trailing Z for UTC",
+        )
     return value
 
 
@@ -111,8 +120,7 @@ def check_commit_syntax(commit, where: str) -> str:
         why = f"'{shown}' is a short sha, which can become ambiguous as history grows"
     else:
         why = f"{shown!r} is not a commit id (branch, tag and other symbolic names move)"
-    raise LabkitError(INVALID_REVISION,
-                      f"{where}: {why}; record the full 40-hex commit id that was deployed")
+    raise LabkitError(INVALID_REVISION, f"{where}: {why}; record the full 40-hex commit id that was deployed")
 
 
 def _allowed_file(entry, alias: str) -> str:
@@ -169,9 +177,17 @@ def _deployment(i: int, raw, repos: dict[str, RepoEntry]) -> Deployment:
     if until is not None and until <= start:
         raise _bad(f"{label}: 'until' must be later than 'from' (the interval is [from, until))")
     release = raw.get("release")
-    return Deployment(index=i, target=target, repo=repo, commit=commit, start=start, until=until,
-                      start_text=raw["from"], until_text=until_raw,
-                      release=release if isinstance(release, str) else None)
+    return Deployment(
+        index=i,
+        target=target,
+        repo=repo,
+        commit=commit,
+        start=start,
+        until=until,
+        start_text=raw["from"],
+        until_text=until_raw,
+        release=release if isinstance(release, str) else None,
+    )
 
 
 def load_config(config_path) -> SourceConfig:
@@ -205,25 +221,32 @@ def resolve_deployment(config: SourceConfig, target: str, repo: str, at: datetim
     """The one deployment record covering ``at`` for (target, repo); never a fallback."""
     config.repo(repo)
     if not isinstance(target, str) or not target.strip() or len(target) > 200 or not target.isprintable():
-        raise LabkitError("invalid_argument",
-                          "--target must name a deployment target such as demo-brand/store-001 "
-                          "(printable, at most 200 characters)")
+        raise LabkitError(
+            "invalid_argument",
+            "--target must name a deployment target such as demo-brand/store-001 (printable, at most 200 characters)",
+        )
     when = at.isoformat()
     records = [d for d in config.deployments if d.target == target and d.repo == repo]
     if not records:
-        raise LabkitError(DEPLOYMENT_UNRESOLVED,
-                          f"the deployment table has no record for {target} and repo {repo}; "
-                          f"add one if that target exists (other targets are not listed here)")
+        raise LabkitError(
+            DEPLOYMENT_UNRESOLVED,
+            f"the deployment table has no record for {target} and repo {repo}; "
+            f"add one if that target exists (other targets are not listed here)",
+        )
     hits = [d for d in records if d.covers(at)]
     if not hits:
-        raise LabkitError(DEPLOYMENT_UNRESOLVED,
-                          f"no deployment record covers {target} ({repo}) at {when}; add one for that "
-                          f"time instead of reading another version")
+        raise LabkitError(
+            DEPLOYMENT_UNRESOLVED,
+            f"no deployment record covers {target} ({repo}) at {when}; add one for that "
+            f"time instead of reading another version",
+        )
     if len(hits) > 1:
         which = ", ".join(f"deployments[{d.index}]" for d in hits)
-        raise LabkitError(DEPLOYMENT_UNRESOLVED,
-                          f"{len(hits)} deployment records overlap for {target} ({repo}) at {when}: {which}; "
-                          f"fix the table so exactly one record covers that time")
+        raise LabkitError(
+            DEPLOYMENT_UNRESOLVED,
+            f"{len(hits)} deployment records overlap for {target} ({repo}) at {when}: {which}; "
+            f"fix the table so exactly one record covers that time",
+        )
     return hits[0]
 
 

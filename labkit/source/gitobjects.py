@@ -6,10 +6,10 @@ read the blob by its object id (``cat-file``). A symlink or a submodule at the
 requested path is refused rather than followed, so the set of readable bytes
 stays exactly what the allowed-files list says.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from labkit.errors import LabkitError
 from labkit.gitrunner import zsplit
@@ -51,8 +51,9 @@ def open_repository(repo: RepoEntry) -> Workspace:
         raise LabkitError("not_a_repository", f"{where} is not a git repository; fix its path in the config") from None
     if ws.git.prefix:
         ws.close()
-        raise LabkitError("not_a_repository",
-                          f"{where} is a folder inside another repository, not a repository's top; fix its path")
+        raise LabkitError(
+            "not_a_repository", f"{where} is a folder inside another repository, not a repository's top; fix its path"
+        )
     return ws
 
 
@@ -61,13 +62,16 @@ def verify_commit(git: GitDir, repo: RepoEntry, commit: str) -> str:
     res = git.run(["cat-file", "-t", commit], ok_returncodes=(0, 1, 128), timeout=GIT_TIMEOUT_S)
     kind = res.stdout.decode("ascii", "replace").strip()
     if res.returncode != 0 or not kind:
-        raise LabkitError(INVALID_REVISION,
-                          f"commit {commit} is not in repository {repo.alias}; the deployment record names an "
-                          f"object this repository does not hold (fetch it, or correct the record)")
+        raise LabkitError(
+            INVALID_REVISION,
+            f"commit {commit} is not in repository {repo.alias}; the deployment record names an "
+            f"object this repository does not hold (fetch it, or correct the record)",
+        )
     if kind != "commit":
-        raise LabkitError(INVALID_REVISION,
-                          f"{commit} in repository {repo.alias} is a {kind}, not a commit; "
-                          f"record the deployed commit's id")
+        raise LabkitError(
+            INVALID_REVISION,
+            f"{commit} in repository {repo.alias} is a {kind}, not a commit; record the deployed commit's id",
+        )
     return commit
 
 
@@ -75,8 +79,12 @@ def tree_entries(git: GitDir, commit: str, paths: list[str]) -> dict[str, TreeEn
     """The tree entries of ``paths`` (exact matches only) at ``commit``."""
     if not paths:
         return {}
-    out = git.bytes(["ls-tree", "-z", "-l", "--full-tree", commit, "--", *paths],
-                    extra_env=_LITERAL, timeout=GIT_TIMEOUT_S, max_bytes=4 * 1024 * 1024)
+    out = git.bytes(
+        ["ls-tree", "-z", "-l", "--full-tree", commit, "--", *paths],
+        extra_env=_LITERAL,
+        timeout=GIT_TIMEOUT_S,
+        max_bytes=4 * 1024 * 1024,
+    )
     wanted = set(paths)
     entries: dict[str, TreeEntry] = {}
     for record in zsplit(out):
@@ -85,8 +93,7 @@ def tree_entries(git: GitDir, commit: str, paths: list[str]) -> dict[str, TreeEn
         if path not in wanted:
             continue
         mode, kind, oid, size = meta.decode("ascii").split()
-        entries[path] = TreeEntry(path=path, mode=mode, kind=kind, oid=oid,
-                                  size=int(size) if size.isdigit() else None)
+        entries[path] = TreeEntry(path=path, mode=mode, kind=kind, oid=oid, size=int(size) if size.isdigit() else None)
     return entries
 
 
@@ -101,8 +108,12 @@ def read_blobs(git: GitDir, oids: list[str], max_bytes_each: int) -> dict[str, b
         return {}
     unique = list(dict.fromkeys(oids))
     stdin = "".join(f"{oid}\n" for oid in unique).encode("ascii")
-    out = git.bytes(["cat-file", "--batch"], input_bytes=stdin, timeout=GIT_TIMEOUT_S,
-                    max_bytes=len(unique) * (max_bytes_each + 128))
+    out = git.bytes(
+        ["cat-file", "--batch"],
+        input_bytes=stdin,
+        timeout=GIT_TIMEOUT_S,
+        max_bytes=len(unique) * (max_bytes_each + 128),
+    )
     blobs: dict[str, bytes] = {}
     pos = 0
     for oid in unique:
@@ -111,6 +122,6 @@ def read_blobs(git: GitDir, oids: list[str], max_bytes_each: int) -> dict[str, b
         if len(header) != 3 or header[0] != oid or header[1] != "blob":
             raise LabkitError("git_failed", f"git cat-file gave an unexpected answer for object {oid}")
         size = int(header[2])
-        blobs[oid] = out[nl + 1:nl + 1 + size]
+        blobs[oid] = out[nl + 1 : nl + 1 + size]
         pos = nl + 1 + size + 1
     return blobs

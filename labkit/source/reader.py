@@ -11,11 +11,11 @@ version *could* do, not what one request *did*.
 These functions never run code from the repositories they read: git is called
 through the hardened runner, and only ``cat-file``/``ls-tree`` touch objects.
 """
+
 from __future__ import annotations
 
 import hashlib
 from contextlib import contextmanager
-from pathlib import Path
 
 from labkit.errors import LabkitError
 from labkit.paths import check_relative_syntax
@@ -57,9 +57,12 @@ def _pin(config: SourceConfig, target: str, at: str, repo: str):
 
 
 def _provenance(deployment, instant) -> dict:
-    return {"target": deployment.target, "at": instant.isoformat(),
-            "deployment": {"from": deployment.start_text, "until": deployment.until_text},
-            "marking": MARKING}
+    return {
+        "target": deployment.target,
+        "at": instant.isoformat(),
+        "deployment": {"from": deployment.start_text, "until": deployment.until_text},
+        "marking": MARKING,
+    }
 
 
 def _checked_path(entry, path: str) -> str:
@@ -69,26 +72,34 @@ def _checked_path(entry, path: str) -> str:
     if PathRules.for_root(entry.directory).is_sensitive(rel):
         raise LabkitError("sensitive_path", f"'{rel}' is a sensitive path; it is never read")
     if rel not in entry.allowed_files:
-        raise LabkitError("path_not_allowed",
-                          f"'{rel}' is not on the allowed-files list of repo {entry.alias}; "
-                          f"if it should be readable, ask the config's owner to add it")
+        raise LabkitError(
+            "path_not_allowed",
+            f"'{rel}' is not on the allowed-files list of repo {entry.alias}; "
+            f"if it should be readable, ask the config's owner to add it",
+        )
     return rel
 
 
-def _regular_entry(entry, commit: str, rel: str, tree: dict) -> "gitobjects.TreeEntry":
+def _regular_entry(entry, commit: str, rel: str, tree: dict) -> gitobjects.TreeEntry:
     found = tree.get(rel)
     if found is None:
-        raise LabkitError("file_not_found",
-                          f"'{rel}' does not exist at commit {commit[:12]} of repo {entry.alias}; "
-                          f"the file may have been added or renamed in another version")
+        raise LabkitError(
+            "file_not_found",
+            f"'{rel}' does not exist at commit {commit[:12]} of repo {entry.alias}; "
+            f"the file may have been added or renamed in another version",
+        )
     if not found.is_regular:
-        raise LabkitError("not_regular_file",
-                          f"'{rel}' at commit {commit[:12]} of repo {entry.alias} is {found.describe()}; "
-                          f"only regular files are read, links and submodules are never followed")
+        raise LabkitError(
+            "not_regular_file",
+            f"'{rel}' at commit {commit[:12]} of repo {entry.alias} is {found.describe()}; "
+            f"only regular files are read, links and submodules are never followed",
+        )
     if found.size is None or found.size > MAX_FILE_BYTES:
-        raise LabkitError("file_too_large",
-                          f"'{rel}' at commit {commit[:12]} is {found.size} bytes, over the "
-                          f"{MAX_FILE_BYTES // 1024} KiB per-file budget; search for the part you need instead")
+        raise LabkitError(
+            "file_too_large",
+            f"'{rel}' at commit {commit[:12]} is {found.size} bytes, over the "
+            f"{MAX_FILE_BYTES // 1024} KiB per-file budget; search for the part you need instead",
+        )
     return found
 
 
@@ -124,14 +135,17 @@ def _line_window(rel: str, total: int, start, end) -> tuple[int, int]:
     if not isinstance(end, int) or isinstance(end, bool) or end < start:
         raise LabkitError("invalid_argument", f"--end must be a line number not below --start ({start}), got {end!r}")
     if end - start + 1 > MAX_READ_LINES:
-        raise LabkitError("invalid_argument",
-                          f"lines {start}-{end} are {end - start + 1} lines; one read returns at most "
-                          f"{MAX_READ_LINES}, so split it into smaller reads")
+        raise LabkitError(
+            "invalid_argument",
+            f"lines {start}-{end} are {end - start + 1} lines; one read returns at most "
+            f"{MAX_READ_LINES}, so split it into smaller reads",
+        )
     return start, min(end, total)
 
 
-def source_read(config_path, *, target: str, at: str, repo: str, path: str,
-                start: int | None = None, end: int | None = None) -> dict:
+def source_read(
+    config_path, *, target: str, at: str, repo: str, path: str, start: int | None = None, end: int | None = None
+) -> dict:
     """Lines ``start..end`` of ``path`` as committed in the deployment that served ``target`` at ``at``."""
     config = _config(config_path)
     entry = config.repo(repo)
@@ -142,14 +156,20 @@ def source_read(config_path, *, target: str, at: str, repo: str, path: str,
         text = _decode(rel, gitobjects.read_blob(git, found.oid, MAX_FILE_BYTES + 1))
     lines = split_lines(text)
     first, last = _line_window(rel, len(lines), start, end)
-    content = "".join(lines[first - 1:last])
+    content = "".join(lines[first - 1 : last])
     return {
         "evidenceId": evidence_id(entry.alias, commit, rel, first, last),
-        "repo": entry.alias, "commit": commit, "path": rel,
-        "startLine": first, "endLine": last,
-        "content": content, "contentSha256": content_sha256(content),
-        "totalLines": len(lines), "truncated": first > 1 or last < len(lines),
-        "blobId": found.oid, **_provenance(deployment, instant),
+        "repo": entry.alias,
+        "commit": commit,
+        "path": rel,
+        "startLine": first,
+        "endLine": last,
+        "content": content,
+        "contentSha256": content_sha256(content),
+        "totalLines": len(lines),
+        "truncated": first > 1 or last < len(lines),
+        "blobId": found.oid,
+        **_provenance(deployment, instant),
     }
 
 
@@ -208,12 +228,23 @@ def source_search(config_path, *, target: str, at: str, repo: str, query: str) -
             if len(hits) == MAX_SEARCH_HITS:
                 truncated = True
                 break
-            hits.append({"evidenceId": evidence_id(entry.alias, commit, found.path, number, number),
-                         "path": found.path, "line": number, "text": line[:MAX_TEXT_CHARS]})
+            hits.append(
+                {
+                    "evidenceId": evidence_id(entry.alias, commit, found.path, number, number),
+                    "path": found.path,
+                    "line": number,
+                    "text": line[:MAX_TEXT_CHARS],
+                }
+            )
         if len(hits) == MAX_SEARCH_HITS and truncated:
             break
     return {
-        "commit": commit, "matches": hits, "truncated": truncated,
-        "repo": entry.alias, "query": query, "filesScanned": scanned,
-        "skipped": sorted(skipped, key=lambda s: s["path"]), **_provenance(deployment, instant),
+        "commit": commit,
+        "matches": hits,
+        "truncated": truncated,
+        "repo": entry.alias,
+        "query": query,
+        "filesScanned": scanned,
+        "skipped": sorted(skipped, key=lambda s: s["path"]),
+        **_provenance(deployment, instant),
     }

@@ -14,11 +14,13 @@ the expected one. An untouched answer (``...`` or ``None``) reads as
 "not attempted". Wrong answers that matter are realistic agent mistakes, and
 each ``Exercise`` can recognise them by name through ``Mistake`` rules.
 """
+
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 CORRECT = "correct"
 INCORRECT = "incorrect"
@@ -48,9 +50,11 @@ class CheckResult:
     def _repr_html_(self) -> str:
         color = {CORRECT: "#1b7e3c", INCORRECT: "#b3261e", NOT_ATTEMPTED: "#6b6b6b"}[self.status]
         label = {CORRECT: "Correct", INCORRECT: "Incorrect", NOT_ATTEMPTED: "Not attempted"}[self.status]
-        return (f'<div style="border-left:4px solid {color};padding:4px 10px">'
-                f'<b style="color:{color}">{label}</b> <span>({html.escape(self.exercise)})</span><br>'
-                f'{html.escape(self.message)}</div>')
+        return (
+            f'<div style="border-left:4px solid {color};padding:4px 10px">'
+            f'<b style="color:{color}">{label}</b> <span>({html.escape(self.exercise)})</span><br>'
+            f"{html.escape(self.message)}</div>"
+        )
 
 
 @dataclass
@@ -63,7 +67,9 @@ class Hint:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        return f'<div style="border-left:4px solid #3465a4;padding:4px 10px"><b>Hint</b><br>{html.escape(self.text)}</div>'
+        return (
+            f'<div style="border-left:4px solid #3465a4;padding:4px 10px"><b>Hint</b><br>{html.escape(self.text)}</div>'
+        )
 
 
 @dataclass
@@ -79,15 +85,18 @@ class Solution:
 
     def __str__(self) -> str:
         return f"Solution (the code runs as is in this notebook):\n{self.code}" + (
-            f"\n\nWhy: {self.explanation}" if self.explanation else "")
+            f"\n\nWhy: {self.explanation}" if self.explanation else ""
+        )
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
         why = f"<p><b>Why:</b> {html.escape(self.explanation)}</p>" if self.explanation else ""
-        return ('<div style="border-left:4px solid #7a4ea3;padding:4px 10px"><b>Solution</b> '
-                '(the code runs as is in this notebook)'
-                f'<pre>{html.escape(self.code)}</pre>{why}</div>')
+        return (
+            '<div style="border-left:4px solid #7a4ea3;padding:4px 10px"><b>Solution</b> '
+            "(the code runs as is in this notebook)"
+            f"<pre>{html.escape(self.code)}</pre>{why}</div>"
+        )
 
 
 def is_unattempted(answer: Any) -> bool:
@@ -112,8 +121,9 @@ class Exercise:
 
     def check(self, answer: Any = Ellipsis) -> CheckResult:
         if is_unattempted(answer):
-            result = CheckResult(self.name, NOT_ATTEMPTED,
-                                 "replace the `...` placeholder with your answer, then run this cell again")
+            result = CheckResult(
+                self.name, NOT_ATTEMPTED, "replace the `...` placeholder with your answer, then run this cell again"
+            )
         else:
             try:
                 self.validate(answer)

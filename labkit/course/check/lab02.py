@@ -3,6 +3,7 @@
 Reference values are measured on a fresh copy of the lab's world, never
 stored as constants, and no message names them.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -25,12 +26,13 @@ def _world_with_double_edit(repo) -> None:
 
 @lru_cache(maxsize=1)
 def _reference() -> dict:
-    from labkit.diff import git_diff
+    import tempfile
+
     from labkit.course.experiments.git_worlds import rename_world, status_world
     from labkit.course.repo_builder import IsolatedRepo
+    from labkit.diff import git_diff
     from labkit.snapshots import SnapshotStore
     from labkit.status import git_status
-    import tempfile
 
     out: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -46,8 +48,9 @@ def _reference() -> dict:
             out["where"] = where
         with IsolatedRepo() as repo:
             _world_with_double_edit(repo)
-            out["sizes"] = {m: git_diff(repo.path, mode=m, store=store)["totalBytes"]
-                            for m in ("unstaged", "staged", "head")}
+            out["sizes"] = {
+                m: git_diff(repo.path, mode=m, store=store)["totalBytes"] for m in ("unstaged", "staged", "head")
+            }
         with IsolatedRepo() as repo:
             rename_world(repo)
             page = git_diff(repo.path, mode="staged", store=store)
@@ -65,29 +68,39 @@ def _check_q1(answer) -> None:
             raise Incorrect(f"{path}: {answer[path]!r} is not one of {', '.join(CATEGORIES)}")
     ref = _reference()["where"]
     if answer["notes/todo.md"] == "unstaged" and ref["notes/todo.md"] != "unstaged":
-        raise Incorrect("you put notes/todo.md under unstaged. git has never been told about that file, and "
-                        "no diff mode shows a file git does not track")
+        raise Incorrect(
+            "you put notes/todo.md under unstaged. git has never been told about that file, and "
+            "no diff mode shows a file git does not track"
+        )
     if answer[".env"] != "hidden" and ref[".env"] == "hidden":
-        raise Incorrect(f"you put .env under {answer['.env']}. labkit never lists a sensitive path: an agent only "
-                        "sees that a change exists, through the hidden count")
+        raise Incorrect(
+            f"you put .env under {answer['.env']}. labkit never lists a sensitive path: an agent only "
+            "sees that a change exists, through the hidden count"
+        )
     wrong = [p for p in Q1_PATHS if answer[p] != ref[p]]
     if wrong:
-        raise Incorrect(f"your category for {', '.join(wrong)} does not match what labkit status reports; "
-                        "run it on the world and look at each list")
+        raise Incorrect(
+            f"your category for {', '.join(wrong)} does not match what labkit status reports; "
+            "run it on the world and look at each list"
+        )
 
 
 def _check_q2(answer) -> None:
     expect_type(answer, int, "your answer")
     sizes = _reference()["sizes"]
     if answer == sizes["unstaged"] + sizes["staged"] and answer != sizes["head"]:
-        raise Incorrect("you added the unstaged and staged sizes. That worked by coincidence in the first world, "
-                        "where no file had both kinds of change; here src/feature.ts has both, and head mode "
-                        "compares the worktree with HEAD in one patch. Measure head mode itself")
+        raise Incorrect(
+            "you added the unstaged and staged sizes. That worked by coincidence in the first world, "
+            "where no file had both kinds of change; here src/feature.ts has both, and head mode "
+            "compares the worktree with HEAD in one patch. Measure head mode itself"
+        )
     if answer in (sizes["unstaged"], sizes["staged"]):
         raise Incorrect("your number is the size of another mode's diff; the question asks about head mode")
     if answer != sizes["head"]:
-        raise Incorrect(f"{answer} B is not what labkit diff --mode head reports for this world; "
-                        "read totalBytes from its first page")
+        raise Incorrect(
+            f"{answer} B is not what labkit diff --mode head reports for this world; "
+            "read totalBytes from its first page"
+        )
 
 
 def _check_q3(answer) -> None:
@@ -100,44 +113,61 @@ def _check_q3(answer) -> None:
     visible = sorted(answer["visible"])
     leaked = [p for p in visible if p in (".env", ".env.local", "b-before.ts", "c-after.ts")]
     if leaked:
-        raise Incorrect(f"you list {', '.join(leaked)} as visible. A rename has two sides; if either side is "
-                        "sensitive, labkit drops the whole entry, so neither name reaches the agent")
+        raise Incorrect(
+            f"you list {', '.join(leaked)} as visible. A rename has two sides; if either side is "
+            "sensitive, labkit drops the whole entry, so neither name reaches the agent"
+        )
     if answer["hidden"] != ref["hidden"]:
-        raise Incorrect(f"you count {answer['hidden']} hidden change(s). Check both directions: a file renamed "
-                        "into a sensitive name and one renamed out of a sensitive name")
+        raise Incorrect(
+            f"you count {answer['hidden']} hidden change(s). Check both directions: a file renamed "
+            "into a sensitive name and one renamed out of a sensitive name"
+        )
     if visible != ref["visible"]:
-        raise Incorrect("your visible list is not the list of files labkit diff --mode staged shows; give each "
-                        "entry's new path")
+        raise Incorrect(
+            "your visible list is not the list of files labkit diff --mode staged shows; give each entry's new path"
+        )
 
 
 q1 = Exercise(
     name="lab02.q1",
-    prompt=("In the status world, classify each of src/feature.ts, src/report.ts, notes/todo.md and .env as "
-            "'staged', 'unstaged', 'untracked' or 'hidden'."),
+    prompt=(
+        "In the status world, classify each of src/feature.ts, src/report.ts, notes/todo.md and .env as "
+        "'staged', 'unstaged', 'untracked' or 'hidden'."
+    ),
     validate=_check_q1,
     hint_text="Call labkit.status.git_status on the world: each list is one category, and hidden is a count.",
-    explanation=("git_status puts each visible change in exactly one list; a file git has never tracked is "
-                 "untracked (no diff mode shows it), and a sensitive path is only counted under hidden."),
+    explanation=(
+        "git_status puts each visible change in exactly one list; a file git has never tracked is "
+        "untracked (no diff mode shows it), and a sensitive path is only counted under hidden."
+    ),
 )
 
 q2 = Exercise(
     name="lab02.q2",
-    prompt=("Build the status world again, then append a line to src/feature.ts without staging it. "
-            "What is totalBytes of labkit diff --mode head now?"),
+    prompt=(
+        "Build the status world again, then append a line to src/feature.ts without staging it. "
+        "What is totalBytes of labkit diff --mode head now?"
+    ),
     validate=_check_q2,
     hint_text="Measure it: git_diff(repo.path, mode='head')['totalBytes']. Do not add the other two modes.",
-    explanation=("head mode compares the working tree with HEAD in one patch per file, so a file that is both "
-                 "staged and edited again appears once; measure the mode instead of adding the other two."),
+    explanation=(
+        "head mode compares the working tree with HEAD in one patch per file, so a file that is both "
+        "staged and edited again appears once; measure the mode instead of adding the other two."
+    ),
 )
 
 q3 = Exercise(
     name="lab02.q3",
-    prompt=("In the rename world, how many changes does labkit diff --mode staged hide, and which new paths "
-            "are visible? Answer {'hidden': N, 'visible': [paths]}."),
+    prompt=(
+        "In the rename world, how many changes does labkit diff --mode staged hide, and which new paths "
+        "are visible? Answer {'hidden': N, 'visible': [paths]}."
+    ),
     validate=_check_q3,
     hint_text="Read page['hidden'] and page['files'] from git_diff(repo.path, mode='staged').",
-    explanation=("a rename is dropped when either of its two paths is sensitive, so two of the three renames "
-                 "are only counted; the visible entry is listed under its new path."),
+    explanation=(
+        "a rename is dropped when either of its two paths is sensitive, so two of the three renames "
+        "are only counted; the visible entry is listed under its new path."
+    ),
 )
 
 
@@ -147,18 +177,20 @@ q3 = Exercise(
 @lru_cache(maxsize=1)
 def _q4_reference() -> dict:
     from labkit.course.exercise_worlds import build_commit_preview_world
-    from labkit.diff import git_diff
     from labkit.course.repo_builder import IsolatedRepo
+    from labkit.diff import git_diff
     from labkit.status import git_status
 
     with IsolatedRepo() as repo:
         build_commit_preview_world(repo)
         modes = {m: git_diff(repo.path, mode=m) for m in ("staged", "unstaged", "head")}
         status = git_status(repo.path)
-    return {"paths": {m: sorted(f["path"] for f in d["files"]) for m, d in modes.items()},
-            "old": sorted(f["origPath"] for f in modes["staged"]["files"] if f.get("origPath")),
-            "untracked": sorted(e["path"] for e in status["untracked"]),
-            "hidden": modes["staged"]["hidden"]["changes"]}
+    return {
+        "paths": {m: sorted(f["path"] for f in d["files"]) for m, d in modes.items()},
+        "old": sorted(f["origPath"] for f in modes["staged"]["files"] if f.get("origPath")),
+        "untracked": sorted(e["path"] for e in status["untracked"]),
+        "hidden": modes["staged"]["hidden"]["changes"],
+    }
 
 
 def _check_q4(answer) -> None:
@@ -167,40 +199,56 @@ def _check_q4(answer) -> None:
         raise Incorrect("your answer needs exactly two keys: 'paths' (a list of paths) and 'hidden' (a number)")
     expect_type(answer["paths"], (list, tuple, set), "'paths'")
     if isinstance(answer["hidden"], bool) or not isinstance(answer["hidden"], int):
-        raise Incorrect(f"'hidden' should be an int (a count of changes), but you gave a "
-                        f"{type(answer['hidden']).__name__}")
+        raise Incorrect(
+            f"'hidden' should be an int (a count of changes), but you gave a {type(answer['hidden']).__name__}"
+        )
     ref = _q4_reference()
     paths = sorted(answer["paths"])
     if paths != ref["paths"]["staged"]:
         if any(p in ref["untracked"] for p in paths):
-            raise Incorrect("you list an untracked file. `git commit` without `-a` takes only what is staged, and "
-                            "git has never been told about an untracked file")
+            raise Incorrect(
+                "you list an untracked file. `git commit` without `-a` takes only what is staged, and "
+                "git has never been told about an untracked file"
+            )
         if paths == ref["paths"]["head"]:
-            raise Incorrect("your paths are what head mode shows: staged changes and unstaged ones together. "
-                            "A plain `git commit` leaves the unstaged edits in the working tree")
+            raise Incorrect(
+                "your paths are what head mode shows: staged changes and unstaged ones together. "
+                "A plain `git commit` leaves the unstaged edits in the working tree"
+            )
         if paths == ref["paths"]["unstaged"]:
             raise Incorrect("your paths are the unstaged changes: exactly what the commit will NOT contain")
         if any(p in ref["old"] for p in paths):
-            raise Incorrect("you list the old side of a rename; list each change under the path it will have "
-                            "after the commit")
-        raise Incorrect("your paths are not the list of files whose changes are staged; some are missing or "
-                        "extra. Which diff mode compares the index with HEAD?")
+            raise Incorrect(
+                "you list the old side of a rename; list each change under the path it will have after the commit"
+            )
+        raise Incorrect(
+            "your paths are not the list of files whose changes are staged; some are missing or "
+            "extra. Which diff mode compares the index with HEAD?"
+        )
     if answer["hidden"] != ref["hidden"]:
         if answer["hidden"] == 0:
-            raise Incorrect("your paths are right, but you say nothing hidden goes in. A staged change to a "
-                            "sensitive file is never listed, yet the commit contains it: read the hidden count "
-                            "of the same diff")
+            raise Incorrect(
+                "your paths are right, but you say nothing hidden goes in. A staged change to a "
+                "sensitive file is never listed, yet the commit contains it: read the hidden count "
+                "of the same diff"
+            )
         raise Incorrect(f"{answer['hidden']} is not the number of staged changes labkit hides here")
 
 
 q4 = Exercise(
     name="lab02.q4",
-    prompt=("In a teammate's repository (q4_repo), which files' changes will a plain `git commit` contain, and "
-            "how many hidden changes go in with them? Answer {'paths': [...], 'hidden': N}."),
+    prompt=(
+        "In a teammate's repository (q4_repo), which files' changes will a plain `git commit` contain, and "
+        "how many hidden changes go in with them? Answer {'paths': [...], 'hidden': N}."
+    ),
     validate=_check_q4,
-    hint_text=("A plain `git commit` records the index: that is one of the three diff modes. Read its files "
-               "(each under its new path) and its hidden count."),
-    explanation=("`git commit` records the index, so the staged diff is exactly the commit: the deletion, the "
-                 "rename under its new path, the first edit of the twice-edited file, and one sensitive change "
-                 "that labkit counts but never shows. Unstaged and untracked files stay behind."),
+    hint_text=(
+        "A plain `git commit` records the index: that is one of the three diff modes. Read its files "
+        "(each under its new path) and its hidden count."
+    ),
+    explanation=(
+        "`git commit` records the index, so the staged diff is exactly the commit: the deletion, the "
+        "rename under its new path, the first edit of the twice-edited file, and one sensitive change "
+        "that labkit counts but never shows. Unstaged and untracked files stay behind."
+    ),
 )

@@ -6,6 +6,7 @@ reading page 2 returns the rest of the version page 1 came from. q3 (transfer)
 asks which events in another repository invalidate a revision-bound read; its
 truth is measured by replaying each event with labkit.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -13,8 +14,12 @@ from functools import lru_cache
 from labkit.course.check import Exercise, Incorrect, expect_type
 
 Q1_FIELDS = ("offsets", "totalBytes", "head", "sourceRevision")
-_TABLE_ROWS = {"offsets": "offset / nextOffset", "totalBytes": "totalBytes", "head": "HEAD commit",
-               "sourceRevision": "sourceRevision (SHA-256 of the whole diff)"}
+_TABLE_ROWS = {
+    "offsets": "offset / nextOffset",
+    "totalBytes": "totalBytes",
+    "head": "HEAD commit",
+    "sourceRevision": "sourceRevision (SHA-256 of the whole diff)",
+}
 
 #: q2's options: how an agent asks for page 2 after the worktree changed.
 Q2_OPTIONS = {
@@ -44,17 +49,24 @@ def _check_q1(answer) -> None:
             raise Incorrect(f"{key}: give True or False, not {answer[key]!r}")
     ref = _detects()
     if answer["totalBytes"] and not ref["totalBytes"]:
-        raise Incorrect("you say totalBytes catches the mixture. Look at the lengths the experiment measured "
-                        "for V1, V2 and the mixture")
+        raise Incorrect(
+            "you say totalBytes catches the mixture. Look at the lengths the experiment measured "
+            "for V1, V2 and the mixture"
+        )
     if answer["head"] and not ref["head"]:
-        raise Incorrect("you say HEAD catches it. Which git object changed between page 1 and page 2: a commit, "
-                        "or a file in the worktree?")
+        raise Incorrect(
+            "you say HEAD catches it. Which git object changed between page 1 and page 2: a commit, "
+            "or a file in the worktree?"
+        )
     if answer["offsets"] and not ref["offsets"]:
-        raise Incorrect("you say the offsets catch it. Check whether each page of the mixture starts where the "
-                        "previous one ended")
+        raise Incorrect(
+            "you say the offsets catch it. Check whether each page of the mixture starts where the previous one ended"
+        )
     if not answer["sourceRevision"] and ref["sourceRevision"]:
-        raise Incorrect("you say no field in your answer catches the mixture, yet the lab showed one that does; "
-                        "compare what a length and a content hash each summarise")
+        raise Incorrect(
+            "you say no field in your answer catches the mixture, yet the lab showed one that does; "
+            "compare what a length and a content hash each summarise"
+        )
     wrong = [k for k in Q1_FIELDS if answer[k] != ref[k]]
     if wrong:
         raise Incorrect(f"your verdict for {', '.join(wrong)} does not match the experiment's detection table")
@@ -66,39 +78,56 @@ def _check_q2(answer) -> None:
     if letter not in Q2_OPTIONS:
         raise Incorrect(f"{answer!r} is not one of the options a-e")
     if letter == "a":
-        raise Incorrect("you chose (a). The naive pager regenerates the diff for every page and binds nothing, "
-                        "which is exactly how the mixture formed")
+        raise Incorrect(
+            "you chose (a). The naive pager regenerates the diff for every page and binds nothing, "
+            "which is exactly how the mixture formed"
+        )
     if letter == "c":
-        raise Incorrect("you chose (c). Binding to the revision makes the call fail closed with snapshot_drift: "
-                        "safe, but it hands you no page at all")
+        raise Incorrect(
+            "you chose (c). Binding to the revision makes the call fail closed with snapshot_drift: "
+            "safe, but it hands you no page at all"
+        )
     if letter == "d":
-        raise Incorrect("you chose (d). A fresh read is whole, but it is the diff as the worktree is now, not the "
-                        "rest of the version your page 1 came from")
+        raise Incorrect(
+            "you chose (d). A fresh read is whole, but it is the diff as the worktree is now, not the "
+            "rest of the version your page 1 came from"
+        )
     if letter == "e":
-        raise Incorrect("you chose (e). Run it: the safe pager refuses a later page that names no snapshot or "
-                        "revision, so you get an error, not a page")
+        raise Incorrect(
+            "you chose (e). Run it: the safe pager refuses a later page that names no snapshot or "
+            "revision, so you get an error, not a page"
+        )
 
 
 q1 = Exercise(
     name="lab04.q1",
-    prompt=("For the V1/V2 mixture, which of these would have told the reader something was wrong? "
-            "Answer {'offsets': bool, 'totalBytes': bool, 'head': bool, 'sourceRevision': bool}."),
+    prompt=(
+        "For the V1/V2 mixture, which of these would have told the reader something was wrong? "
+        "Answer {'offsets': bool, 'totalBytes': bool, 'head': bool, 'sourceRevision': bool}."
+    ),
     validate=_check_q1,
     hint_text="Run the snapshot-drift experiment and read its 'detection' table; reason from V1 and V2's lengths.",
-    explanation=("V1 and V2 have the same length and HEAD never moved, so offsets, totalBytes and HEAD all "
-                 "agree across the mixture; only a hash of the whole diff's bytes (sourceRevision) differs."),
+    explanation=(
+        "V1 and V2 have the same length and HEAD never moved, so offsets, totalBytes and HEAD all "
+        "agree across the mixture; only a hash of the whole diff's bytes (sourceRevision) differs."
+    ),
 )
 
 q2 = Exercise(
     name="lab04.q2",
-    prompt=("Page 1 was read, then the worktree changed. Which one way of reading on gives you the rest of the "
-            "SAME diff page 1 came from, whole? Answer one letter: "
-            + "; ".join(f"{k}) {v}" for k, v in Q2_OPTIONS.items())),
+    prompt=(
+        "Page 1 was read, then the worktree changed. Which one way of reading on gives you the rest of the "
+        "SAME diff page 1 came from, whole? Answer one letter: " + "; ".join(f"{k}) {v}" for k, v in Q2_OPTIONS.items())
+    ),
     validate=_check_q2,
-    hint_text="Try each with labkit.diff.git_diff after changing the worktree: which ones fail, and which one serves V1?",
-    explanation=("a snapshot is a stored copy of the whole diff taken with page 1, so every later page is cut "
-                 "from those bytes whatever the worktree does; a revision only detects the change, and the "
-                 "other ways mix versions or fail."),
+    hint_text=(
+        "Try each with labkit.diff.git_diff after changing the worktree: which ones fail, and which one serves V1?"
+    ),
+    explanation=(
+        "a snapshot is a stored copy of the whole diff taken with page 1, so every later page is cut "
+        "from those bytes whatever the worktree does; a revision only detects the change, and the "
+        "other ways mix versions or fail."
+    ),
 )
 
 
@@ -109,9 +138,9 @@ q2 = Exercise(
 def q3_drifting_events() -> frozenset:
     """The events after which page 2, bound to page 1's sourceRevision, is refused: measured, not stored."""
     from labkit.course.exercise_worlds import READING_EVENTS, apply_reading_event, build_reading_world
+    from labkit.course.repo_builder import IsolatedRepo
     from labkit.diff import git_diff
     from labkit.errors import LabkitError
-    from labkit.course.repo_builder import IsolatedRepo
 
     drifting = set()
     for event in READING_EVENTS:
@@ -130,10 +159,14 @@ def q3_drifting_events() -> frozenset:
 _Q3_NO_DRIFT = {
     "touch": "saving the same bytes changes a timestamp, not the diff: its bytes, and so its hash, are the same",
     "untracked": "an untracked file is in no diff mode, so the unstaged diff's bytes do not change",
-    "commit_other": ("HEAD moved, but the unstaged diff compares the worktree with the index, and drift.txt's "
-                     "patch is byte for byte the same: sourceRevision binds the diff's bytes, not HEAD"),
-    "secret": ("a sensitive file's patch is never part of the bytes labkit serves (it is only counted as "
-               "hidden), so the served diff did not change"),
+    "commit_other": (
+        "HEAD moved, but the unstaged diff compares the worktree with the index, and drift.txt's "
+        "patch is byte for byte the same: sourceRevision binds the diff's bytes, not HEAD"
+    ),
+    "secret": (
+        "a sensitive file's patch is never part of the bytes labkit serves (it is only counted as "
+        "hidden), so the served diff did not change"
+    ),
 }
 
 
@@ -153,16 +186,21 @@ def _check_q3(answer) -> None:
         why = _Q3_NO_DRIFT.get(wrong[0], "replay it: page 2 is still served")
         raise Incorrect(f"you chose {wrong[0]!r}, but {why}")
     if not chosen:
-        raise Incorrect("you say nothing can invalidate the read. Replay the events with labkit: read page 1, "
-                        "apply one event, ask for page 2 with revision=page 1's sourceRevision")
+        raise Incorrect(
+            "you say nothing can invalidate the read. Replay the events with labkit: read page 1, "
+            "apply one event, ask for page 2 with revision=page 1's sourceRevision"
+        )
     missing = truth - chosen
     if missing:
         if "stage" in missing:
-            raise Incorrect("you are missing an event that changes the unstaged diff without editing any file's "
-                            "content. The unstaged mode compares the worktree with the index: what changes the "
-                            "index?")
-        raise Incorrect(f"you are missing {len(missing)} event(s) that make page 2 fail with snapshot_drift; "
-                        "replay each one")
+            raise Incorrect(
+                "you are missing an event that changes the unstaged diff without editing any file's "
+                "content. The unstaged mode compares the worktree with the index: what changes the "
+                "index?"
+            )
+        raise Incorrect(
+            f"you are missing {len(missing)} event(s) that make page 2 fail with snapshot_drift; replay each one"
+        )
 
 
 def _q3_events() -> dict:
@@ -175,15 +213,21 @@ Q3_EVENTS = _q3_events()
 
 q3 = Exercise(
     name="lab04.q3",
-    prompt=("An agent reads the unstaged diff of another repository page by page, bound to page 1's "
-            "sourceRevision. Which of lab04.Q3_EVENTS, happening after page 1, make page 2 fail with "
-            "snapshot_drift? Give a set of keys."),
+    prompt=(
+        "An agent reads the unstaged diff of another repository page by page, bound to page 1's "
+        "sourceRevision. Which of lab04.Q3_EVENTS, happening after page 1, make page 2 fail with "
+        "snapshot_drift? Give a set of keys."
+    ),
     validate=_check_q3,
-    hint_text=("For each event: build a fresh repository with build_reading_world, read page 1, "
-               "apply_reading_event, then ask for page 2 with revision=page1['sourceRevision'] inside "
-               "try/except LabkitError."),
-    explanation=("sourceRevision is a hash of the bytes of the diff the agent asked for: an event drifts exactly "
-                 "when it changes those bytes. Staging moves the change out of the unstaged diff, and a new "
-                 "unstaged edit adds a patch; a touch, an untracked file, a commit of another file and a hidden "
-                 "file's edit leave the served bytes as they were."),
+    hint_text=(
+        "For each event: build a fresh repository with build_reading_world, read page 1, "
+        "apply_reading_event, then ask for page 2 with revision=page1['sourceRevision'] inside "
+        "try/except LabkitError."
+    ),
+    explanation=(
+        "sourceRevision is a hash of the bytes of the diff the agent asked for: an event drifts exactly "
+        "when it changes those bytes. Staging moves the change out of the unstaged diff, and a new "
+        "unstaged edit adds a patch; a touch, an untracked file, a commit of another file and a hidden "
+        "file's edit leave the served bytes as they were."
+    ),
 )

@@ -7,6 +7,7 @@ line endings, and asks which invariant it breaks. q3 (transfer): four agents'
 reads of a repository that changed once; which are evidence of the diff as it
 is now (trusted AND of the current revision)?
 """
+
 from __future__ import annotations
 
 import copy
@@ -27,9 +28,9 @@ INVARIANTS = {
 def _built() -> dict:
     import tempfile
 
-    from labkit.diff import git_diff, read_all_pages
     from labkit.course.experiments.git_worlds import DRIFT_PATH, DRIFT_V2, drift_world
     from labkit.course.repo_builder import IsolatedRepo
+    from labkit.diff import git_diff, read_all_pages
     from labkit.snapshots import SnapshotStore
 
     with tempfile.TemporaryDirectory() as tmp, IsolatedRepo(prefix="labkit-lab05-") as repo:
@@ -74,11 +75,15 @@ def _check_q1(answer) -> None:
     for name in sorted(chosen):
         v = verdicts[name]
         if not v["consistent"]:
-            raise Incorrect(f"you trust '{name}', but its pages do not all carry the same sourceRevision: they come "
-                            "from different versions of the diff, even though every offset lines up")
+            raise Incorrect(
+                f"you trust '{name}', but its pages do not all carry the same sourceRevision: they come "
+                "from different versions of the diff, even though every offset lines up"
+            )
         if not v["complete"]:
-            raise Incorrect(f"you trust '{name}', but its last page still says hasMore: the reader stopped early, "
-                            "so anything after the last page was never seen")
+            raise Incorrect(
+                f"you trust '{name}', but its last page still says hasMore: the reader stopped early, "
+                "so anything after the last page was never seen"
+            )
     if not chosen:
         raise Incorrect("you trust none of the sets; check each one against the invariants before rejecting it")
     trusted = {n for n, v in verdicts.items() if v["trusted"]}
@@ -91,8 +96,10 @@ def _check_q2(answer) -> None:
     if answer not in INVARIANTS:
         raise Incorrect(f"{answer!r} is not one of {', '.join(INVARIANTS)}")
     if answer == "advance":
-        raise Incorrect("the page's offset, returnedBytes and nextOffset are untouched and still add up; "
-                        "look at what happened to its text")
+        raise Incorrect(
+            "the page's offset, returnedBytes and nextOffset are untouched and still add up; "
+            "look at what happened to its text"
+        )
     if answer == "revision":
         raise Incorrect("there is only one page and its sourceRevision is intact; the damage is inside the page")
     if answer == "fields":
@@ -101,25 +108,35 @@ def _check_q2(answer) -> None:
 
 q1 = Exercise(
     name="lab05.q1",
-    prompt=("lab05.page_sets() gives three page sets of one diff: 'north', 'east' and 'south'. Which can be "
-            "trusted as the whole diff? Answer a set of names."),
+    prompt=(
+        "lab05.page_sets() gives three page sets of one diff: 'north', 'east' and 'south'. Which can be "
+        "trusted as the whole diff? Answer a set of names."
+    ),
     validate=_check_q1,
-    hint_text=("For each set check: does it start at 0, does each page start at the previous nextOffset, do all "
-               "pages share one sourceRevision, does the last page say hasMore false? "
-               "labkit.evidence.page_set_report does all of it."),
-    explanation=("only a set that starts at 0, advances exactly, ends with hasMore false and carries one "
-                 "sourceRevision that its bytes hash to is the whole diff; identical offsets and byte counts do "
-                 "not tell a drifted set from a whole one."),
+    hint_text=(
+        "For each set check: does it start at 0, does each page start at the previous nextOffset, do all "
+        "pages share one sourceRevision, does the last page say hasMore false? "
+        "labkit.evidence.page_set_report does all of it."
+    ),
+    explanation=(
+        "only a set that starts at 0, advances exactly, ends with hasMore false and carries one "
+        "sourceRevision that its bytes hash to is the whole diff; identical offsets and byte counts do "
+        "not tell a drifted set from a whole one."
+    ),
 )
 
 q2 = Exercise(
     name="lab05.q2",
-    prompt=("lab05.proxied_page() went through a proxy that normalised line endings. Which invariant does it "
-            "break? Answer one of: " + "; ".join(f"'{k}' ({v})" for k, v in INVARIANTS.items())),
+    prompt=(
+        "lab05.proxied_page() went through a proxy that normalised line endings. Which invariant does it "
+        "break? Answer one of: " + "; ".join(f"'{k}' ({v})" for k, v in INVARIANTS.items())
+    ),
     validate=_check_q2,
     hint_text="Encode page['diff'] as UTF-8 and compare its length with page['returnedBytes'].",
-    explanation=("the proxy removed one byte per line (each CR), so the text no longer re-encodes to the "
-                 "returnedBytes the page reports; the offsets it carries are still the pager's."),
+    explanation=(
+        "the proxy removed one byte per line (each CR), so the text no longer re-encodes to the "
+        "returnedBytes the page reports; the offsets it carries are still the pager's."
+    ),
 )
 
 
@@ -129,15 +146,17 @@ q2 = Exercise(
 @lru_cache(maxsize=1)
 def _q3_truth() -> dict:
     from labkit.course.exercise_worlds import build_agent_runs
+    from labkit.course.repo_builder import IsolatedRepo
     from labkit.diff import git_diff
     from labkit.evidence import page_set_report
-    from labkit.course.repo_builder import IsolatedRepo
 
     with IsolatedRepo(prefix="labkit-lab05-q3-") as repo:
         runs = build_agent_runs(repo)
         now = git_diff(repo.path, max_bytes=1024)["sourceRevision"]
-    return {name: {"trusted": page_set_report(pages)["trusted"], "current": pages[0]["sourceRevision"] == now}
-            for name, pages in runs.items()}
+    return {
+        name: {"trusted": page_set_report(pages)["trusted"], "current": pages[0]["sourceRevision"] == now}
+        for name, pages in runs.items()
+    }
 
 
 def _check_q3(answer) -> None:
@@ -156,9 +175,11 @@ def _check_q3(answer) -> None:
         if not t["trusted"]:
             raise Incorrect(f"you accept {name}'s read, but page_set_report does not trust it: read its problems")
         if not t["current"]:
-            raise Incorrect(f"{name}'s pages are whole and consistent, but they are a diff of an older version: "
-                            "their sourceRevision is not the one the repository's diff has now. Consistent is "
-                            "not current; ask labkit for the diff's revision now and compare")
+            raise Incorrect(
+                f"{name}'s pages are whole and consistent, but they are a diff of an older version: "
+                "their sourceRevision is not the one the repository's diff has now. Consistent is "
+                "not current; ask labkit for the diff's revision now and compare"
+            )
     want = {n for n, t in truth.items() if t["trusted"] and t["current"]}
     if not chosen:
         raise Incorrect("you accept no read at all; one of them is whole, consistent and of the current version")
@@ -168,12 +189,18 @@ def _check_q3(answer) -> None:
 
 q3 = Exercise(
     name="lab05.q3",
-    prompt=("Four agents read q3_repo's unstaged diff (agent_runs); the repository changed once meanwhile. "
-            "Whose read is evidence of the diff as it is NOW? Give a set of names."),
+    prompt=(
+        "Four agents read q3_repo's unstaged diff (agent_runs); the repository changed once meanwhile. "
+        "Whose read is evidence of the diff as it is NOW? Give a set of names."
+    ),
     validate=_check_q3,
-    hint_text=("Two questions per run: does page_set_report trust it, and is its sourceRevision the one "
-               "git_diff(q3_repo.path, max_bytes=1024) reports now?"),
-    explanation=("a read can be whole and consistent and still describe a version that no longer exists; "
-                 "evidence of the present needs the page set's checks AND a sourceRevision equal to the "
-                 "diff's revision now."),
+    hint_text=(
+        "Two questions per run: does page_set_report trust it, and is its sourceRevision the one "
+        "git_diff(q3_repo.path, max_bytes=1024) reports now?"
+    ),
+    explanation=(
+        "a read can be whole and consistent and still describe a version that no longer exists; "
+        "evidence of the present needs the page set's checks AND a sourceRevision equal to the "
+        "diff's revision now."
+    ),
 )

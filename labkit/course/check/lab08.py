@@ -10,6 +10,7 @@ Each checker searches the lab's own index (``labkit.course.codesearch_demo.lab_w
 so it judges exactly what the learner saw. Definitions are recognised here by
 a plain text rule on the hit line, independent of the ranking under test.
 """
+
 from __future__ import annotations
 
 import re
@@ -41,12 +42,15 @@ def _validate_ranking(answer) -> None:
         query, literal = answer, False
     expect_type(query, str, "your query")
     if query.strip() == STORY_EXAMPLE:
-        raise Incorrect(f"{STORY_EXAMPLE} is the lab's own example; find another identifier for which ranking "
-                        "fixes raw order")
+        raise Incorrect(
+            f"{STORY_EXAMPLE} is the lab's own example; find another identifier for which ranking fixes raw order"
+        )
     symbol = queried_symbol(query, literal=literal)
     if symbol is None:
-        raise Incorrect("your query names no single identifier (a phrase or a pattern), so there is no "
-                        "definition for ranking to promote; search for a class or function name")
+        raise Incorrect(
+            "your query names no single identifier (a phrase or a pattern), so there is no "
+            "definition for ranking to promote; search for a class or function name"
+        )
     try:
         raw, ranked = _search(query, "raw", literal), _search(query, "definition-first", literal)
     except LabkitError as exc:
@@ -54,11 +58,15 @@ def _validate_ranking(answer) -> None:
     if not raw["matches"]:
         raise Incorrect(f"'{query}' finds nothing in the lab index, so there is no order to fix")
     if _is_definition(raw["matches"][0]["snippet"], symbol):
-        raise Incorrect(f"raw order already puts a definition of '{symbol}' first, so ranking fixed nothing; "
-                        "pick a name that is imported or mentioned in files that sort before its definition")
+        raise Incorrect(
+            f"raw order already puts a definition of '{symbol}' first, so ranking fixed nothing; "
+            "pick a name that is imported or mentioned in files that sort before its definition"
+        )
     if not _is_definition(ranked["matches"][0]["snippet"], symbol):
-        raise Incorrect(f"even after ranking, Top-1 for '{query}' is not a line that defines '{symbol}' "
-                        "(none of the lines it matches defines it); choose a name the code defines")
+        raise Incorrect(
+            f"even after ranking, Top-1 for '{query}' is not a line that defines '{symbol}' "
+            "(none of the lines it matches defines it); choose a name the code defines"
+        )
 
 
 Q1_PASTED = "Error: Got unexpected extra arguments (build deploy)"
@@ -70,8 +78,12 @@ def _q1_truth() -> dict:
     assert len(ranked["matches"]) == 1, ranked["matches"]
     top = ranked["matches"][0]
     singular = _search("Got unexpected extra argument (", "raw", literal=True)["matches"]
-    return {"repo": top["repo"], "path": top["path"], "line": top["line"],
-            "singular": {(m["path"], m["line"]) for m in singular}}
+    return {
+        "repo": top["repo"],
+        "path": top["path"],
+        "line": top["line"],
+        "singular": {(m["path"], m["line"]) for m in singular},
+    }
 
 
 def _validate_q1(answer) -> None:
@@ -83,18 +95,24 @@ def _validate_q1(answer) -> None:
     repo = answer["repo"]
     expect_type(repo, str, "'repo'")
     if "/" in repo and repo.rstrip("/").endswith("click"):
-        raise Incorrect("that is the name Zoekt derives from the origin URL; labkit names a repository after its "
-                        "folder, and get_file_context with this name gives repository_not_found")
+        raise Incorrect(
+            "that is the name Zoekt derives from the origin URL; labkit names a repository after its "
+            "folder, and get_file_context with this name gives repository_not_found"
+        )
     want = _q1_truth()
     if repo != want["repo"]:
         raise Incorrect(f"no line of the repository '{repo}' formats this message; look at where the hit came from")
     if (answer["path"], answer["line"]) in want["singular"]:
-        raise Incorrect("that line formats the singular message ('extra argument'); the user saw the plural. A "
-                        "search for a prefix of both matches both: read each hit")
+        raise Incorrect(
+            "that line formats the singular message ('extra argument'); the user saw the plural. A "
+            "search for a prefix of both matches both: read each hit"
+        )
     if answer["path"] != want["path"] or answer["line"] != want["line"]:
-        raise Incorrect("that path and line do not hold the format string of this message. The pasted text has "
-                        "the user's arguments filled in, which the source never contains: search for the part "
-                        "of the message that is fixed, as a literal")
+        raise Incorrect(
+            "that path and line do not hold the format string of this message. The pasted text has "
+            "the user's arguments filled in, which the source never contains: search for the part "
+            "of the message that is fixed, as a literal"
+        )
 
 
 def _expected_citation(symbol: str) -> dict:
@@ -114,16 +132,19 @@ def _world_index() -> str:
 
 def _check_line_type(line) -> None:
     if isinstance(line, bool) or not isinstance(line, int):
-        raise Incorrect(f"'line' should be an int (a line number such as 12), but you gave a {type(line).__name__}"
-                        + (f" ({line!r}); convert it with int()" if isinstance(line, str) and line.strip().isdigit()
-                           else ""))
+        raise Incorrect(
+            f"'line' should be an int (a line number such as 12), but you gave a {type(line).__name__}"
+            + (f" ({line!r}); convert it with int()" if isinstance(line, str) and line.strip().isdigit() else "")
+        )
 
 
 def _validate_q3(answer) -> None:
     expect_type(answer, dict, "your citation")
     if "revision" not in answer or not answer.get("revision"):
-        raise Incorrect("a line without its revision is not evidence: the same path and line hold other text "
-                        "at another commit; add the revision the index served")
+        raise Incorrect(
+            "a line without its revision is not evidence: the same path and line hold other text "
+            "at another commit; add the revision the index served"
+        )
     for key in ("repo", "path", "line"):
         if key not in answer:
             raise Incorrect(f"your citation lacks '{key}'")
@@ -133,14 +154,18 @@ def _validate_q3(answer) -> None:
         raise Incorrect(f"'{answer['repo']}' is not the repository that defines PriceChanged")
     if answer["path"] != want["path"] or answer["line"] != want["line"]:
         if str(answer["path"]).endswith("pricing.py"):
-            raise Incorrect("that line imports or raises PriceChanged; a citation for its definition must point "
-                            "at the class statement")
+            raise Incorrect(
+                "that line imports or raises PriceChanged; a citation for its definition must point "
+                "at the class statement"
+            )
         if str(answer["path"]).endswith(".md"):
             raise Incorrect("that is documentation mentioning the name, not the code that defines it")
         raise Incorrect("that path and line are not where PriceChanged is defined")
     if answer["revision"] != want["revision"]:
-        raise Incorrect("that revision is not the one the index served for this repository; copy it from the "
-                        "search result's revisions or the context read")
+        raise Incorrect(
+            "that revision is not the one the index served for this repository; copy it from the "
+            "search result's revisions or the context read"
+        )
 
 
 Q4_QUERY = "shown_total"
@@ -161,63 +186,94 @@ def _validate_q4(answer) -> None:
         raise Incorrect("write your prediction (the path you expect first) down before you search")
     _check_line_type(answer["line"])
     if not isinstance(answer["implementation"], bool):
-        raise Incorrect("'implementation' should be True or False: is the Top-1 line where the code that takes "
-                        "the parameter is implemented?")
+        raise Incorrect(
+            "'implementation' should be True or False: is the Top-1 line where the code that takes "
+            "the parameter is implemented?"
+        )
     want = _q4_truth()
     if (answer["path"], answer["line"]) != (want["path"], want["line"]):
-        raise Incorrect(f"that is not what definition-first ranking puts first for '{Q4_QUERY}'; search for it "
-                        "and copy the path and line of the first hit")
+        raise Incorrect(
+            f"that is not what definition-first ranking puts first for '{Q4_QUERY}'; search for it "
+            "and copy the path and line of the first hit"
+        )
     if answer["implementation"] != want["implementation"]:
-        raise Incorrect("a .pyi stub only declares a signature for type checkers; no code runs from it, so its "
-                        "line is not where the parameter is implemented" if not want["implementation"] else
-                        "that line is in a .py module: the code that takes the parameter runs from there")
+        raise Incorrect(
+            "a .pyi stub only declares a signature for type checkers; no code runs from it, so its "
+            "line is not where the parameter is implemented"
+            if not want["implementation"]
+            else "that line is in a .py module: the code that takes the parameter runs from there"
+        )
 
 
 q1 = Exercise(
     name="lab08.q1",
-    prompt=(f"A user pasted {Q1_PASTED!r}. Find the source line that formats this message: "
-            "{'repo': ..., 'path': ..., 'line': ...}."),
+    prompt=(
+        f"A user pasted {Q1_PASTED!r}. Find the source line that formats this message: "
+        "{'repo': ..., 'path': ..., 'line': ...}."
+    ),
     validate=_validate_q1,
-    hint_text=("The source holds a format string such as '... ({args})', never the user's words. Search for a "
-               "fixed part of the message with literal=True (the parenthesis is a regex metacharacter), then "
-               "read every hit: singular and plural messages can sit on neighbouring lines."),
-    explanation=("the pasted text is the format string after formatting: only its fixed part is in the source, "
-                 "and the '(' makes it a literal search. The plural and singular messages are two lines; the "
-                 "user saw the plural. The repository is named after its folder."),
+    hint_text=(
+        "The source holds a format string such as '... ({args})', never the user's words. Search for a "
+        "fixed part of the message with literal=True (the parenthesis is a regex metacharacter), then "
+        "read every hit: singular and plural messages can sit on neighbouring lines."
+    ),
+    explanation=(
+        "the pasted text is the format string after formatting: only its fixed part is in the source, "
+        "and the '(' makes it a literal search. The plural and singular messages are two lines; the "
+        "user saw the plural. The repository is named after its folder."
+    ),
 )
 
 q2 = Exercise(
     name="lab08.q2",
-    prompt=("Find a query (an identifier other than the lab's BadParameter) for which raw order puts a "
-            "non-definition first and definition-first ranking puts the definition first."),
+    prompt=(
+        "Find a query (an identifier other than the lab's BadParameter) for which raw order puts a "
+        "non-definition first and definition-first ranking puts the definition first."
+    ),
     validate=_validate_ranking,
-    hint_text=("Names that a package re-exports from __init__.py are good candidates: __init__.py sorts "
-               "before most modules, and its import lines mention every public name."),
-    explanation=("a package's __init__.py re-exports its public names and sorts before most modules, so raw "
-                 "order shows an import line first; ranking by definition promotes the class or def line "
-                 "without adding or dropping a hit."),
+    hint_text=(
+        "Names that a package re-exports from __init__.py are good candidates: __init__.py sorts "
+        "before most modules, and its import lines mention every public name."
+    ),
+    explanation=(
+        "a package's __init__.py re-exports its public names and sorts before most modules, so raw "
+        "order shows an import line first; ranking by definition promotes the class or def line "
+        "without adding or dropping a hit."
+    ),
 )
 
 q3 = Exercise(
     name="lab08.q3",
-    prompt=("Cite where PriceChanged is defined, as a dict with repo, path, line and revision, "
-            "using search_code and get_file_context on the lab index."),
+    prompt=(
+        "Cite where PriceChanged is defined, as a dict with repo, path, line and revision, "
+        "using search_code and get_file_context on the lab index."
+    ),
     validate=_validate_q3,
-    hint_text=("Search for the class name, take the ranked Top-1, read its context, and copy the revision "
-               "from the context result."),
-    explanation=("the ranked Top-1 is the class statement; the revision comes from the context read of that "
-                 "hit, so the citation names the exact text at the exact commit the index served."),
+    hint_text=(
+        "Search for the class name, take the ranked Top-1, read its context, and copy the revision "
+        "from the context result."
+    ),
+    explanation=(
+        "the ranked Top-1 is the class statement; the revision comes from the context read of that "
+        "hit, so the citation names the exact text at the exact commit the index served."
+    ),
 )
 
 q4 = Exercise(
     name="lab08.q4",
-    prompt=(f"Predict which file definition-first ranking puts first for the parameter name {Q4_QUERY!r}, then "
-            "search and answer {'prediction': ..., 'path': ..., 'line': ..., 'implementation': True/False}."),
+    prompt=(
+        f"Predict which file definition-first ranking puts first for the parameter name {Q4_QUERY!r}, then "
+        "search and answer {'prediction': ..., 'path': ..., 'line': ..., 'implementation': True/False}."
+    ),
     validate=_validate_q4,
-    hint_text=("The shop ships shop/__init__.pyi (a type stub) beside shop/pricing.py. Neither line defines "
-               "shown_total: both declare it as a parameter, so the ranking keeps them in path order."),
-    explanation=("a parameter is not a definition, so both signatures sit in the same group and path order "
-                 "decides: shop/__init__.pyi sorts before shop/pricing.py. The ranking already puts a stub's "
-                 "definitions after the implementation's, but not its parameters: the same gap is behind the eval's "
-                 "parameter misses in attrs, whose stubs sort before its modules."),
+    hint_text=(
+        "The shop ships shop/__init__.pyi (a type stub) beside shop/pricing.py. Neither line defines "
+        "shown_total: both declare it as a parameter, so the ranking keeps them in path order."
+    ),
+    explanation=(
+        "a parameter is not a definition, so both signatures sit in the same group and path order "
+        "decides: shop/__init__.pyi sorts before shop/pricing.py. The ranking already puts a stub's "
+        "definitions after the implementation's, but not its parameters: the same gap is behind the eval's "
+        "parameter misses in attrs, whose stubs sort before its modules."
+    ),
 )

@@ -4,6 +4,7 @@ The reference commits come from rebuilding the lab's world (commit ids are
 deterministic), never from a constant in this file, and no message names the
 expected commit or line.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,9 +27,12 @@ def _reference() -> dict:
     with fx.build_world() as world:
         config = load_config(world.config_path)
         pinned = resolve_deployment(config, Q1_TARGET, "backend", parse_instant(Q1_AT)).commit
-        return {"commits": {r: dict(c) for r, c in world.commits.items()},
-                "pinned": pinned, "release": world.release_of("backend", pinned),
-                "heads": {r: world.repos[r].head() for r in world.repos}}
+        return {
+            "commits": {r: dict(c) for r, c in world.commits.items()},
+            "pinned": pinned,
+            "release": world.release_of("backend", pinned),
+            "heads": {r: world.repos[r].head() for r in world.repos},
+        }
 
 
 def _check_q1(answer) -> None:
@@ -37,47 +41,62 @@ def _check_q1(answer) -> None:
     expect_type(answer, str, "your evidence id")
     text = answer.strip()
     if "@" not in text and re.search(r":L?\d+", text):
-        raise Incorrect("your citation has no commit. 'file.py:L3' points somewhere else as soon as main "
-                        "gains a line; cite ALIAS@COMMIT:PATH:Lstart-Lend")
+        raise Incorrect(
+            "your citation has no commit. 'file.py:L3' points somewhere else as soon as main "
+            "gains a line; cite ALIAS@COMMIT:PATH:Lstart-Lend"
+        )
     m = _EVIDENCE.match(text)
     if not m:
-        raise Incorrect("your evidence id is not of the form ALIAS@COMMIT:PATH:Lstart-Lend "
-                        "(for example backend@<40 hex>:file.py:L3-L8); copy it from the read's evidenceId")
+        raise Incorrect(
+            "your evidence id is not of the form ALIAS@COMMIT:PATH:Lstart-Lend "
+            "(for example backend@<40 hex>:file.py:L3-L8); copy it from the read's evidenceId"
+        )
     ref = _reference()
     alias, commit, path = m["alias"], m["commit"], m["path"]
     start, end = int(m["start"]), int(m["end"])
     if alias != "backend":
-        raise Incorrect(f"you cite the {alias!r} repository; the PRICE_CHANGED decision is made by the backend, "
-                        "the frontend only shows the notice")
+        raise Incorrect(
+            f"you cite the {alias!r} repository; the PRICE_CHANGED decision is made by the backend, "
+            "the frontend only shows the notice"
+        )
     if not re.fullmatch(r"[0-9a-f]{40}", commit):
-        raise Incorrect("your commit is not a full 40-hex id (a short sha or a branch name can change meaning); "
-                        "cite the full id the deployment table resolves to")
+        raise Incorrect(
+            "your commit is not a full 40-hex id (a short sha or a branch name can change meaning); "
+            "cite the full id the deployment table resolves to"
+        )
     if commit in ref["commits"]["frontend"].values():
-        raise Incorrect("your commit is a frontend commit; the frontend and backend are deployed separately, "
-                        "so resolve the backend on its own")
+        raise Incorrect(
+            "your commit is a frontend commit; the frontend and backend are deployed separately, "
+            "so resolve the backend on its own"
+        )
     if commit not in ref["commits"]["backend"].values():
         raise Incorrect("your commit is not a commit of the lab's backend repository")
     if commit != ref["pinned"]:
         why = " (it is also the tip of main)" if commit == ref["heads"]["backend"] else ""
-        raise Incorrect(f"your commit{why} is not the one the deployment table gives for {Q1_TARGET} at "
-                        f"{Q1_AT}; resolve that exact store and time, the backend rollout date matters")
+        raise Incorrect(
+            f"your commit{why} is not the one the deployment table gives for {Q1_TARGET} at "
+            f"{Q1_AT}; resolve that exact store and time, the backend rollout date matters"
+        )
     if path != "pricing.py":
         raise Incorrect(f"'{path}' is not where the backend decides PRICE_CHANGED; search for it at the pinned commit")
     if end < start:
         raise Incorrect("your line range ends before it starts")
     if end - start + 1 > 40:
-        raise Incorrect("your range is more than 40 lines, more than one read may return; cite just the lines "
-                        "that decide")
+        raise Incorrect(
+            "your range is more than 40 lines, more than one read may return; cite just the lines that decide"
+        )
     line = condition_line(ref["release"])
     if not (start <= line <= end):
-        raise Incorrect(f"lines {start}-{end} do not include the `if` that decides PRICE_CHANGED; "
-                        "a citation must show the condition, not only the return")
+        raise Incorrect(
+            f"lines {start}-{end} do not include the `if` that decides PRICE_CHANGED; "
+            "a citation must show the condition, not only the return"
+        )
 
 
 STATUS_OPTIONS = {
     "A": "Found the cause: the price check is wrong. Fixed on main.",
     "B": "Located the checkout branch to verify (the deployed backend compares the rule version); "
-         "now checking the request records.",
+    "now checking the request records.",
     "C": "The total did not change, so the notice cannot have appeared; no action needed.",
 }
 
@@ -88,11 +107,15 @@ def _check_q2(answer) -> None:
     if choice not in STATUS_OPTIONS:
         raise Incorrect(f"choose one of {', '.join(STATUS_OPTIONS)}")
     if choice == "A":
-        raise Incorrect("that update claims a cause and a fix. A source excerpt does not prove this request "
-                        "executed it, and main is not what the store ran")
+        raise Incorrect(
+            "that update claims a cause and a fix. A source excerpt does not prove this request "
+            "executed it, and main is not what the store ran"
+        )
     if choice == "C":
-        raise Incorrect("that update explains the store's behaviour with main's rule (compare the total); the "
-                        "store ran another version, whose rule is different")
+        raise Incorrect(
+            "that update explains the store's behaviour with main's rule (compare the total); the "
+            "store ran another version, whose rule is different"
+        )
 
 
 OVERLAP_OPTIONS = ("v1", "v2", "main", "deployment_unresolved")
@@ -102,28 +125,38 @@ def _check_q3(answer) -> None:
     expect_type(answer, str, "your answer")
     choice = answer.strip()
     if choice not in OVERLAP_OPTIONS and "_" in choice:
-        raise Incorrect(f"{choice} is a refusal, but not the one about overlapping records: the record you added "
-                        "is probably malformed (copy an existing record and change only from, until and the "
-                        "commit of v2)")
+        raise Incorrect(
+            f"{choice} is a refusal, but not the one about overlapping records: the record you added "
+            "is probably malformed (copy an existing record and change only from, until and the "
+            "commit of v2)"
+        )
     if choice not in OVERLAP_OPTIONS:
         raise Incorrect(f"answer one of {', '.join(OVERLAP_OPTIONS)}")
     if choice == "main":
         raise Incorrect("falling back to main hides the gap: the reader never guesses a version")
     if choice in ("v1", "v2"):
-        raise Incorrect(f"picking {choice} means choosing one of two records that both claim that time; "
-                        "the reader refuses to choose, so someone fixes the table")
+        raise Incorrect(
+            f"picking {choice} means choosing one of two records that both claim that time; "
+            "the reader refuses to choose, so someone fixes the table"
+        )
 
 
 q1 = Exercise(
     name="lab09.q1",
-    prompt=(f"A customer of {Q1_TARGET} saw the price notice at {Q1_AT}. Which evidence id do you cite for the "
-            "backend condition that decided PRICE_CHANGED? Give the exact string (ALIAS@COMMIT:PATH:Lstart-Lend)."),
+    prompt=(
+        f"A customer of {Q1_TARGET} saw the price notice at {Q1_AT}. Which evidence id do you cite for the "
+        "backend condition that decided PRICE_CHANGED? Give the exact string (ALIAS@COMMIT:PATH:Lstart-Lend)."
+    ),
     validate=_check_q1,
-    hint_text=("Call source_search for 'PRICE_CHANGED' with that target and time, then source_read a few lines "
-               "around the hit so the `if` above it is included; copy the read's evidenceId."),
-    explanation=("pin first: at that time store-002's backend still ran v1 (its rollout came later than the "
-                 "frontend's), so the citation names v1's commit, and the range includes the `if` that decides, "
-                 "not only the return."),
+    hint_text=(
+        "Call source_search for 'PRICE_CHANGED' with that target and time, then source_read a few lines "
+        "around the hit so the `if` above it is included; copy the read's evidenceId."
+    ),
+    explanation=(
+        "pin first: at that time store-002's backend still ran v1 (its rollout came later than the "
+        "frontend's), so the citation names v1's commit, and the range includes the `if` that decides, "
+        "not only the return."
+    ),
 )
 
 q2 = Exercise(
@@ -131,17 +164,23 @@ q2 = Exercise(
     prompt="Which status update goes to the store? " + " ".join(f"({k}) {v}" for k, v in STATUS_OPTIONS.items()),
     validate=_check_q2,
     hint_text="What has the excerpt proved, and what has it not? Which version did the store run?",
-    explanation=("B names what was located (the branch the deployed backend runs) and what is still being "
-                 "verified (the request records); A claims a cause from an excerpt of main, C explains the "
-                 "store with main's rule."),
+    explanation=(
+        "B names what was located (the branch the deployed backend runs) and what is still being "
+        "verified (the request records); A claims a cause from an excerpt of main, C explains the "
+        "store with main's rule."
+    ),
 )
 
 q3 = Exercise(
     name="lab09.q3",
-    prompt=("Two records for the same store and repo both cover the incident time: one says v1, the other v2. "
-            f"What does the reader return? One of {', '.join(OVERLAP_OPTIONS)}."),
+    prompt=(
+        "Two records for the same store and repo both cover the incident time: one says v1, the other v2. "
+        f"What does the reader return? One of {', '.join(OVERLAP_OPTIONS)}."
+    ),
     validate=_check_q3,
     hint_text="The reader never picks a version on its own: not the newest, not the first, not main.",
-    explanation=("two records claiming one time make the table ambiguous; the reader refuses with "
-                 "deployment_unresolved, naming both records, rather than pick the newest, the first or main."),
+    explanation=(
+        "two records claiming one time make the table ambiguous; the reader refuses with "
+        "deployment_unresolved, naming both records, rather than pick the newest, the first or main."
+    ),
 )

@@ -5,6 +5,7 @@ on it side by side. The result holds the contract rows plus, per row, the
 byte breakdown and wall time by stage, and a ``goals`` list that checks the
 issue's target for D: recall 1.0 with at most 1.5x the bytes of C.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -21,8 +22,9 @@ QUICK_SCALES = (6, 56)
 BYTES_GOAL_RATIO = CONTEXT_D_MAX_BYTES_RATIO  # one place for targets: labkit.course.targets
 
 
-def measure(shape: str, files: int, *, rule: ExpansionRule | None = None,
-            strategies=STRATEGIES, repeats: int = 1) -> list[dict]:
+def measure(
+    shape: str, files: int, *, rule: ExpansionRule | None = None, strategies=STRATEGIES, repeats: int = 1
+) -> list[dict]:
     """Build ``shape`` at ``files`` files and run the strategies on it side by side.
 
     With ``repeats`` > 1 every strategy runs that many times, interleaved, and
@@ -37,13 +39,21 @@ def measure(shape: str, files: int, *, rule: ExpansionRule | None = None,
             for name in strategies:
                 runs[name].append(run_strategy(name, fx.root, fx.task(), rule=rule))
     rows = []
-    for name, results in runs.items():
+    for results in runs.values():
         row = dict(results[0])
         counted = [(r["filesRead"], r["estimatedTextBytes"], r["recall"], r["precision"]) for r in results]
         row["stageMs"] = {k: round(statistics.median(r["stageMs"][k] for r in results), 3) for k in row["stageMs"]}
         row["totalMs"] = round(statistics.median(r["totalMs"] for r in results), 3)
-        rows.append({"shape": shape, "files": fx.files, **row, "repeats": len(results),
-                     "stable": len(set(counted)) == 1, "fixtureBuildS": round(build_s, 3)})
+        rows.append(
+            {
+                "shape": shape,
+                "files": fx.files,
+                **row,
+                "repeats": len(results),
+                "stable": len(set(counted)) == 1,
+                "fixtureBuildS": round(build_s, 3),
+            }
+        )
     return rows
 
 
@@ -56,15 +66,24 @@ def goals(rows: list[dict]) -> list[dict]:
             continue
         c = keyed[(shape, files, "C")]
         ratio = d["estimatedTextBytes"] / c["estimatedTextBytes"] if c["estimatedTextBytes"] else None
-        out.append({"shape": shape, "files": files, "recallD": d["recall"], "precisionD": d["precision"],
-                    "bytesD": d["estimatedTextBytes"], "bytesC": c["estimatedTextBytes"],
-                    "bytesRatioDtoC": round(ratio, 3) if ratio is not None else None,
-                    "met": d["recall"] == 1.0 and ratio is not None and ratio <= BYTES_GOAL_RATIO})
+        out.append(
+            {
+                "shape": shape,
+                "files": files,
+                "recallD": d["recall"],
+                "precisionD": d["precision"],
+                "bytesD": d["estimatedTextBytes"],
+                "bytesC": c["estimatedTextBytes"],
+                "bytesRatioDtoC": round(ratio, 3) if ratio is not None else None,
+                "met": d["recall"] == 1.0 and ratio is not None and ratio <= BYTES_GOAL_RATIO,
+            }
+        )
     return out
 
 
-def run(quick: bool = False, *, scales=None, shapes=MEASURED_SHAPES, rule: dict | None = None,
-        repeats: int | None = None) -> dict:
+def run(
+    quick: bool = False, *, scales=None, shapes=MEASURED_SHAPES, rule: dict | None = None, repeats: int | None = None
+) -> dict:
     scales = tuple(scales or (QUICK_SCALES if quick else FULL_SCALES))
     repeats = repeats or (1 if quick else 3)
     expansion = ExpansionRule.from_dict(rule) if rule else ExpansionRule()
@@ -99,12 +118,19 @@ def seed_table(result: dict, shape: str = "invoice") -> list[dict]:
     return [{k: r[k] for k in keep} for r in result["rows"] if r["shape"] == shape]
 
 
-TABLE_COLUMNS = (("files", "files"), ("strategy", "strategy"), ("filesRead", "files read"),
-                 ("estimatedTextBytes", "text read (B)"), ("recall", "recall (%)"), ("precision", "precision (%)"))
+TABLE_COLUMNS = (
+    ("files", "files"),
+    ("strategy", "strategy"),
+    ("filesRead", "files read"),
+    ("estimatedTextBytes", "text read (B)"),
+    ("recall", "recall (%)"),
+    ("precision", "precision (%)"),
+)
 
 
 def table_text(rows: list[dict], columns=TABLE_COLUMNS) -> str:
     """A fixed-width table of result rows; recall and precision as percentages."""
+
     def cell(row, key):
         value = row.get(key)
         if key in ("recall", "precision"):
@@ -116,7 +142,6 @@ def table_text(rows: list[dict], columns=TABLE_COLUMNS) -> str:
     header = [title for _k, title in columns]
     body = [[cell(r, k) for k, _t in columns] for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(header)]
-    lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths)),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(v.rjust(w) for v, w in zip(b, widths)) for b in body]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=False)), "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(b, widths, strict=False)) for b in body]
     return "\n".join(lines)

@@ -17,13 +17,14 @@ and the search terms a person would pick by hand for strategy C.
 Noise files (``noise/nNN/noise_NNNN.py``) pad a project to a target size; they
 never mention any shape's symbols.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labkit.errors import LabkitError
 from labkit.course.repo_builder import IsolatedRepo
+from labkit.errors import LabkitError
 
 
 @dataclass(frozen=True)
@@ -81,20 +82,20 @@ def format_amount(cents, currency="EUR"):
     symbol = {"EUR": "€", "USD": "$"}.get(currency, currency + " ")
     return f"{symbol}{cents / 100:.2f}"
 '''),
-        "invoice/logger.py": _src('''
+        "invoice/logger.py": _src("""
 import sys
 
 
 def log(message):
     sys.stderr.write(message + "\\n")
-'''),
-        "invoice/dates.py": _src('''
+"""),
+        "invoice/dates.py": _src("""
 import datetime
 
 
 def today_iso():
     return datetime.date.today().isoformat()
-'''),
+"""),
     },
     change={
         "invoice/exporter.py": _src('''
@@ -114,8 +115,10 @@ def export_invoice(invoice, currency="EUR"):
 
 STATEMENTS = Shape(
     name="statements",
-    description=("other names, a downstream call chain two levels deep, a caller through a module alias, "
-                 "a same-named function elsewhere and a comment-only mention"),
+    description=(
+        "other names, a downstream call chain two levels deep, a caller through a module alias, "
+        "a same-named function elsewhere and a comment-only mention"
+    ),
     files={
         "billing/statements.py": _src('''
 """Monthly account statements."""
@@ -254,10 +257,10 @@ def main(argv, staff):
 def bracket_rate(values, buckets):
     return [sum(1 for v in values if v < b) / max(len(values), 1) for b in buckets]
 '''),
-        "docs/snippets.py": _src('''
+        "docs/snippets.py": _src("""
 # Example: compute_payslip({"salary": 48000, "region": "north"}, "2026-01")
 EXAMPLE = "call compute_payslip once per employee and month"
-'''),
+"""),
     },
     change={
         "payroll/payslip.py": _src('''
@@ -272,8 +275,16 @@ def compute_payslip(employee, month, bonus=0):
     },
     symbol="compute_payslip",
     hand_terms=("compute_payslip", "apply_deductions", "income_tax", "bracket_rate"),
-    gold=frozenset({"payroll/payslip.py", "payroll/deductions.py", "payroll/tax.py", "payroll/brackets.py",
-                    "payroll/run.py", "api/payslips.py"}),
+    gold=frozenset(
+        {
+            "payroll/payslip.py",
+            "payroll/deductions.py",
+            "payroll/tax.py",
+            "payroll/brackets.py",
+            "payroll/run.py",
+            "api/payslips.py",
+        }
+    ),
     decoys=frozenset({"reports/charts.py", "docs/snippets.py"}),
 )
 
@@ -284,7 +295,7 @@ MEASURED_SHAPES = ("invoice", "statements")
 _NOISE_TEMPLATES = (
     "def helper_{n}(value):\n    return value * {k} + 1\n",
     "LIMIT_{n} = {k}\n\n\ndef within_{n}(x):\n    return x < LIMIT_{n}\n",
-    "def label_{n}(name):\n    return f\"{{name}}-{k}\"\n",
+    'def label_{n}(name):\n    return f"{{name}}-{k}"\n',
     "class Counter{n}:\n    step = {k}\n",
 )
 #: Appended to a file to give it a syntax error (an unclosed parameter list).
@@ -315,8 +326,7 @@ class Task:
 class Fixture:
     """A built shape: a real repository with base and head commits."""
 
-    def __init__(self, repo: IsolatedRepo, shape: Shape, noise: int, base: str, head: str,
-                 gold: frozenset[str]):
+    def __init__(self, repo: IsolatedRepo, shape: Shape, noise: int, base: str, head: str, gold: frozenset[str]):
         self.repo, self.shape, self.noise, self.base, self.head = repo, shape, noise, base, head
         self.gold = gold
 
@@ -329,22 +339,33 @@ class Fixture:
         return len(self.shape.files) + self.noise
 
     def task(self, *, symbol: str | None = None, hand_terms: tuple[str, ...] | None = None) -> Task:
-        return Task(base=self.base, head=self.head, symbol=symbol or self.shape.symbol,
-                    hand_terms=tuple(hand_terms or self.shape.hand_terms), gold=self.gold)
+        return Task(
+            base=self.base,
+            head=self.head,
+            symbol=symbol or self.shape.symbol,
+            hand_terms=tuple(hand_terms or self.shape.hand_terms),
+            gold=self.gold,
+        )
 
     def cleanup(self) -> None:
         self.repo.cleanup()
 
-    def __enter__(self) -> "Fixture":
+    def __enter__(self) -> Fixture:
         return self
 
     def __exit__(self, *exc) -> None:
         self.cleanup()
 
 
-def build_fixture(shape: str | Shape = "invoice", files: int | None = None, *, noise: int | None = None,
-                  syntax_error_in: str | None = None, empty_change: bool = False,
-                  path=None) -> Fixture:
+def build_fixture(
+    shape: str | Shape = "invoice",
+    files: int | None = None,
+    *,
+    noise: int | None = None,
+    syntax_error_in: str | None = None,
+    empty_change: bool = False,
+    path=None,
+) -> Fixture:
     """Build ``shape`` padded with noise to ``files`` files in total (or ``noise`` noise files).
 
     ``syntax_error_in`` breaks one file of the shape (in the commit where it
@@ -358,8 +379,9 @@ def build_fixture(shape: str | Shape = "invoice", files: int | None = None, *, n
     if noise is None:
         noise = (files if files is not None else base_count) - base_count
     if noise < 0:
-        raise LabkitError("invalid_argument",
-                          f"shape '{spec.name}' has {base_count} files; asked for {base_count + noise}")
+        raise LabkitError(
+            "invalid_argument", f"shape '{spec.name}' has {base_count} files; asked for {base_count + noise}"
+        )
     if syntax_error_in is not None and syntax_error_in not in spec.files:
         raise LabkitError("invalid_argument", f"'{syntax_error_in}' is not a file of shape '{spec.name}'")
     before = dict(spec.files)

@@ -7,6 +7,7 @@ uses a name as code or only mentions it in a comment or a string. Receiver
 types are unknown to a syntax-only reader, so a method call on a value
 (``store.load()``) is reported as unresolved rather than guessed.
 """
+
 from __future__ import annotations
 
 import ast
@@ -14,14 +15,35 @@ import builtins
 import io
 import re
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 _DEF_LINE = re.compile(r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)")
 _CALL_WORD = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
-_KEYWORDS = frozenset({"if", "for", "while", "return", "and", "or", "not", "in", "def", "class", "with",
-                       "elif", "lambda", "yield", "print", "assert", "del", "except", "raise"})
+_KEYWORDS = frozenset(
+    {
+        "if",
+        "for",
+        "while",
+        "return",
+        "and",
+        "or",
+        "not",
+        "in",
+        "def",
+        "class",
+        "with",
+        "elif",
+        "lambda",
+        "yield",
+        "print",
+        "assert",
+        "del",
+        "except",
+        "raise",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -167,7 +189,7 @@ def lexical_function_text(source: str, name: str) -> str:
         if m and m.group(1) == name:
             indent = len(text) - len(text.lstrip())
             body = [text]
-            for more in lines[i + 1:]:
+            for more in lines[i + 1 :]:
                 if more.strip() and len(more) - len(more.lstrip()) <= indent:
                     break
                 body.append(more)
@@ -270,8 +292,9 @@ def _project_or_external(module: str, name: str, exists: Callable[[str], bool]) 
     return Target("external", name)
 
 
-def call_targets_file(info: ModuleInfo, site: CallSite, name: str, target_file: str,
-                      exists: Callable[[str], bool]) -> bool | None:
+def call_targets_file(
+    info: ModuleInfo, site: CallSite, name: str, target_file: str, exists: Callable[[str], bool]
+) -> bool | None:
     """Does ``site`` call ``name`` defined in ``target_file``? None when the file cannot tell."""
     if site.name != name:
         return False

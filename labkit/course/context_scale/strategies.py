@@ -18,6 +18,7 @@ Every git call goes through :mod:`labkit.gitrunner`; every search through
 :func:`run_search` (``labkit.search.search_workspace``); every read through
 :func:`labkit.paths.resolve_inside` and the shared sensitive-path rules.
 """
+
 from __future__ import annotations
 
 import json
@@ -72,8 +73,13 @@ class ExpansionRule:
     max_bytes: int = 65536
     search_limit: int = 50
 
-    LIMITS = {"callee_depth": (0, 6), "caller_depth": (0, 6), "max_files": (1, 1000),
-              "max_bytes": (1024, 16 * 1024 * 1024), "search_limit": (1, 200)}
+    LIMITS = {
+        "callee_depth": (0, 6),
+        "caller_depth": (0, 6),
+        "max_files": (1, 1000),
+        "max_bytes": (1024, 16 * 1024 * 1024),
+        "search_limit": (1, 200),
+    }
 
     def __post_init__(self):
         for name, (lo, hi) in self.LIMITS.items():
@@ -82,13 +88,15 @@ class ExpansionRule:
                 raise LabkitError("invalid_argument", f"{name} must be an integer from {lo} to {hi}, got {value!r}")
 
     @classmethod
-    def from_dict(cls, values: dict) -> "ExpansionRule":
+    def from_dict(cls, values: dict) -> ExpansionRule:
         if not isinstance(values, dict):
             raise LabkitError("invalid_argument", "an expansion rule is a dict of its fields")
         unknown = sorted(set(values) - set(cls.LIMITS))
         if unknown:
-            raise LabkitError("invalid_argument",
-                              f"unknown rule field(s) {', '.join(map(str, unknown))}; known: {', '.join(cls.LIMITS)}")
+            raise LabkitError(
+                "invalid_argument",
+                f"unknown rule field(s) {', '.join(map(str, unknown))}; known: {', '.join(cls.LIMITS)}",
+            )
         return cls(**values)
 
     def to_dict(self) -> dict:
@@ -168,8 +176,15 @@ class Meter:
             result = run_search(self.root, query, regex=regex, glob=glob, limit=limit)
         size = len(search_json_bytes(result))
         self.search_bytes += size
-        self.searches.append({"query": query, "regex": regex, "matchCount": result["matchCount"],
-                              "truncated": bool(result["truncated"]), "jsonBytes": size})
+        self.searches.append(
+            {
+                "query": query,
+                "regex": regex,
+                "matchCount": result["matchCount"],
+                "truncated": bool(result["truncated"]),
+                "jsonBytes": size,
+            }
+        )
         return result
 
     def diff(self, base: str, head: str) -> bytes:
@@ -268,8 +283,9 @@ _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.M)
 
 def changed_files(root, base: str, head: str) -> list[tuple[str, str]]:
     """``(status, path)`` of each changed file (the new path of a rename), from ``git diff --raw -z``."""
-    out = git_bytes(root, ["diff", *DIFF_SAFETY_FLAGS, "--raw", "--no-abbrev", "-z", "--find-renames", base, head,
-                           "--"])
+    out = git_bytes(
+        root, ["diff", *DIFF_SAFETY_FLAGS, "--raw", "--no-abbrev", "-z", "--find-renames", base, head, "--"]
+    )
     return [(c.status, c.path.decode("utf-8", "surrogateescape")) for c in parse_raw(out)]
 
 
@@ -308,7 +324,9 @@ class Coverage:
         for relation in ("callee", "caller"):
             names = sorted({n["name"] for n in self.notExpanded if n["relation"] == relation})
             if names:
-                what = "called names not followed" if relation == "callee" else "functions whose callers were not searched"
+                what = (
+                    "called names not followed" if relation == "callee" else "functions whose callers were not searched"
+                )
                 notes.append(f"{what} (depth or budget limit): {', '.join(names)}")
         for q in truncated:
             notes.append(f"the search for {q!r} was truncated: files past its limit were never seen")
@@ -338,8 +356,9 @@ class _Expander:
         with self.m.stage("parse"):
             info = pyast.parse_module(rel, data.decode("utf-8", "replace"))
         if info.problem is not None:
-            self.m.problems.append({"code": "syntax_error", "path": rel, "line": info.problem.line,
-                                    "detail": info.problem.message})
+            self.m.problems.append(
+                {"code": "syntax_error", "path": rel, "line": info.problem.line, "detail": info.problem.message}
+            )
         self.modules[rel] = info
         return info
 
@@ -360,7 +379,9 @@ class _Expander:
             files = changed_files(m.root, task.base, task.head)
         for status, rel in files:
             if status == "D":
-                self.cov.skipped.append({"path": rel, "reason": "deleted by the change; callers of its functions are not searched"})
+                self.cov.skipped.append(
+                    {"path": rel, "reason": "deleted by the change; callers of its functions are not searched"}
+                )
                 continue
             if not rel.endswith(".py"):
                 self.cov.skipped.append({"path": rel, "reason": "not a Python file"})
@@ -382,8 +403,9 @@ class _Expander:
                 self.push("callers", rel, span.name, 0)
         changed_names = {f["name"].rsplit(".", 1)[-1] for f in self.cov.changedFunctions}
         if task.symbol and task.symbol not in changed_names:
-            m.problems.append({"code": "symbol_not_in_diff",
-                               "detail": f"'{task.symbol}' is not among the functions the diff changes"})
+            m.problems.append(
+                {"code": "symbol_not_in_diff", "detail": f"'{task.symbol}' is not among the functions the diff changes"}
+            )
             return "symbol_not_found"
         return "ok"
 
@@ -405,16 +427,19 @@ class _Expander:
             if target.kind == "builtin" or (target.kind == "local" and site.name == qualname):
                 continue
             if target.kind in ("method", "unknown", "external"):
-                reason = {"method": "a method call on a value: its type is unknown without running the code",
-                          "unknown": "no import or definition for this name in the file",
-                          "external": "imported from outside the workspace"}[target.kind]
+                reason = {
+                    "method": "a method call on a value: its type is unknown without running the code",
+                    "unknown": "no import or definition for this name in the file",
+                    "external": "imported from outside the workspace",
+                }[target.kind]
                 entry = {"name": site.name, "from": f"{path}:{qualname}", "reason": reason}
                 if entry not in self.cov.unresolved:
                     self.cov.unresolved.append(entry)
                 continue
             if depth + 1 > self.rule.callee_depth:
-                self.cov.notExpanded.append({"name": site.name, "relation": "callee", "depth": depth + 1,
-                                             "reason": "depth_limit"})
+                self.cov.notExpanded.append(
+                    {"name": site.name, "relation": "callee", "depth": depth + 1, "reason": "depth_limit"}
+                )
                 continue
             if target.kind == "local":
                 self._follow("callee", path, site.name, depth + 1)
@@ -440,7 +465,9 @@ class _Expander:
         if not sites:
             self.cov.unresolved.append({"name": name, "reason": "no definition found in the workspace"})
             return []
-        self.cov.unresolved.append({"name": name, "reason": f"{len(sites)} definitions and no import to choose one; all followed"})
+        self.cov.unresolved.append(
+            {"name": name, "reason": f"{len(sites)} definitions and no import to choose one; all followed"}
+        )
         return sites
 
     def _follow(self, relation: str, rel: str, name: str, depth: int) -> None:
@@ -456,15 +483,17 @@ class _Expander:
 
     def callers(self, path: str, name: str, depth: int) -> None:
         if depth + 1 > self.rule.caller_depth:
-            self.cov.notExpanded.append({"name": name, "relation": "caller", "depth": depth + 1,
-                                         "reason": "depth_limit"})
+            self.cov.notExpanded.append(
+                {"name": name, "relation": "caller", "depth": depth + 1, "reason": "depth_limit"}
+            )
             return
         result = self.m.search(rf"\b{re.escape(name)}\b", regex=True, glob="*.py", limit=self.rule.search_limit)
         by_file: dict[str, list[dict]] = {}
         for hit in result["matches"]:
             by_file.setdefault(hit["path"], []).append(hit)
-        def_sites = {p for p, hits in by_file.items()
-                     if any(pyast.classify_line(h["text"], name, p).defines for h in hits)}
+        def_sites = {
+            p for p, hits in by_file.items() if any(pyast.classify_line(h["text"], name, p).defines for h in hits)
+        }
         for rel, hits in by_file.items():
             if rel == path:
                 continue
@@ -476,8 +505,10 @@ class _Expander:
                 self.cov.skipped.append({"path": rel, "reason": f"defines its own {name}; never calls it"})
                 continue
             imported = {u.import_module for u in uses if u.import_module}
-            if imported and all(pyast.module_files(mod)[0] in def_sites - {path}
-                                or pyast.module_files(mod)[1] in def_sites - {path} for mod in imported):
+            if imported and all(
+                pyast.module_files(mod)[0] in def_sites - {path} or pyast.module_files(mod)[1] in def_sites - {path}
+                for mod in imported
+            ):
                 self.cov.skipped.append({"path": rel, "reason": f"imports a different {name} (defined elsewhere)"})
                 continue
             self._verify_caller(rel, path, name, hits, depth)
@@ -488,8 +519,9 @@ class _Expander:
             return
         if info.tree is None:
             # Cannot verify by syntax: keep it (recall first) and say so.
-            self.cov.followed.append({"name": name, "path": rel, "relation": "caller", "depth": depth + 1,
-                                      "verified": False})
+            self.cov.followed.append(
+                {"name": name, "path": rel, "relation": "caller", "depth": depth + 1, "verified": False}
+            )
             return
         verdicts = []
         enclosing = set()
@@ -503,8 +535,15 @@ class _Expander:
         if not verdicts:
             self.cov.rejected.append({"path": rel, "reason": f"read, but no call in it reaches {target}:{name}"})
             return
-        self.cov.followed.append({"name": name, "path": rel, "relation": "caller", "depth": depth + 1,
-                                  "verified": all(v is True for v in verdicts)})
+        self.cov.followed.append(
+            {
+                "name": name,
+                "path": rel,
+                "relation": "caller",
+                "depth": depth + 1,
+                "verified": all(v is True for v in verdicts),
+            }
+        )
         for fn_name in sorted(enclosing):
             self.push("callers", rel, fn_name, depth + 1)
 
@@ -521,9 +560,8 @@ class _Expander:
                     self.callers(path, name, depth)
         except BudgetExhausted:
             self.cov.stoppedBy = "budget"
-            for kind, path, name, depth in self.queue:
-                self.cov.notExpanded.append({"name": name, "relation": kind[:-1], "depth": depth,
-                                             "reason": "budget"})
+            for kind, _path, name, depth in self.queue:
+                self.cov.notExpanded.append({"name": name, "relation": kind[:-1], "depth": depth, "reason": "budget"})
         else:
             if any(n["reason"] == "depth_limit" for n in self.cov.notExpanded):
                 self.cov.stoppedBy = "depth"

@@ -6,6 +6,7 @@ accepts ``quick: bool = False``: tests and notebooks pass ``quick=True`` for a
 small, fast run; ``labkit experiment`` and ``labkit report`` run the full one. Modules are imported only
 when their experiment runs.
 """
+
 from __future__ import annotations
 
 import importlib

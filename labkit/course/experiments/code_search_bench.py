@@ -22,6 +22,7 @@ Measured in one run:
 Targets: embedded p50 <= 1.5x Zoekt's p50; embedded index <= 1.5x the corpus.
 When Zoekt is not installed, its rows are missing and ``zoekt`` says why.
 """
+
 from __future__ import annotations
 
 import os
@@ -54,8 +55,8 @@ DETAILS = ("full", "column", "none")
 
 
 def _corpus(dest: Path, quick: bool):
-    from labkit.course.repo_builder import IsolatedRepo
     from labkit.course import search_corpora as corpora
+    from labkit.course.repo_builder import IsolatedRepo
 
     repo = IsolatedRepo(dest)
     if quick:
@@ -117,10 +118,17 @@ def detail_tradeoff(texts: list[str], queries: list[str], workdir: Path, rounds:
             per_query.append({"query": q, "candidates": count, "medianMs": round(statistics.median(times), 3)})
         conn.close()
         size = db.stat().st_size
-        rows.append({"detail": detail, "ftsBytes": size, "ftsToIndexedText": round(size / text_bytes, 3),
-                     "buildSeconds": round(build_s, 2), "candidates": sum(r["candidates"] for r in per_query),
-                     "medianCandidateMs": round(statistics.median(r["medianMs"] for r in per_query), 3),
-                     "queries": per_query})
+        rows.append(
+            {
+                "detail": detail,
+                "ftsBytes": size,
+                "ftsToIndexedText": round(size / text_bytes, 3),
+                "buildSeconds": round(build_s, 2),
+                "candidates": sum(r["candidates"] for r in per_query),
+                "medianCandidateMs": round(statistics.median(r["medianMs"] for r in per_query), 3),
+                "queries": per_query,
+            }
+        )
     return rows
 
 
@@ -140,11 +148,20 @@ def run(quick: bool = False) -> dict:
         index_bytes = (idx / INDEX_FILE).stat().st_size
         result = {
             "quick": quick,
-            "corpus": {"name": "stdlib (a few packages)" if quick else "stdlib", "files": files,
-                       "bytes": corpus_bytes, "indexedFiles": built["files"], "indexedBytes": built["bytes"]},
-            "embedded": {"buildSeconds": round(embedded_build, 2), "indexBytes": index_bytes,
-                         "indexToCorpus": round(index_bytes / corpus_bytes, 3),
-                         "filesParsed": built["filesParsed"], "ftsDetail": "none"},
+            "corpus": {
+                "name": "stdlib (a few packages)" if quick else "stdlib",
+                "files": files,
+                "bytes": corpus_bytes,
+                "indexedFiles": built["files"],
+                "indexedBytes": built["bytes"],
+            },
+            "embedded": {
+                "buildSeconds": round(embedded_build, 2),
+                "indexBytes": index_bytes,
+                "indexToCorpus": round(index_bytes / corpus_bytes, 3),
+                "filesParsed": built["filesParsed"],
+                "ftsDetail": "none",
+            },
             "zoekt": {"available": False, "reason": None},
             "queries": [],
         }
@@ -156,10 +173,14 @@ def run(quick: bool = False) -> dict:
             t0 = time.perf_counter()
             server = LocalZoekt(idx, workdir=tmp / "zoekt").start()
             shards = _folder_bytes(tmp / "zoekt" / "shards")
-            result["zoekt"] = {"available": True, "reason": None,
-                               "buildSeconds": round(server.index_seconds, 2),
-                               "mirrorAndStartSeconds": round(time.perf_counter() - t0 - server.index_seconds, 2),
-                               "indexBytes": shards, "indexToCorpus": round(shards / corpus_bytes, 3)}
+            result["zoekt"] = {
+                "available": True,
+                "reason": None,
+                "buildSeconds": round(server.index_seconds, 2),
+                "mirrorAndStartSeconds": round(time.perf_counter() - t0 - server.index_seconds, 2),
+                "indexBytes": shards,
+                "indexToCorpus": round(shards / corpus_bytes, 3),
+            }
         samples = {"embedded": [], "zoekt": []}
         try:
             backends = ["embedded"] + (["zoekt"] if server else [])
@@ -178,38 +199,59 @@ def run(quick: bool = False) -> dict:
                             per[b].append(ms)
                             samples[b].append(ms)
                         found[b] = res
-                row = {"query": q, "literal": kw["literal"], "totalMatches": found["embedded"]["totalMatches"],
-                       "medianMs": {b: round(statistics.median(v), 2) for b, v in per.items()}}
+                row = {
+                    "query": q,
+                    "literal": kw["literal"],
+                    "totalMatches": found["embedded"]["totalMatches"],
+                    "medianMs": {b: round(statistics.median(v), 2) for b, v in per.items()},
+                }
                 row["capped"] = any(res["capped"] for res in found.values())
                 if server:
                     # Past MAX_COLLECT each backend ranks the matches it collected first, in its own
                     # order, so the answers may differ; below it they must be the same.
-                    same = [(m["path"], m["line"]) for m in found["embedded"]["matches"]] == \
-                           [(m["path"], m["line"]) for m in found["zoekt"]["matches"]]
+                    same = [(m["path"], m["line"]) for m in found["embedded"]["matches"]] == [
+                        (m["path"], m["line"]) for m in found["zoekt"]["matches"]
+                    ]
                     row["sameTopMatches"] = None if row["capped"] else same
                 result["queries"].append(row)
         finally:
             if server:
                 server.stop()
-        latency = {b: {"p50Ms": round(statistics.median(v), 2), "p95Ms": round(_percentile(v, 95), 2),
-                       "samples": len(v)} for b, v in samples.items() if v}
+        latency = {
+            b: {"p50Ms": round(statistics.median(v), 2), "p95Ms": round(_percentile(v, 95), 2), "samples": len(v)}
+            for b, v in samples.items()
+            if v
+        }
         result["latency"] = latency
         conn = sqlite3.connect(idx / INDEX_FILE)
         texts = [t for (t,) in conn.execute("SELECT content FROM files ORDER BY id")]
         conn.close()
         literal_queries = [q for q, o in QUERIES if o.get("literal") or q.isidentifier()]
         result["ftsDetailTradeoff"] = detail_tradeoff(texts, literal_queries, tmp, rounds=rounds)
-    summary = {"indexToCorpus": result["embedded"]["indexToCorpus"],
-               "sizeTarget": TARGET_SIZE_RATIO, "sizeMet": result["embedded"]["indexToCorpus"] <= TARGET_SIZE_RATIO}
+    summary = {
+        "indexToCorpus": result["embedded"]["indexToCorpus"],
+        "sizeTarget": TARGET_SIZE_RATIO,
+        "sizeMet": result["embedded"]["indexToCorpus"] <= TARGET_SIZE_RATIO,
+    }
     if "zoekt" in latency:
         ratio = latency["embedded"]["p50Ms"] / latency["zoekt"]["p50Ms"]
-        summary.update(p50Ratio=round(ratio, 3), p50Target=TARGET_P50_RATIO, p50Met=ratio <= TARGET_P50_RATIO,
-                       zoektIndexToCorpus=result["zoekt"]["indexToCorpus"])
+        summary.update(
+            p50Ratio=round(ratio, 3),
+            p50Target=TARGET_P50_RATIO,
+            p50Met=ratio <= TARGET_P50_RATIO,
+            zoektIndexToCorpus=result["zoekt"]["indexToCorpus"],
+        )
     result["summary"] = summary
     result["rows"] = [
-        {"backend": b, "p50Ms": latency[b]["p50Ms"], "p95Ms": latency[b]["p95Ms"],
-         "buildSeconds": result[b]["buildSeconds"], "indexBytes": result[b]["indexBytes"],
-         "indexToCorpus": result[b]["indexToCorpus"]}
-        for b in ("embedded", "zoekt") if b in latency
+        {
+            "backend": b,
+            "p50Ms": latency[b]["p50Ms"],
+            "p95Ms": latency[b]["p95Ms"],
+            "buildSeconds": result[b]["buildSeconds"],
+            "indexBytes": result[b]["indexBytes"],
+            "indexToCorpus": result[b]["indexToCorpus"],
+        }
+        for b in ("embedded", "zoekt")
+        if b in latency
     ]
     return result

@@ -9,29 +9,52 @@ packages installed here, never the network, leaves out a corpus it cannot
 have (``skippedCorpora`` says which and why), and runs Zoekt with
 definition-first ranking only.
 """
+
 from __future__ import annotations
 
 
 def _row(run: dict, summary: dict, **extra) -> dict:
     s = summary
-    return {**extra, "backend": run["backend"], "ranking": run["ranking"], "positives": s["positives"],
-            "hit1": s["hit1"], "hit5": s["hit5"], "mrr": s["mrr"], "hit1Rate": s["hit1Rate"],
-            "hit5Rate": s["hit5Rate"], "closedLoop": s["closedLoop"], "noMatchCases": s["noMatchCases"],
-            "noMatchSuccess": s["noMatchSuccess"], "errors": s["errors"], "medianSearchMs": s["medianSearchMs"],
-            "medianContextMs": s["medianContextMs"], "medianClosedLoopMs": s["medianClosedLoopMs"]}
+    return {
+        **extra,
+        "backend": run["backend"],
+        "ranking": run["ranking"],
+        "positives": s["positives"],
+        "hit1": s["hit1"],
+        "hit5": s["hit5"],
+        "mrr": s["mrr"],
+        "hit1Rate": s["hit1Rate"],
+        "hit5Rate": s["hit5Rate"],
+        "closedLoop": s["closedLoop"],
+        "noMatchCases": s["noMatchCases"],
+        "noMatchSuccess": s["noMatchSuccess"],
+        "errors": s["errors"],
+        "medianSearchMs": s["medianSearchMs"],
+        "medianContextMs": s["medianContextMs"],
+        "medianClosedLoopMs": s["medianClosedLoopMs"],
+    }
 
 
 def run(quick: bool = False) -> dict:
     from labkit.course.codesearch_eval import evaluate
 
-    result = evaluate(backends=("embedded", "zoekt"), rankings=("raw", "definition-first"),
-                      zoekt_rankings=("definition-first",) if quick else None, keep_cases=True,
-                      offline=quick, skip_unavailable=quick)
+    result = evaluate(
+        backends=("embedded", "zoekt"),
+        rankings=("raw", "definition-first"),
+        zoekt_rankings=("definition-first",) if quick else None,
+        keep_cases=True,
+        offline=quick,
+        skip_unavailable=quick,
+    )
     result["rows"] = [_row(r, r["summary"]) for r in result["runs"]]
-    result["splitRows"] = [_row(r, part["summary"], split=split)
-                           for r in result["runs"] for split, part in r["splits"].items()]
-    result["categoryRows"] = [_row(r, s, split=split, category=cat)
-                              for r in result["runs"] for split, part in r["splits"].items()
-                              for cat, s in part["byCategory"].items()]
+    result["splitRows"] = [
+        _row(r, part["summary"], split=split) for r in result["runs"] for split, part in r["splits"].items()
+    ]
+    result["categoryRows"] = [
+        _row(r, s, split=split, category=cat)
+        for r in result["runs"]
+        for split, part in r["splits"].items()
+        for cat, s in part["byCategory"].items()
+    ]
     result["quick"] = quick
     return result

@@ -13,6 +13,7 @@ are what carry over):
 - ``drift_world``: two same-length versions V1 and V2 whose diffs are both
   6,238 B.
 """
+
 from __future__ import annotations
 
 from labkit.course.repo_builder import IsolatedRepo
@@ -45,11 +46,13 @@ def status_world(repo: IsolatedRepo, *, conflict: bool = False) -> IsolatedRepo:
 
 def rename_world(repo: IsolatedRepo) -> IsolatedRepo:
     """Three staged R100 renames: visible, into a sensitive name, out of one."""
-    repo.write_many({
-        "a-before.ts": "export const a = 'visible rename';\n" * 4,
-        "b-before.ts": "export const b = 'renamed into a secret file';\n" * 4,
-        ".env.local": FAKE_SECRET_OLD + "\n# local only\n",
-    })
+    repo.write_many(
+        {
+            "a-before.ts": "export const a = 'visible rename';\n" * 4,
+            "b-before.ts": "export const b = 'renamed into a secret file';\n" * 4,
+            ".env.local": FAKE_SECRET_OLD + "\n# local only\n",
+        }
+    )
     repo.commit("before renames")
     repo.rename("a-before.ts", "a-after.ts")
     repo.rename("b-before.ts", ".env")

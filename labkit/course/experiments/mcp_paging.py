@@ -12,6 +12,7 @@ running), so its start-up is reported separately and not in the ratio.
     labkit experiment mcp-paging                       # full size (~32 MiB diff)
     python benchmarks/mcp_paging.py --quick            # ~2 MiB, a smoke run
 """
+
 from __future__ import annotations
 
 import os
@@ -53,8 +54,9 @@ async def _page_all(client) -> tuple[int, int]:
         raise RuntimeError(first.content[0].text)
     pages, total = 1, page["returnedBytes"]
     while page["hasMore"]:
-        nxt = await client.call_tool("git_diff", {"max_bytes": PAGE_BYTES, "offset": page["nextOffset"],
-                                                  "snapshot": page["snapshotId"]})
+        nxt = await client.call_tool(
+            "git_diff", {"max_bytes": PAGE_BYTES, "offset": page["nextOffset"], "snapshot": page["snapshotId"]}
+        )
         if nxt.is_error:
             raise RuntimeError(nxt.content[0].text)
         page = nxt.structured_content
@@ -64,8 +66,8 @@ async def _page_all(client) -> tuple[int, int]:
 
 
 def run(quick: bool = False, rounds: int | None = None) -> dict:
-    from labkit.mcp_client import connect, run_async, server_parameters
     from labkit.course.repo_builder import IsolatedRepo
+    from labkit.mcp_client import connect, run_async, server_parameters
 
     target = (2 if quick else 32) * 1024 * 1024
     rounds = rounds or (3 if quick else 7)
@@ -88,8 +90,13 @@ def run(quick: bool = False, rounds: int | None = None) -> dict:
                     pages, paged_bytes = await _page_all(client)
                     paged.append((time.perf_counter() - t1) * 1000)
                     assert paged_bytes == diff_bytes, (paged_bytes, diff_bytes)
-            return {"startupMs": round(startup_ms, 1), "full": full, "paged": paged, "pages": pages,
-                    "diffBytes": diff_bytes}
+            return {
+                "startupMs": round(startup_ms, 1),
+                "full": full,
+                "paged": paged,
+                "pages": pages,
+                "diffBytes": diff_bytes,
+            }
 
         m = run_async(measure)
     full_median = statistics.median(m["full"])

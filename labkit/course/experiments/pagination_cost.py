@@ -15,6 +15,7 @@ All three are measured side by side in one run; each figure is the median of
 ``repeats`` runs. ``pageRequestPeakBytes`` is the peak Python allocation
 (tracemalloc) of one snapshot page request in the middle of the diff.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -22,9 +23,9 @@ import tempfile
 import time
 import tracemalloc
 
+from labkit.course.repo_builder import IsolatedRepo
 from labkit.diff import DIFF_TIMEOUT_S, MAX_DIFF_BYTES, git_diff, read_all_pages
 from labkit.gitrunner import DIFF_SAFETY_FLAGS, run_git
-from labkit.course.repo_builder import IsolatedRepo
 from labkit.snapshots import SnapshotStore
 
 MIB = 1024 * 1024
@@ -89,13 +90,17 @@ def measure(size_bytes: int, *, repeats: int = 3) -> dict:
         repo.write("big.txt", _content(size_bytes))
         full_args = ["diff", *DIFF_SAFETY_FLAGS, "--find-renames"]
         diff_bytes = len(run_git(repo.path, full_args, max_bytes=MAX_DIFF_BYTES, timeout=DIFF_TIMEOUT_S).stdout)
-        full_ms = _median_ms(lambda: run_git(repo.path, full_args, max_bytes=MAX_DIFF_BYTES,
-                                             timeout=DIFF_TIMEOUT_S), repeats)
+        full_ms = _median_ms(
+            lambda: run_git(repo.path, full_args, max_bytes=MAX_DIFF_BYTES, timeout=DIFF_TIMEOUT_S), repeats
+        )
         page_counts: list[int] = []
         snap_ms = _median_ms(lambda: page_counts.append(_snapshot_paging(repo.path, tmp)), repeats)
         pages = page_counts[-1]
-        offsets = [p["offset"] for p in read_all_pages(repo.path, pager="naive", max_bytes=PAGE_BYTES)] \
-            if pages <= NAIVE_FULL_PAGES else []
+        offsets = (
+            [p["offset"] for p in read_all_pages(repo.path, pager="naive", max_bytes=PAGE_BYTES)]
+            if pages <= NAIVE_FULL_PAGES
+            else []
+        )
         if offsets:
             naive_ms = _median_ms(lambda: _naive_pages(repo.path, offsets), repeats)
             sampled = len(offsets)
@@ -106,10 +111,17 @@ def measure(size_bytes: int, *, repeats: int = 3) -> dict:
             sampled = len(sample)
         peak = _page_peak_bytes(repo.path, tmp)
     return {
-        "diffBytes": diff_bytes, "pageBytes": PAGE_BYTES, "pages": pages,
-        "fullDiffMs": round(full_ms, 2), "snapshotPagingMs": round(snap_ms, 2), "naivePagingMs": round(naive_ms, 2),
-        "snapshotRatio": round(snap_ms / full_ms, 2), "naiveRatio": round(naive_ms / full_ms, 2),
-        "naiveEstimated": not offsets, "naiveSampledPages": sampled, "repeats": repeats,
+        "diffBytes": diff_bytes,
+        "pageBytes": PAGE_BYTES,
+        "pages": pages,
+        "fullDiffMs": round(full_ms, 2),
+        "snapshotPagingMs": round(snap_ms, 2),
+        "naivePagingMs": round(naive_ms, 2),
+        "snapshotRatio": round(snap_ms / full_ms, 2),
+        "naiveRatio": round(naive_ms / full_ms, 2),
+        "naiveEstimated": not offsets,
+        "naiveSampledPages": sampled,
+        "repeats": repeats,
         "pageRequestPeakBytes": peak,
     }
 
@@ -118,6 +130,9 @@ def run(quick: bool = False, *, sizes_mib=None, repeats: int | None = None) -> d
     sizes = sizes_mib or (QUICK_SIZES_MIB if quick else FULL_SIZES_MIB)
     reps = repeats or (3 if quick else 5)
     rows = [measure(int(s * MIB), repeats=reps) for s in sizes]
-    return {"rows": rows, "pageBytes": PAGE_BYTES,
-            "maxSnapshotRatio": max(r["snapshotRatio"] for r in rows),
-            "note": "ratios are to one plain git diff of the same change, medians measured side by side"}
+    return {
+        "rows": rows,
+        "pageBytes": PAGE_BYTES,
+        "maxSnapshotRatio": max(r["snapshotRatio"] for r in rows),
+        "note": "ratios are to one plain git diff of the same change, medians measured side by side",
+    }

@@ -8,6 +8,7 @@ a fresh, isolated Python subprocess with a time limit. The readers
 (``labkit source read/search``) never do this: reading must not depend on
 trusting what is read.
 """
+
 from __future__ import annotations
 
 import io
@@ -24,12 +25,12 @@ from labkit.errors import LabkitError
 from labkit.gitrunner import git_bytes
 
 #: Written by labkit, not taken from the repositories.
-DRIVER = '''import json, sys
+DRIVER = """import json, sys
 backend, frontend, request = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 sys.path[:0] = [backend, frontend]
 import checkout, router
 print(json.dumps(checkout.confirm(request, router.handle)))
-'''
+"""
 RUN_TIMEOUT_S = 20
 
 
@@ -48,9 +49,13 @@ def run_request(backend_dir: Path, frontend_dir: Path, request: dict, workdir: P
     driver.write_text(DRIVER, "utf-8")
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
     try:
-        proc = subprocess.run([sys.executable, "-I", "-B", str(driver), str(backend_dir), str(frontend_dir),
-                               json.dumps(request)], cwd=workdir, env=env, capture_output=True,
-                              timeout=RUN_TIMEOUT_S)
+        proc = subprocess.run(
+            [sys.executable, "-I", "-B", str(driver), str(backend_dir), str(frontend_dir), json.dumps(request)],
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            timeout=RUN_TIMEOUT_S,
+        )
     except subprocess.TimeoutExpired:
         raise LabkitError("experiment_failed", f"the exported code did not answer within {RUN_TIMEOUT_S} s") from None
     if proc.returncode != 0:
@@ -60,8 +65,8 @@ def run_request(backend_dir: Path, frontend_dir: Path, request: dict, workdir: P
 
 def compare_versions(world, request: dict | None = None, at: str | None = None) -> dict:
     """Resolve each store at ``at``, then run ``request`` through the code each one ran, plus main."""
-    from labkit.source import load_config, parse_instant, resolve_deployment
     from labkit.course import source_fixtures as fx
+    from labkit.source import load_config, parse_instant, resolve_deployment
 
     request = dict(fx.REQUEST if request is None else request)
     at = fx.INCIDENT_AT if at is None else at
@@ -71,8 +76,7 @@ def compare_versions(world, request: dict | None = None, at: str | None = None) 
     for target in (fx.STORE_1, fx.STORE_2):
         commits = {r: resolve_deployment(config, target, r, instant).commit for r in ("frontend", "backend")}
         combos.append((f"{target.split('/')[-1]} (deployed)", target, commits))
-    combos.append(("main (what the engineer read)", None,
-                   {r: world.repos[r].head() for r in ("frontend", "backend")}))
+    combos.append(("main (what the engineer read)", None, {r: world.repos[r].head() for r in ("frontend", "backend")}))
     rows = []
     with tempfile.TemporaryDirectory(prefix="labkit-pinned-run-") as tmp:
         work = Path(tmp)
@@ -85,13 +89,20 @@ def compare_versions(world, request: dict | None = None, at: str | None = None) 
                     exported[key] = export_commit(world.repos[repo].path, commit, work / f"{repo}-{commit[:12]}")
                 dirs[repo] = exported[key]
             page = run_request(dirs["backend"], dirs["frontend"], request, work)
-            rows.append({"label": label, "target": target,
-                         "frontendCommit": commits["frontend"], "backendCommit": commits["backend"],
-                         "frontendRelease": world.release_of("frontend", commits["frontend"]),
-                         "backendRelease": world.release_of("backend", commits["backend"]),
-                         "code": page["code"], "action": page["action"], "totalCents": page["total_cents"]})
-    return {"at": at, "request": request, "rows": rows,
-            "diverges": len({r["code"] for r in rows}) > 1}
+            rows.append(
+                {
+                    "label": label,
+                    "target": target,
+                    "frontendCommit": commits["frontend"],
+                    "backendCommit": commits["backend"],
+                    "frontendRelease": world.release_of("frontend", commits["frontend"]),
+                    "backendRelease": world.release_of("backend", commits["backend"]),
+                    "code": page["code"],
+                    "action": page["action"],
+                    "totalCents": page["total_cents"],
+                }
+            )
+    return {"at": at, "request": request, "rows": rows, "diverges": len({r["code"] for r in rows}) > 1}
 
 
 def run(quick: bool = False) -> dict:
@@ -101,8 +112,9 @@ def run(quick: bool = False) -> dict:
     start = time.perf_counter()
     with fx.build_world() as world:
         result = compare_versions(world)
-        result["deployments"] = [{k: d[k] for k in ("target", "repo", "release", "from", "until")}
-                                 for d in world.deployments()]
+        result["deployments"] = [
+            {k: d[k] for k in ("target", "repo", "release", "from", "until")} for d in world.deployments()
+        ]
     result["readerExecutesCode"] = False
     result["seconds"] = round(time.perf_counter() - start, 3)
     return result

@@ -8,9 +8,10 @@ says another.
 The world builders are shared with lab 07's notebook, its explorer and its
 checkers, so every number in the lab comes from a real repository.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.review import approval_holds, review_diff, take_baseline
@@ -38,8 +39,10 @@ def base_world(repo: IsolatedRepo) -> IsolatedRepo:
 
 def tests_only(repo: IsolatedRepo) -> dict:
     """The agent was told to fix a test and did exactly that."""
-    repo.write("tests/test_pricing.py", BASE_FILES["tests/test_pricing.py"] + "\n\ndef test_zero():\n"
-               "    assert price(0) == 0\n")
+    repo.write(
+        "tests/test_pricing.py",
+        BASE_FILES["tests/test_pricing.py"] + "\n\ndef test_zero():\n    assert price(0) == 0\n",
+    )
     return {"allow": ["tests/"], "plan": ["tests/test_pricing.py"]}
 
 
@@ -90,13 +93,14 @@ def generated_flood(repo: IsolatedRepo, *, files: int = 60, max_files: int = 40)
 
 SCENARIOS: dict[str, tuple[str, Callable[[IsolatedRepo], dict]]] = {
     "tests-only": ("the agent changed exactly the test it was asked to fix", tests_only),
-    "formatter-spill": ("allowed tests/; a formatter also rewrote src/ and an install touched the lockfile",
-                        formatter_spill),
+    "formatter-spill": (
+        "allowed tests/; a formatter also rewrote src/ and an install touched the lockfile",
+        formatter_spill,
+    ),
     "dependency-bump": ("an authorized dependency bump: manifest and lockfile", dependency_bump),
     "near-prefix": ("allowed src/; the agent also edited src-old/", near_prefix),
     "asset-and-script": ("allowed assets/ and scripts/: a binary logo and a chmod +x", asset_and_script),
-    "dirty-worktree": ("the user's own edits were there before the agent (reviewed with a baseline)",
-                       dirty_worktree),
+    "dirty-worktree": ("the user's own edits were there before the agent (reviewed with a baseline)", dirty_worktree),
     "generated-flood": ("a generator wrote more files than the gate's budget", generated_flood),
 }
 
@@ -118,12 +122,18 @@ def run_scenario(name: str, *, quick: bool = False) -> dict:
         else:
             changed = sorted({p for f in report["files"] for p in (f["path"], f["origPath"]) if p})
         return {
-            "name": name, "story": story, "allow": spec["allow"], "plan": spec["plan"],
+            "name": name,
+            "story": story,
+            "allow": spec["allow"],
+            "plan": spec["plan"],
             "changedPaths": changed,
             "unplannedPaths": [p for p in changed if not _in_plan(p, spec["plan"])],
-            "gate": report["gate"], "complete": report["complete"], "totals": report["totals"],
+            "gate": report["gate"],
+            "complete": report["complete"],
+            "totals": report["totals"],
             "riskCodes": sorted({r["code"] for r in report["risks"]}),
-            "reportSha256": report["reportSha256"], "report": report,
+            "reportSha256": report["reportSha256"],
+            "report": report,
         }
 
 
@@ -141,8 +151,12 @@ def approval_demo() -> dict:
         # A same-size edit after approval: 2.32.3 -> 2.32.4 keeps every line count.
         repo.write("uv.lock", BASE_FILES["uv.lock"].replace("2.31.0", "2.32.4"))
         after = approval_holds(approved["reportSha256"], repo.path, allow=spec["allow"])
-        return {"approvedSha256": approved["reportSha256"], "validBeforeChange": before["valid"],
-                "validAfterChange": after["valid"], "laterSha256": after["reportSha256"]}
+        return {
+            "approvedSha256": approved["reportSha256"],
+            "validBeforeChange": before["valid"],
+            "validAfterChange": after["valid"],
+            "laterSha256": after["reportSha256"],
+        }
 
 
 def listing_vs_patch(*, quick: bool = False) -> list[dict]:
@@ -162,17 +176,29 @@ def listing_vs_patch(*, quick: bool = False) -> list[dict]:
                 formatter_spill(repo)
             else:
                 nfiles, nlines = shape
-                repo.write_many({f"src/mod_{i:03d}.py": "".join(f"value_{j} = {j}\n" for j in range(nlines))
-                                 for i in range(nfiles)})
+                repo.write_many(
+                    {f"src/mod_{i:03d}.py": "".join(f"value_{j} = {j}\n" for j in range(nlines)) for i in range(nfiles)}
+                )
                 repo.commit("base")
-                repo.write_many({f"src/mod_{i:03d}.py": "".join(f"value_{j}: int = {j}\n" for j in range(nlines))
-                                 for i in range(nfiles)})
+                repo.write_many(
+                    {
+                        f"src/mod_{i:03d}.py": "".join(f"value_{j}: int = {j}\n" for j in range(nlines))
+                        for i in range(nfiles)
+                    }
+                )
             base = repo.head()
             listing = git_bytes(repo.path, ["diff", "--numstat", "-z", *DIFF_SAFETY_FLAGS, base, "--"])
             patch = git_bytes(repo.path, ["diff", "--find-renames", *DIFF_SAFETY_FLAGS, base, "--"])
             files = len([t for t in listing.split(b"\0") if t])
-            rows.append({"world": name, "files": files, "listingBytes": len(listing), "patchBytes": len(patch),
-                         "patchToListing": round(len(patch) / max(1, len(listing)), 1)})
+            rows.append(
+                {
+                    "world": name,
+                    "files": files,
+                    "listingBytes": len(listing),
+                    "patchBytes": len(patch),
+                    "patchToListing": round(len(patch) / max(1, len(listing)), 1),
+                }
+            )
     return rows
 
 
@@ -180,15 +206,25 @@ def run(quick: bool = False) -> dict:
     """Every scenario's report, the gate counts, the approval demonstration and listing sizes."""
     examples = [run_scenario(name, quick=quick) for name in SCENARIOS]
     gates = {g: sum(1 for e in examples if e["gate"] == g) for g in ("pass", "review", "block")}
-    return {"examples": examples, "gates": gates, "approval": approval_demo(),
-            "listingVsPatch": listing_vs_patch(quick=quick), "quick": quick}
+    return {
+        "examples": examples,
+        "gates": gates,
+        "approval": approval_demo(),
+        "listingVsPatch": listing_vs_patch(quick=quick),
+        "quick": quick,
+    }
 
 
 # -- lab 07 exercises ---------------------------------------------------------------------------
 
 #: q1 of lab 07: five reports, labelled so the order hides the pattern.
-CLASSIFY = {"A": "dependency-bump", "B": "generated-flood", "C": "tests-only", "D": "formatter-spill",
-            "E": "asset-and-script"}
+CLASSIFY = {
+    "A": "dependency-bump",
+    "B": "generated-flood",
+    "C": "tests-only",
+    "D": "formatter-spill",
+    "E": "asset-and-script",
+}
 
 
 def report_facts(report: dict) -> dict:
@@ -196,9 +232,12 @@ def report_facts(report: dict) -> dict:
     counts: dict[str, int] = {}
     for r in report["risks"]:
         counts[r["code"]] = counts.get(r["code"], 0) + 1
-    return {"files": report["totals"]["files"], "complete": report["complete"],
-            "risks": ", ".join(f"{c} x{n}" for c, n in sorted(counts.items())) or "(none)",
-            "allow": ", ".join(report["allow"])}
+    return {
+        "files": report["totals"]["files"],
+        "complete": report["complete"],
+        "risks": ", ".join(f"{c} x{n}" for c, n in sorted(counts.items())) or "(none)",
+        "allow": ", ".join(report["allow"]),
+    }
 
 
 def classification_reports(*, quick: bool = True) -> dict[str, dict]:
@@ -228,5 +267,8 @@ def baseline_exercise() -> dict:
     def row(entry):
         return {"path": entry["path"], "status": entry["status"], "contentId": (entry["contentId"] or "-")[:10]}
 
-    return {"before": [row(e) for e in baseline["entries"]], "after": [row(f) for f in after["files"]],
-            "report": report}
+    return {
+        "before": [row(e) for e in baseline["entries"]],
+        "after": [row(f) for f in after["files"]],
+        "report": report,
+    }

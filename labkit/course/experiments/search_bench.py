@@ -15,6 +15,7 @@ row is a median. Two kinds of call are timed:
 index for that corpus at run time; otherwise they are left out and
 ``indexNote`` says why. Nothing is estimated or filled in.
 """
+
 from __future__ import annotations
 
 import gc
@@ -26,7 +27,6 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from pathlib import Path
 
 ENGINES = ("python", "ripgrep", "auto")
 
@@ -47,16 +47,24 @@ QUICK_INDEX_MAX_FILES = 400  # time a query's repeated rounds may take before th
 
 def _scales(quick: bool) -> list[tuple[str, str, dict]]:
     if quick:
-        return [("handful", "handful", {}), ("generated-300", "generated", {"files": 300}),
-                ("stdlib", "stdlib", {}), ("large-files-16", "large_files", {"files": 16})]
-    return [("handful", "handful", {}), ("generated-1000", "generated", {"files": 1000}),
-            ("stdlib", "stdlib", {}), ("stdlib+tests", "stdlib_full", {}),
-            ("large-files-48", "large_files", {"files": 48})]
+        return [
+            ("handful", "handful", {}),
+            ("generated-300", "generated", {"files": 300}),
+            ("stdlib", "stdlib", {}),
+            ("large-files-16", "large_files", {"files": 16}),
+        ]
+    return [
+        ("handful", "handful", {}),
+        ("generated-1000", "generated", {"files": 1000}),
+        ("stdlib", "stdlib", {}),
+        ("stdlib+tests", "stdlib_full", {}),
+        ("large-files-48", "large_files", {"files": 48}),
+    ]
 
 
 def _build(kind: str, kw: dict):
-    from labkit.course.repo_builder import IsolatedRepo
     from labkit.course import search_corpora as corpora
+    from labkit.course.repo_builder import IsolatedRepo
 
     repo = IsolatedRepo(prefix="labkit-search-bench-")
     if kind == "stdlib_full":
@@ -150,10 +158,19 @@ def _index_rows(corpus, files, nbytes, root, reps, notes, committed: bool) -> li
                     t0 = time.perf_counter()
                     res = search_code(index_dir, query, literal=not regex, limit=50)
                     times.append((time.perf_counter() - t0) * 1000.0)
-                rows.append({"corpus": corpus, "files": files, "bytes": nbytes, "engine": "index",
-                             "medianMs": round(statistics.median(times), 3), "call": "in-process",
-                             "query": name, "matchCount": len(res.get("matches", [])),
-                             "truncated": bool(res.get("truncated"))})
+                rows.append(
+                    {
+                        "corpus": corpus,
+                        "files": files,
+                        "bytes": nbytes,
+                        "engine": "index",
+                        "medianMs": round(statistics.median(times), 3),
+                        "call": "in-process",
+                        "query": name,
+                        "matchCount": len(res.get("matches", [])),
+                        "truncated": bool(res.get("truncated")),
+                    }
+                )
         except Exception as exc:
             notes.append(f"{corpus}: index unavailable at run time ({type(exc).__name__}: {str(exc)[:80]})")
             return []
@@ -172,8 +189,14 @@ def fit_cost_model(rows: list[dict]) -> dict:
     model: dict = {}
     for engine in ("python", "ripgrep"):
         for kind in ("find", "re2"):
-            pts = [r for r in rows if r["engine"] == engine and r["call"] == "in-process"
-                   and kinds.get(r["query"]) == kind and not r["truncated"]]
+            pts = [
+                r
+                for r in rows
+                if r["engine"] == engine
+                and r["call"] == "in-process"
+                and kinds.get(r["query"]) == kind
+                and not r["truncated"]
+            ]
             if len(pts) < 3:
                 continue
             # Relative errors: each row weighs 1/ms, so the handful's 0.3 ms counts as much
@@ -182,9 +205,11 @@ def fit_cost_model(rows: list[dict]) -> dict:
             a = np.array([[1.0, r["files"], r["bytes"] / 2**20] for r in pts]) * w[:, None]
             y = np.array([r["medianMs"] for r in pts]) * w
             coef = _nonnegative_lstsq(a, y)
-            model[f"{engine}/{kind}"] = {"fixedMs": round(float(coef[0]), 3),
-                                         "msPerFile": round(float(coef[1]), 5),
-                                         "msPerMiB": round(float(coef[2]), 3)}
+            model[f"{engine}/{kind}"] = {
+                "fixedMs": round(float(coef[0]), 3),
+                "msPerFile": round(float(coef[1]), 5),
+                "msPerMiB": round(float(coef[2]), 3),
+            }
     return model
 
 
@@ -200,7 +225,7 @@ def _nonnegative_lstsq(a, y):
         if (sol >= 0).all():
             coef[active] = sol
             return coef
-        active = [c for c, v in zip(active, sol) if v >= 0] if (sol >= 0).any() else []
+        active = [c for c, v in zip(active, sol, strict=False) if v >= 0] if (sol >= 0).any() else []
     return coef
 
 
@@ -215,9 +240,14 @@ def _ratios(rows: list[dict]) -> dict:
         for (corpus, query), t in sorted(table.items()):
             if set(ENGINES) <= set(t):
                 best = min(t["python"], t["ripgrep"])
-                per.append({"corpus": corpus, "query": query,
-                            "autoOverBest": round(t["auto"] / best, 3) if best else None,
-                            "pythonOverRipgrep": round(t["python"] / t["ripgrep"], 3) if t["ripgrep"] else None})
+                per.append(
+                    {
+                        "corpus": corpus,
+                        "query": query,
+                        "autoOverBest": round(t["auto"] / best, 3) if best else None,
+                        "pythonOverRipgrep": round(t["python"] / t["ripgrep"], 3) if t["ripgrep"] else None,
+                    }
+                )
         out[call] = per
     return out
 
@@ -251,27 +281,54 @@ def _run(quick: bool, only, reps: int) -> dict:
             root = str(repo.path)
             files, nbytes = corpora.corpus_size(root)
             for name, query, regex in QUERIES:
-                timed = _side_by_side(_time_in_process, root, query, regex, ENGINES, reps,
-                                      budget_s=0.2 if quick else ROUND_BUDGET_S)
+                timed = _side_by_side(
+                    _time_in_process, root, query, regex, ENGINES, reps, budget_s=0.2 if quick else ROUND_BUDGET_S
+                )
                 ref = timed["python"][1]
                 for engine, (ms, res) in timed.items():
                     if res["matches"] != ref["matches"] or res["truncated"] != ref["truncated"]:
                         disagreements.append(f"{corpus}/{name}: {engine} differs from python")
-                    rows.append({"corpus": corpus, "files": files, "bytes": nbytes, "engine": engine,
-                                 "medianMs": round(ms, 3), "call": "in-process", "query": name,
-                                 "ran": res["engine"], "matchCount": res["matchCount"],
-                                 "truncated": res["truncated"]})
+                    rows.append(
+                        {
+                            "corpus": corpus,
+                            "files": files,
+                            "bytes": nbytes,
+                            "engine": engine,
+                            "medianMs": round(ms, 3),
+                            "call": "in-process",
+                            "query": name,
+                            "ran": res["engine"],
+                            "matchCount": res["matchCount"],
+                            "truncated": res["truncated"],
+                        }
+                    )
             for name, query, regex in QUERIES:
                 if name not in (PROCESS_QUERIES[:1] if quick else PROCESS_QUERIES):
                     continue
                 timed = _side_by_side(_time_process, root, query, regex, ENGINES, reps)
                 for engine, (ms, res) in timed.items():
-                    rows.append({"corpus": corpus, "files": files, "bytes": nbytes, "engine": engine,
-                                 "medianMs": round(ms, 3), "call": "process", "query": name,
-                                 "ran": res.get("engine"), "matchCount": res.get("matchCount"),
-                                 "truncated": res.get("truncated")})
-            memory.append({"corpus": corpus, "files": files, "bytes": nbytes,
-                           "peakKiB": round(_peak_kib(root, "ZZ_NO_SUCH_SYMBOL"), 1)})
+                    rows.append(
+                        {
+                            "corpus": corpus,
+                            "files": files,
+                            "bytes": nbytes,
+                            "engine": engine,
+                            "medianMs": round(ms, 3),
+                            "call": "process",
+                            "query": name,
+                            "ran": res.get("engine"),
+                            "matchCount": res.get("matchCount"),
+                            "truncated": res.get("truncated"),
+                        }
+                    )
+            memory.append(
+                {
+                    "corpus": corpus,
+                    "files": files,
+                    "bytes": nbytes,
+                    "peakKiB": round(_peak_kib(root, "ZZ_NO_SUCH_SYMBOL"), 1),
+                }
+            )
             if quick and files > QUICK_INDEX_MAX_FILES:
                 notes.append(f"{corpus}: quick run builds an index for small corpora only; no index rows")
             else:

@@ -10,21 +10,23 @@ reader takes the remaining pages. Three readers are compared:
 - revision: pages 2.. are recomputed but checked against page 1's
   ``sourceRevision``, so the drift is refused with ``snapshot_drift``.
 """
+
 from __future__ import annotations
 
 import tempfile
 
-from labkit.diff import build_diff, client_bytes, git_diff
-from labkit.errors import LabkitError
 from labkit.course.experiments.git_worlds import DRIFT_PATH, DRIFT_V1, DRIFT_V2, drift_world
 from labkit.course.repo_builder import IsolatedRepo
+from labkit.diff import build_diff, client_bytes, git_diff
+from labkit.errors import LabkitError
 from labkit.snapshots import SnapshotStore
 
 PAGE_BYTES = 1024
 
 
-def _interleaved(repo: IsolatedRepo, *, pager: str, store, bind: str | None, page_bytes: int,
-                 change_after: int = 1) -> tuple[list[dict], str | None]:
+def _interleaved(
+    repo: IsolatedRepo, *, pager: str, store, bind: str | None, page_bytes: int, change_after: int = 1
+) -> tuple[list[dict], str | None]:
     """Pages under V1 until ``change_after`` pages are read, then V2 in the worktree.
 
     Returns (pages, error code); the worktree is back at V1 afterwards.
@@ -41,8 +43,9 @@ def _interleaved(repo: IsolatedRepo, *, pager: str, store, bind: str | None, pag
                 kw["snapshot"] = last["snapshotId"]
             elif bind == "revision":
                 kw["revision"] = last["sourceRevision"]
-            pages.append(git_diff(repo.path, pager=pager, max_bytes=page_bytes, store=store,
-                                  offset=last["nextOffset"], **kw))
+            pages.append(
+                git_diff(repo.path, pager=pager, max_bytes=page_bytes, store=store, offset=last["nextOffset"], **kw)
+            )
     except LabkitError as exc:
         return pages, exc.code
     finally:
@@ -62,18 +65,32 @@ def reader_view(bind: str = "none", change_after: int = 1, page_bytes: int = PAG
         v1 = build_diff(repo.path).data
         repo.write(DRIFT_PATH, DRIFT_V2)
         v2 = build_diff(repo.path).data
-        pages, error = _interleaved(repo, pager="naive" if bind == "none" else "safe", store=SnapshotStore(tmp),
-                                    bind=None if bind == "none" else bind, page_bytes=page_bytes,
-                                    change_after=change_after)
+        pages, error = _interleaved(
+            repo,
+            pager="naive" if bind == "none" else "safe",
+            store=SnapshotStore(tmp),
+            bind=None if bind == "none" else bind,
+            page_bytes=page_bytes,
+            change_after=change_after,
+        )
     got = b"".join(client_bytes(p) for p in pages)
-    return {"bind": bind, "changeAfter": change_after, "v1Bytes": len(v1), "error": error,
-            "complete": not pages[-1]["hasMore"], "matchesV1": got == v1, "matchesV2": got == v2,
-            "pages": [{"page": i + 1, "offset": p["offset"], "returnedBytes": p["returnedBytes"],
-                       "version": _which(p, v1, v2)} for i, p in enumerate(pages)]}
+    return {
+        "bind": bind,
+        "changeAfter": change_after,
+        "v1Bytes": len(v1),
+        "error": error,
+        "complete": not pages[-1]["hasMore"],
+        "matchesV1": got == v1,
+        "matchesV2": got == v2,
+        "pages": [
+            {"page": i + 1, "offset": p["offset"], "returnedBytes": p["returnedBytes"], "version": _which(p, v1, v2)}
+            for i, p in enumerate(pages)
+        ],
+    }
 
 
 def _offsets_chain(pages: list[dict]) -> bool:
-    return all(b["offset"] == a["nextOffset"] for a, b in zip(pages, pages[1:]))
+    return all(b["offset"] == a["nextOffset"] for a, b in zip(pages, pages[1:], strict=False))
 
 
 def run(quick: bool = False, *, page_bytes: int = PAGE_BYTES) -> dict:
@@ -94,16 +111,31 @@ def run(quick: bool = False, *, page_bytes: int = PAGE_BYTES) -> dict:
     mixed = b"".join(client_bytes(p) for p in naive_pages)
     from_snapshot = b"".join(client_bytes(p) for p in snap_pages)
     detection = [
-        {"field": "offset / nextOffset", "detects": not _offsets_chain(naive_pages),
-         "why": "every page starts where the previous one ended, in both versions"},
-        {"field": "totalBytes", "detects": len({p["totalBytes"] for p in naive_pages}) > 1,
-         "why": f"V1 and V2 diffs are both {len(v1.data)} B"},
-        {"field": "HEAD commit", "detects": head_before != head_after,
-         "why": "only the worktree changed; HEAD stayed at the same commit"},
-        {"field": "sourceRevision (SHA-256 of the whole diff)", "detects": v1.source_revision != v2.source_revision,
-         "why": "a content hash differs as soon as one byte differs"},
-        {"field": "snapshotId (immutable snapshot)", "detects": from_snapshot == v1.data,
-         "why": "later pages are read from the stored bytes, so there is nothing to detect: no mixture forms"},
+        {
+            "field": "offset / nextOffset",
+            "detects": not _offsets_chain(naive_pages),
+            "why": "every page starts where the previous one ended, in both versions",
+        },
+        {
+            "field": "totalBytes",
+            "detects": len({p["totalBytes"] for p in naive_pages}) > 1,
+            "why": f"V1 and V2 diffs are both {len(v1.data)} B",
+        },
+        {
+            "field": "HEAD commit",
+            "detects": head_before != head_after,
+            "why": "only the worktree changed; HEAD stayed at the same commit",
+        },
+        {
+            "field": "sourceRevision (SHA-256 of the whole diff)",
+            "detects": v1.source_revision != v2.source_revision,
+            "why": "a content hash differs as soon as one byte differs",
+        },
+        {
+            "field": "snapshotId (immutable snapshot)",
+            "detects": from_snapshot == v1.data,
+            "why": "later pages are read from the stored bytes, so there is nothing to detect: no mixture forms",
+        },
     ]
     return {
         "pageBytes": page_bytes,
@@ -115,8 +147,15 @@ def run(quick: bool = False, *, page_bytes: int = PAGE_BYTES) -> dict:
             "changedAfterPage": 1,
             "mixedMatchesV1": mixed == v1.data,
             "mixedMatchesV2": mixed == v2.data,
-            "pages": [{"page": i + 1, "offset": p["offset"], "returnedBytes": p["returnedBytes"],
-                       "version": _which(p, v1.data, v2.data)} for i, p in enumerate(naive_pages)],
+            "pages": [
+                {
+                    "page": i + 1,
+                    "offset": p["offset"],
+                    "returnedBytes": p["returnedBytes"],
+                    "version": _which(p, v1.data, v2.data),
+                }
+                for i, p in enumerate(naive_pages)
+            ],
         },
         "snapshot": {
             "pageCount": len(snap_pages),

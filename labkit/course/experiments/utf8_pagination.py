@@ -5,14 +5,15 @@ The naive pager (byte slices, each page decoded on its own) is run page by
 page through the real ``git_diff``; the client's view is rebuilt from the page
 texts. Then the safe pager pages the same diff through a snapshot.
 """
+
 from __future__ import annotations
 
 import tempfile
 
-from labkit.diff import build_diff, client_bytes, read_all_pages
 from labkit.course.experiments.git_worlds import UTF8_REPEAT, utf8_world
-from labkit.pager import REPLACEMENT, is_continuation
 from labkit.course.repo_builder import IsolatedRepo
+from labkit.diff import build_diff, client_bytes, read_all_pages
+from labkit.pager import REPLACEMENT, is_continuation
 from labkit.snapshots import SnapshotStore
 
 PAGE_BYTES = 1024
@@ -21,10 +22,16 @@ PAGE_BYTES = 1024
 def summarize(pages: list[dict], full: bytes) -> dict:
     """The contract's R for one run of pages against the true diff bytes."""
     rebuilt = b"".join(client_bytes(p) for p in pages)
-    rows = [{"page": i + 1, "offset": p["offset"], "returnedBytes": p["returnedBytes"],
-             "clientBytes": len(client_bytes(p)),
-             "replacementChars": p["diff"].count(REPLACEMENT) if p["encoding"] == "utf-8" else 0}
-            for i, p in enumerate(pages)]
+    rows = [
+        {
+            "page": i + 1,
+            "offset": p["offset"],
+            "returnedBytes": p["returnedBytes"],
+            "clientBytes": len(client_bytes(p)),
+            "replacementChars": p["diff"].count(REPLACEMENT) if p["encoding"] == "utf-8" else 0,
+        }
+        for i, p in enumerate(pages)
+    ]
     return {
         "fullBytes": len(full),
         "pageCount": len(pages),
@@ -41,12 +48,16 @@ def paging_summary(data: bytes, page_bytes: int = PAGE_BYTES) -> dict:
     from labkit.pager import iter_pages, paginate_naive
 
     def as_dicts(pages):
-        return [{"offset": p.offset, "returnedBytes": p.returned_bytes, "diff": p.text, "encoding": p.encoding}
-                for p in pages]
+        return [
+            {"offset": p.offset, "returnedBytes": p.returned_bytes, "diff": p.text, "encoding": p.encoding}
+            for p in pages
+        ]
 
-    return {"pageBytes": page_bytes,
-            "naive": summarize(as_dicts(iter_pages(data, page_bytes, paginate_naive)), data),
-            "safe": summarize(as_dicts(iter_pages(data, page_bytes)), data)}
+    return {
+        "pageBytes": page_bytes,
+        "naive": summarize(as_dicts(iter_pages(data, page_bytes, paginate_naive)), data),
+        "safe": summarize(as_dicts(iter_pages(data, page_bytes)), data),
+    }
 
 
 def boundary_view(full: bytes, cut: int) -> dict:
@@ -64,7 +75,7 @@ def boundary_view(full: bytes, cut: int) -> dict:
     end += 1
     while end < len(full) and is_continuation(full[end]):
         end += 1  # end of the character after it
-    before, after = full[max(start, 0):cut], full[cut:end]
+    before, after = full[max(start, 0) : cut], full[cut:end]
     return {
         "cutOffset": cut,
         "bytesBefore": before.hex(" "),

@@ -11,11 +11,12 @@ subsets ship with labkit (see ``README.md`` here for how they are made and
 ``use_in_matplotlib()`` registers both as fallbacks after the configured font
 family (DejaVu Sans unless the user chose another); ``css_font_faces()`` embeds them in a page.
 """
+
 from __future__ import annotations
 
 import base64
 import dataclasses
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 FONT_DIR = Path(__file__).resolve().parent
@@ -65,12 +66,14 @@ def css_font_faces() -> str:
     for family, file, weight in FONTS:
         data = base64.b64encode((FONT_DIR / file).read_bytes()).decode("ascii")
         mime, fmt = ("font/otf", "opentype") if file.endswith(".otf") else ("font/ttf", "truetype")
-        rules.append(f"@font-face{{font-family:'{family}';font-weight:{weight};"
-                     f"src:url(data:{mime};base64,{data}) format('{fmt}');font-display:block}}")
+        rules.append(
+            f"@font-face{{font-family:'{family}';font-weight:{weight};"
+            f"src:url(data:{mime};base64,{data}) format('{fmt}');font-display:block}}"
+        )
     return "\n".join(rules)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cmaps() -> tuple[frozenset, ...]:
     import matplotlib
     from fontTools.ttLib import TTFont
@@ -84,5 +87,6 @@ def missing_glyphs(text: str) -> set[str]:
     import unicodedata
 
     cmaps = _cmaps()
-    return {ch for ch in set(text)
-            if unicodedata.category(ch)[0] not in "CZ" and not any(ord(ch) in cmap for cmap in cmaps)}
+    return {
+        ch for ch in set(text) if unicodedata.category(ch)[0] not in "CZ" and not any(ord(ch) in cmap for cmap in cmaps)
+    }

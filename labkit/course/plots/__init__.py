@@ -5,16 +5,28 @@ plain experiment data and returns a ``matplotlib.figure.Figure`` whose axes
 have a title and labelled axes with units. ``takeaway(fig, text)`` puts the
 one-sentence lesson under the figure.
 """
+
 from __future__ import annotations
 
 #: experiment name -> plot functions ("module:function"), each taking that
 #: experiment's result dict and returning a Figure. ``labkit report`` uses it.
 FIGURES: dict[str, list[str]] = {
-    "search-bench": ["labkit.course.plots.search:time_vs_corpus_size", "labkit.course.plots.search:process_vs_in_process", "labkit.course.plots.search:truncation_speed"],
+    "search-bench": [
+        "labkit.course.plots.search:time_vs_corpus_size",
+        "labkit.course.plots.search:process_vs_in_process",
+        "labkit.course.plots.search:truncation_speed",
+    ],
     "review-examples": ["labkit.course.plots.review:gate_examples", "labkit.course.plots.review:listing_vs_patch"],
     "mcp-paging": ["labkit.course.plots.mcp:paging_cost"],
-    "pinned-source": ["labkit.course.plots.pinned_source:plot_deployment_timeline", "labkit.course.plots.pinned_source:plot_request_outcomes"],
-    "context-scale": ["labkit.course.plots.context:bytes_vs_files", "labkit.course.plots.context:recall_vs_files", "labkit.course.plots.context:stage_times"],
+    "pinned-source": [
+        "labkit.course.plots.pinned_source:plot_deployment_timeline",
+        "labkit.course.plots.pinned_source:plot_request_outcomes",
+    ],
+    "context-scale": [
+        "labkit.course.plots.context:bytes_vs_files",
+        "labkit.course.plots.context:recall_vs_files",
+        "labkit.course.plots.context:stage_times",
+    ],
     "code-search-eval": ["labkit.course.plots.codesearch:hit_at_k", "labkit.course.plots.codesearch:latency"],
     "utf8-pagination": ["labkit.course.plots.diff:utf8_pages"],
     "snapshot-drift": ["labkit.course.plots.diff:drift_pages"],
@@ -22,9 +34,18 @@ FIGURES: dict[str, list[str]] = {
 }
 
 PALETTE = {
-    "ripgrep": "#1f77b4", "python": "#ff7f0e", "auto": "#2ca02c", "index": "#9467bd",
-    "naive": "#d62728", "safe": "#2ca02c", "snapshot": "#2ca02c", "zoekt": "#8c564b",
-    "A": "#7f7f7f", "B": "#d62728", "C": "#1f77b4", "D": "#2ca02c",
+    "ripgrep": "#1f77b4",
+    "python": "#ff7f0e",
+    "auto": "#2ca02c",
+    "index": "#9467bd",
+    "naive": "#d62728",
+    "safe": "#2ca02c",
+    "snapshot": "#2ca02c",
+    "zoekt": "#8c564b",
+    "A": "#7f7f7f",
+    "B": "#d62728",
+    "C": "#1f77b4",
+    "D": "#2ca02c",
 }
 
 STYLE = {

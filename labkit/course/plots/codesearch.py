@@ -1,4 +1,5 @@
 """Figures for the code-search lab: Hit@k by ranking, and latency side by side."""
+
 from __future__ import annotations
 
 from . import color, new_figure, takeaway
@@ -20,8 +21,10 @@ def hit_at_k(result: dict):
     fig, ax = new_figure()
     width = 0.8 / (len(_METRICS) + 1)
     for i, (key, name) in enumerate(_METRICS + (("noMatch", "no-match success"),)):
-        values = [_pct(r["noMatchSuccess"], r["noMatchCases"]) if key == "noMatch" else _pct(r[key], r["positives"])
-                  for r in rows]
+        values = [
+            _pct(r["noMatchSuccess"], r["noMatchCases"]) if key == "noMatch" else _pct(r[key], r["positives"])
+            for r in rows
+        ]
         xs = [j + (i - 1.5) * width for j in range(len(rows))]
         ax.bar(xs, values, width, label=name, color=("#9467bd", "#2ca02c", "#1f77b4", "#7f7f7f")[i])
     ax.set_xticks(range(len(rows)), [_label(r) for r in rows])
@@ -35,8 +38,14 @@ def hit_at_k(result: dict):
     from labkit.course.targets import CODE_SEARCH_MIN_HIT1
 
     ax.axhline(100 * CODE_SEARCH_MIN_HIT1, color="#9467bd", linestyle=":", linewidth=1)
-    ax.annotate(f"Hit@1 target {100 * CODE_SEARCH_MIN_HIT1:.0f}%", (-0.45, 100 * CODE_SEARCH_MIN_HIT1),
-                ha="left", va="bottom", fontsize=7, color="#9467bd")
+    ax.annotate(
+        f"Hit@1 target {100 * CODE_SEARCH_MIN_HIT1:.0f}%",
+        (-0.45, 100 * CODE_SEARCH_MIN_HIT1),
+        ha="left",
+        va="bottom",
+        fontsize=7,
+        color="#9467bd",
+    )
     ax.legend(loc="upper center", ncols=4, fontsize=8)
     lifts = []
     for backend in dict.fromkeys(r["backend"] for r in rows):
@@ -45,8 +54,10 @@ def hit_at_k(result: dict):
         if raw and ranked:
             lifts.append(f"{raw['hit1']}/{raw['positives']} to {ranked['hit1']}/{ranked['positives']} ({backend})")
     if lifts:
-        text = (f"Definition-first ranking moves Hit@1 from {'; '.join(lifts)} on the very same matches; "
-                "a hit is still a candidate.")
+        text = (
+            f"Definition-first ranking moves Hit@1 from {'; '.join(lifts)} on the very same matches; "
+            "a hit is still a candidate."
+        )
     else:
         text = "Ranking reorders the same matches; a hit is still a candidate until its context is read."
     return takeaway(fig, text)
@@ -59,8 +70,13 @@ def latency(result: dict):
     xs = range(len(rows))
     search = [r["medianSearchMs"] or 0 for r in rows]
     context = [r["medianContextMs"] or 0 for r in rows]
-    ax.bar([x - 0.2 for x in xs], search, 0.4, label="search (median)",
-           color=[color(r["backend"], "#9467bd") for r in rows])
+    ax.bar(
+        [x - 0.2 for x in xs],
+        search,
+        0.4,
+        label="search (median)",
+        color=[color(r["backend"], "#9467bd") for r in rows],
+    )
     ax.bar([x + 0.2 for x in xs], context, 0.4, label="context (median)", color="#bbbbbb")
     ax.set_xticks(list(xs), [_label(r) for r in rows])
     ax.set_ylabel("latency per call (ms)")
@@ -72,7 +88,9 @@ def latency(result: dict):
     if not timed:
         return takeaway(fig, "No search was timed in this run.")
     ctx = max((v for v in context if v), default=0.0)
-    spread = f"{min(timed):.0f}–{max(timed):.0f} ms" if round(min(timed)) != round(max(timed)) else f"{max(timed):.0f} ms"
+    spread = (
+        f"{min(timed):.0f}–{max(timed):.0f} ms" if round(min(timed)) != round(max(timed)) else f"{max(timed):.0f} ms"
+    )
     if len(backends) > 1:
         text = f"Median search took {spread} on {' and '.join(backends)}, a context read {ctx:.0f} ms or less."
     else:

@@ -1,4 +1,5 @@
 """Figures for the context-scale lab (experiment ``context-scale``)."""
+
 from __future__ import annotations
 
 from labkit.course.plots import color, new_figure, takeaway
@@ -12,8 +13,9 @@ STRATEGY_LABELS = {
 
 
 def _series(result: dict, shape: str, strategy: str, field: str) -> tuple[list, list]:
-    rows = sorted((r for r in result["rows"] if r["shape"] == shape and r["strategy"] == strategy),
-                  key=lambda r: r["files"])
+    rows = sorted(
+        (r for r in result["rows"] if r["shape"] == shape and r["strategy"] == strategy), key=lambda r: r["files"]
+    )
     return [r["files"] for r in rows], [r[field] for r in rows]
 
 
@@ -39,7 +41,7 @@ def bytes_vs_files(result: dict):
     """Estimated text bytes against project size, one panel per shape."""
     shapes = _shapes(result)
     fig, axes = new_figure(1, len(shapes), figsize=(5.2 * len(shapes), 4.2), squeeze=False)
-    for ax, shape in zip(axes[0], shapes):
+    for ax, shape in zip(axes[0], shapes, strict=False):
         for strategy, label in STRATEGY_LABELS.items():
             xs, ys = _series(result, shape, strategy, "estimatedTextBytes")
             if xs:
@@ -62,10 +64,12 @@ def _bytes_text(result: dict, shape: str) -> str:
     if "A" not in by[small] or "C" not in by[small] or small == large:
         return f"Bytes read per strategy for {shape}, measured at {', '.join(f'{f:,}' for f in sorted(by))} files."
     a0, c0, a1, c1 = by[small]["A"], by[small]["C"], by[large]["A"], by[large]["C"]
-    first = (f"At {small:,} files reading everything (A) was the cheapest ({a0:,} B against C's {c0:,} B)"
-             if a0 == min(by[small].values()) else f"At {small:,} files A read {a0:,} B against C's {c0:,} B")
-    return (f"{first}; at {large:,} files A read {a1 / c1:,.1f}x C's bytes ({a1:,} B against {c1:,} B, "
-            f"{shape}).")
+    first = (
+        f"At {small:,} files reading everything (A) was the cheapest ({a0:,} B against C's {c0:,} B)"
+        if a0 == min(by[small].values())
+        else f"At {small:,} files A read {a0:,} B against C's {c0:,} B"
+    )
+    return f"{first}; at {large:,} files A read {a1 / c1:,.1f}x C's bytes ({a1:,} B against {c1:,} B, {shape})."
 
 
 def recall_vs_files(result: dict):
@@ -74,13 +78,20 @@ def recall_vs_files(result: dict):
     fig, axes = new_figure(1, len(shapes), figsize=(5.2 * len(shapes), 4.2), squeeze=False)
     # Lines overlap at 100%: tell them apart by marker size and dash, never by moving the data.
     looks = {"A": (11, "-"), "B": (9, "-"), "C": (7, "--"), "D": (4, ":")}
-    for ax, shape in zip(axes[0], shapes):
+    for ax, shape in zip(axes[0], shapes, strict=False):
         for strategy, label in STRATEGY_LABELS.items():
             xs, ys = _series(result, shape, strategy, "recall")
             if xs:
                 size, dash = looks[strategy]
-                ax.plot(xs, [100 * (y or 0) for y in ys], marker="o", markersize=size, linestyle=dash,
-                        color=color(strategy), label=label)
+                ax.plot(
+                    xs,
+                    [100 * (y or 0) for y in ys],
+                    marker="o",
+                    markersize=size,
+                    linestyle=dash,
+                    color=color(strategy),
+                    label=label,
+                )
         _plain_log_axes(ax, [r["files"] for r in result["rows"]], log_y=False)
         ax.set_ylim(-5, 110)
         ax.set_title(f"Relevant files found ({shape})")
@@ -125,7 +136,7 @@ def stage_times(result: dict):
     for stage in stages:
         widths = [r["stageMs"][stage] for r in rows]
         ax.barh(names, widths, left=left, color=shades[stage], label=stage)
-        left = [a + b for a, b in zip(left, widths)]
+        left = [a + b for a, b in zip(left, widths, strict=False)]
     ax.invert_yaxis()
     ax.set_title(f"Where the time goes at {largest} files ({shape})")
     ax.set_xlabel("wall time (ms)")
@@ -135,8 +146,11 @@ def stage_times(result: dict):
     total = sum(c["stageMs"][k] for k in stages) or 1.0
     share = 100 * c["stageMs"]["read"] / total
     shown = f"{share:.0f}" if share >= 1 or share == 0 else f"{share:.1f}"
-    return takeaway(fig, f"At {largest:,} files the read stage was {shown}% of {c['strategy']}'s time; "
-                         "search and diff took the rest, so read time alone is not end-to-end time.")
+    return takeaway(
+        fig,
+        f"At {largest:,} files the read stage was {shown}% of {c['strategy']}'s time; "
+        "search and diff took the rest, so read time alone is not end-to-end time.",
+    )
 
 
 def strategy_bars(result: dict):
@@ -146,13 +160,20 @@ def strategy_bars(result: dict):
     names = [r["strategy"] for r in rows]
     values = [r["estimatedTextBytes"] for r in rows]
     bars = ax.bar(names, values, color=[color(n) for n in names])
-    for bar, r in zip(bars, rows):
+    for bar, r in zip(bars, rows, strict=False):
         recall = "n/a" if r["recall"] is None else f"{100 * r['recall']:.0f}%"
-        ax.annotate(f"recall {recall}\n{r['filesRead']} files", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                    ha="center", va="bottom", fontsize=8)
+        ax.annotate(
+            f"recall {recall}\n{r['filesRead']} files",
+            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
     ax.set_ylim(0, max(values) * 1.25 if values else 1)
     ax.set_title(f"{rows[0]['shape']} at {rows[0]['files']} files" if rows else "no rows")
     ax.set_xlabel("strategy")
     ax.set_ylabel("estimated text read (bytes)")
-    return takeaway(fig, "Cheap is only good when recall stays at 100%: compare bytes among the bars that "
-                         "found every relevant file.")
+    return takeaway(
+        fig,
+        "Cheap is only good when recall stays at 100%: compare bytes among the bars that found every relevant file.",
+    )

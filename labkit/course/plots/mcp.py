@@ -1,4 +1,5 @@
 """Figures for the MCP lab (10) and the audit-ledger lab (11)."""
+
 from __future__ import annotations
 
 from labkit.course.plots import color, new_figure, takeaway
@@ -10,7 +11,7 @@ def paging_cost(result: dict):
     labels = ["one full git diff", f"{result['pages']} MCP git_diff pages"]
     values = [result["fullDiffMedianMs"], result["mcpPagingMedianMs"]]
     bars = ax.bar(labels, values, color=[color("A"), color("snapshot")], width=0.55)
-    for bar, value in zip(bars, values):
+    for bar, value in zip(bars, values, strict=False):
         ax.annotate(f"{value:.0f} ms", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom")
     from labkit.course.targets import MCP_PAGING_MAX_RATIO
 
@@ -22,28 +23,45 @@ def paging_cost(result: dict):
     ax.set_xlabel("how the diff is read")
     ax.legend(loc="upper left")
     verdict = "within" if result["ratio"] <= MCP_PAGING_MAX_RATIO else "above"
-    return takeaway(fig, f"Snapshot-bound paging over a running MCP server cost {result['ratio']:.1f}x one full "
-                         f"git diff, {verdict} the {MCP_PAGING_MAX_RATIO:g}x target (server start-up of "
-                         f"{result['serverStartupMs']:,.0f} ms paid once, not counted).")
+    return takeaway(
+        fig,
+        f"Snapshot-bound paging over a running MCP server cost {result['ratio']:.1f}x one full "
+        f"git diff, {verdict} the {MCP_PAGING_MAX_RATIO:g}x target (server start-up of "
+        f"{result['serverStartupMs']:,.0f} ms paid once, not counted).",
+    )
 
 
-TOOL_ROWS = ["search_workspace", "git_status", "read_file", "git_diff", "review_diff", "search_code",
-             "get_file_context", "<unknown>"]
+TOOL_ROWS = [
+    "search_workspace",
+    "git_status",
+    "read_file",
+    "git_diff",
+    "review_diff",
+    "search_code",
+    "get_file_context",
+    "<unknown>",
+]
 
 
 def ledger_timelines(runs: dict):
     """One row per agent run: each tool call at its sequence number, the decision marked."""
     fig, axes = new_figure(len(runs), 1, sharex=True, figsize=(7.5, 1.9 + 1.6 * len(runs)))
     axes = list(axes) if len(runs) > 1 else [axes]
-    for ax, (name, run) in zip(axes, runs.items()):
+    for ax, (name, run) in zip(axes, runs.items(), strict=False):
         lines = [ln for ln in run["lines"] if ln.get("kind") == "call"]
         tools = [t for t in TOOL_ROWS if any(ln["tool"] == t for ln in lines)]
         for ln in lines:
             y = tools.index(ln["tool"])
             ok = ln["status"] == "ok"
             truncated = (ln.get("result") or {}).get("truncated") is True
-            ax.scatter(ln["seq"], y, s=70, marker="o" if ok else "x",
-                       color=color("naive") if truncated or not ok else color("snapshot"), zorder=3)
+            ax.scatter(
+                ln["seq"],
+                y,
+                s=70,
+                marker="o" if ok else "x",
+                color=color("naive") if truncated or not ok else color("snapshot"),
+                zorder=3,
+            )
         decision = run["summary"]["firstDecisionSeq"]
         if decision is not None:
             ax.axvline(decision, color=color("B"), linestyle="--")
@@ -54,8 +72,11 @@ def ledger_timelines(runs: dict):
         ax.set_title(f"{name} run: evidence before decision = {verdict}")
         ax.set_ylabel("tool")
     axes[-1].set_xlabel("call sequence number in the ledger (calls)")
-    return takeaway(fig, "Same task, same tools: only the order of calls in the ledger shows which run "
-                         "read its evidence before deciding (red: truncated or failed call).")
+    return takeaway(
+        fig,
+        "Same task, same tools: only the order of calls in the ledger shows which run "
+        "read its evidence before deciding (red: truncated or failed call).",
+    )
 
 
 def diff_calls(view: dict):
@@ -66,21 +87,28 @@ def diff_calls(view: dict):
     ax.set_title(f"{view['diffBytes'] / 1024:.0f} KiB diff in {view['pageKiB']} KiB pages: {view['calls']} calls")
     ax.set_xlabel("git_diff call number (calls)")
     ax.set_ylabel("bytes returned by the call (KiB)")
-    return takeaway(fig, f"Every page is one more MCP round trip: {view['calls']} calls at {view['pageKiB']} KiB "
-                         "per page.")
+    return takeaway(
+        fig, f"Every page is one more MCP round trip: {view['calls']} calls at {view['pageKiB']} KiB per page."
+    )
 
 
 def ledger_cap(view: dict):
     """Call lines made vs kept under a per-session cap."""
     fig, ax = new_figure()
-    ax.bar(["calls made", "lines kept"], [view["calls"], view["kept"]],
-           color=[color("A"), color("naive") if view["ledgerTruncated"] else color("snapshot")], width=0.5)
+    ax.bar(
+        ["calls made", "lines kept"],
+        [view["calls"], view["kept"]],
+        color=[color("A"), color("naive") if view["ledgerTruncated"] else color("snapshot")],
+        width=0.5,
+    )
     ax.set_title(f"Line cap {view['maxLines']}: decision visible = {view['firstDecisionSeq'] is not None}")
     ax.set_ylabel("ledger lines (calls)")
     ax.set_xlabel("careful run")
     if view["ledgerTruncated"]:
-        text = ("The cap cut the ledger and left a truncation marker: the summary says the ledger is incomplete "
-                "instead of pretending the run ended early.")
+        text = (
+            "The cap cut the ledger and left a truncation marker: the summary says the ledger is incomplete "
+            "instead of pretending the run ended early."
+        )
     else:
         text = "Under the cap every call is on the record, so the summary sees the whole run."
     return takeaway(fig, text)

@@ -1,4 +1,5 @@
 """Figures for the pinned-source lab: the deployment table over time, and one request through each version."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -31,10 +32,23 @@ def plot_deployment_timeline(result: dict, *, marker_label: str | None = None, t
         y = rows.index((d["target"], d["repo"]))
         left = _when(d["from"])
         right = _when(d["until"]) if d["until"] else end
-        ax.barh(y, date2num(right) - date2num(left), left=date2num(left), height=0.6,
-                color=RELEASE_COLORS.get(d.get("release"), color("A")), edgecolor="white")
-        ax.text(date2num(left) + 0.3, y, d.get("release") or d.get("commit", "")[:7], va="center",
-                color="white", fontsize=9, fontweight="bold")
+        ax.barh(
+            y,
+            date2num(right) - date2num(left),
+            left=date2num(left),
+            height=0.6,
+            color=RELEASE_COLORS.get(d.get("release"), color("A")),
+            edgecolor="white",
+        )
+        ax.text(
+            date2num(left) + 0.3,
+            y,
+            d.get("release") or d.get("commit", "")[:7],
+            va="center",
+            color="white",
+            fontsize=9,
+            fontweight="bold",
+        )
     ax.axvline(date2num(at), color="#222222", linestyle="--", linewidth=1.2)
     ax.text(date2num(at), len(rows) - 0.45, " " + (marker_label or at.strftime("%m-%d %H:%M")), fontsize=9)
     ax.set_yticks(range(len(rows)), [f"{t.split('/')[-1]} · {r}" for t, r in rows])
@@ -44,29 +58,39 @@ def plot_deployment_timeline(result: dict, *, marker_label: str | None = None, t
     ax.set_xlabel("deployment window (date, UTC+08:00; open intervals drawn to the edge)")
     ax.set_ylabel("target · repository")
     ax.set_title(title or "Which release ran where: the deployment table")
-    ax.legend(handles=[Patch(color=c, label=k) for k, c in RELEASE_COLORS.items()],
-              loc="upper left", bbox_to_anchor=(1.0, 1.0), title="release")
+    ax.legend(
+        handles=[Patch(color=c, label=k) for k, c in RELEASE_COLORS.items()],
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+        title="release",
+    )
     return takeaway(fig, "Store, repository and time pick one commit" + _split_text(deployments) + ".")
 
 
 def _split_text(deployments: list[dict]) -> str:
     """'; store-002's frontend ran v2 while its backend ran v1 (09-12 to 09-15)' when the table shows it."""
+
     def release(target, repo, t):
         for d in deployments:
-            if d["target"] == target and d["repo"] == repo and _when(d["from"]) <= t and (
-                    d["until"] is None or t < _when(d["until"])):
+            if (
+                d["target"] == target
+                and d["repo"] == repo
+                and _when(d["from"]) <= t
+                and (d["until"] is None or t < _when(d["until"]))
+            ):
                 return d.get("release") or d.get("commit", "")[:7]
         return None
 
     times = sorted({_when(d["from"]) for d in deployments} | {_when(d["until"]) for d in deployments if d["until"]})
     for target in sorted({d["target"] for d in deployments}):
         repos = sorted({d["repo"] for d in deployments if d["target"] == target})
-        for start, end in zip(times, times[1:]):
+        for start, end in zip(times, times[1:], strict=False):
             seen = {repo: release(target, repo, start) for repo in repos}
             if len(repos) == 2 and None not in seen.values() and len(set(seen.values())) > 1:
                 (r1, v1), (r2, v2) = seen.items()
-                return (f"; {target.split('/')[-1]}'s {r1} ran {v1} while its {r2} ran {v2} "
-                        f"({start:%m-%d} to {end:%m-%d})")
+                return (
+                    f"; {target.split('/')[-1]}'s {r1} ran {v1} while its {r2} ran {v2} ({start:%m-%d} to {end:%m-%d})"
+                )
     return ""
 
 
@@ -76,23 +100,33 @@ def plot_request_outcomes(result: dict):
     fig, ax = new_figure()
     labels = [f"{r['label']}\nfrontend {r['frontendRelease']}, backend {r['backendRelease']}" for r in rows]
     xs = range(len(rows))
-    ax.bar(xs, [r["totalCents"] for r in rows], color=[CODE_COLORS.get(r["code"], color("A")) for r in rows],
-           width=0.6)
-    for x, r in zip(xs, rows):
-        ax.text(x, r["totalCents"] * 0.5, f"{r['code']}\n{r['action']}", ha="center", va="center",
-                color="white", fontweight="bold", fontsize=9)
+    ax.bar(xs, [r["totalCents"] for r in rows], color=[CODE_COLORS.get(r["code"], color("A")) for r in rows], width=0.6)
+    for x, r in zip(xs, rows, strict=False):
+        ax.text(
+            x,
+            r["totalCents"] * 0.5,
+            f"{r['code']}\n{r['action']}",
+            ha="center",
+            va="center",
+            color="white",
+            fontweight="bold",
+            fontsize=9,
+        )
     ax.set_xticks(list(xs), labels, fontsize=8)
     ax.set_ylabel("total returned (cents)")
     ax.set_xlabel("code that served the request")
     request = result["request"]
     differ = len({r["code"] for r in rows}) > 1
-    ax.set_title(f"Same request ({request['quoted_total_cents']} cents seen, rule {request['quote_version']}), "
-                 + ("different answers" if differ else "one answer"))
+    ax.set_title(
+        f"Same request ({request['quoted_total_cents']} cents seen, rule {request['quote_version']}), "
+        + ("different answers" if differ else "one answer")
+    )
     by_code: dict[str, list[str]] = {}
     for r in rows:
         by_code.setdefault(r["code"], []).append(r["label"].split(" (")[0])
     totals = {r["totalCents"] for r in rows}
     same = f"same total ({next(iter(totals)):,} cents)" if len(totals) == 1 else "different totals"
     answers = "; ".join(f"{', '.join(labels)}: {code}" for code, labels in by_code.items())
-    return takeaway(fig, f"Same request, {same}, {len(by_code)} different answer{'s' if len(by_code) > 1 else ''}: "
-                         f"{answers}.")
+    return takeaway(
+        fig, f"Same request, {same}, {len(by_code)} different answer{'s' if len(by_code) > 1 else ''}: {answers}."
+    )

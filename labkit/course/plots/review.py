@@ -1,13 +1,19 @@
 """Figures for lab 07 (the diff review gate), from ``review-examples`` results."""
+
 from __future__ import annotations
 
 from labkit.course.plots import new_figure, takeaway
 
 GATE_COLORS = {"pass": "#2ca02c", "review": "#ff7f0e", "block": "#d62728"}
 RISK_COLORS = {
-    "UNAUTHORIZED_PATH": "#d62728", "LOCKFILE_CHANGED": "#9467bd", "DEPENDENCY_MANIFEST_CHANGED": "#8c564b",
-    "BINARY_CHANGED": "#1f77b4", "EXECUTABLE_MODE_CHANGED": "#17becf", "SUBMODULE_CHANGED": "#bcbd22",
-    "SENSITIVE_PATH": "#e377c2", "CI_CONFIG_CHANGED": "#7f7f7f",
+    "UNAUTHORIZED_PATH": "#d62728",
+    "LOCKFILE_CHANGED": "#9467bd",
+    "DEPENDENCY_MANIFEST_CHANGED": "#8c564b",
+    "BINARY_CHANGED": "#1f77b4",
+    "EXECUTABLE_MODE_CHANGED": "#17becf",
+    "SUBMODULE_CHANGED": "#bcbd22",
+    "SENSITIVE_PATH": "#e377c2",
+    "CI_CONFIG_CHANGED": "#7f7f7f",
 }
 
 
@@ -25,8 +31,8 @@ def gate_examples(result: dict):
             continue
         used.append(code)
         ax.barh(ys, counts, left=left, color=col, label=code, height=0.6)
-        left = [a + b for a, b in zip(left, counts)]
-    for y, e, width in zip(ys, examples, left):
+        left = [a + b for a, b in zip(left, counts, strict=False)]
+    for y, e, width in zip(ys, examples, left, strict=False):
         label = e["gate"].upper() + ("" if e["complete"] else " (incomplete)")
         ax.text(width + 0.1, y, label, va="center", fontsize=9, fontweight="bold", color=GATE_COLORS[e["gate"]])
     ax.set_yticks(ys, names)
@@ -39,8 +45,11 @@ def gate_examples(result: dict):
     gates = {g: sum(1 for e in examples if e["gate"] == g) for g in GATE_COLORS}
     counts = ", ".join(f"{n} {g}" for g, n in gates.items() if n)
     lessons = []
-    allowed_risk = [e for e in examples if e["gate"] == "review"
-                    and not any(r["code"] == "UNAUTHORIZED_PATH" for r in e["report"]["risks"])]
+    allowed_risk = [
+        e
+        for e in examples
+        if e["gate"] == "review" and not any(r["code"] == "UNAUTHORIZED_PATH" for r in e["report"]["risks"])
+    ]
     if allowed_risk:
         lessons.append(f"{allowed_risk[0]['name']} changed only allowed paths and still needs review")
     blind = [e for e in examples if not e["complete"] and not e["report"]["risks"]]
@@ -58,10 +67,15 @@ def listing_vs_patch(result: dict):
     fig, ax = new_figure()
     xs = range(len(rows))
     width = 0.38
-    ax.bar([x - width / 2 for x in xs], [r["listingBytes"] for r in rows], width, color="#2ca02c",
-           label="numstat -z listing")
+    ax.bar(
+        [x - width / 2 for x in xs],
+        [r["listingBytes"] for r in rows],
+        width,
+        color="#2ca02c",
+        label="numstat -z listing",
+    )
     ax.bar([x + width / 2 for x in xs], [r["patchBytes"] for r in rows], width, color="#d62728", label="full patch")
-    for x, r in zip(xs, rows):
+    for x, r in zip(xs, rows, strict=False):
         ax.text(x + width / 2, r["patchBytes"], f"{r['patchToListing']}x", ha="center", va="bottom", fontsize=9)
     ax.set_yscale("log")
     ax.set_xticks(list(xs), [f"{r['world']}\n({r['files']} files)" for r in rows])
@@ -71,5 +85,8 @@ def listing_vs_patch(result: dict):
     ax.legend(loc="upper left")
     ratios = [r["patchBytes"] / r["listingBytes"] for r in rows if r["listingBytes"]]
     span = f"{min(ratios):,.1f}x" if len(ratios) == 1 else f"{min(ratios):,.1f}–{max(ratios):,.1f}x"
-    return takeaway(fig, f"The patch was {span} the listing here:\n"
-                         "decide scope from the listing, then read the patches you are allowed to read.")
+    return takeaway(
+        fig,
+        f"The patch was {span} the listing here:\n"
+        "decide scope from the listing, then read the patches you are allowed to read.",
+    )

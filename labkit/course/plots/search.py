@@ -1,4 +1,5 @@
 """Figures for workspace search (lab 01, ``search-bench``)."""
+
 from __future__ import annotations
 
 import math
@@ -22,8 +23,8 @@ def crossover(points_a: list[tuple[int, float, str]], points_b: list[tuple[int, 
 
     Returns None when the order never changes over the measured sizes.
     """
-    pairs = [(x, ya, yb) for (x, ya, _), (xb, yb, _) in zip(points_a, points_b) if x == xb and x > 0]
-    for (x0, a0, b0), (x1, a1, b1) in zip(pairs, pairs[1:]):
+    pairs = [(x, ya, yb) for (x, ya, _), (xb, yb, _) in zip(points_a, points_b, strict=False) if x == xb and x > 0]
+    for (x0, a0, b0), (x1, a1, b1) in zip(pairs, pairs[1:], strict=False):
         d0, d1 = math.log(a0 / b0), math.log(a1 / b1)
         if d0 < 0 <= d1 or d0 > 0 >= d1:
             t = d0 / (d0 - d1) if d0 != d1 else 0.5
@@ -59,14 +60,23 @@ def time_vs_corpus_size(result: dict, *, query: str = "rare"):
     rightmost = max(tops, default=None)
     for x, (y, corpus) in tops.items():
         ha = "left" if x == rightmost else "center"
-        ax.annotate(corpus, (x, y), textcoords="offset points", xytext=(0, 7), fontsize=7, color="#555555",
-                    ha=ha, va="bottom")
+        ax.annotate(
+            corpus, (x, y), textcoords="offset points", xytext=(0, 7), fontsize=7, color="#555555", ha=ha, va="bottom"
+        )
     ax.margins(x=0.08, y=0.18)
     cross = crossover(series.get("python", []), series.get("ripgrep", []))
     if cross is not None:
         ax.axvline(cross, color="#333333", linestyle=":", linewidth=1)
-        ax.annotate(f"crossover ≈ {_human_bytes(cross)}", (cross, 0.04), xycoords=("data", "axes fraction"),
-                    textcoords="offset points", xytext=(-4, 0), fontsize=8, ha="right", va="bottom")
+        ax.annotate(
+            f"crossover ≈ {_human_bytes(cross)}",
+            (cross, 0.04),
+            xycoords=("data", "axes fraction"),
+            textcoords="offset points",
+            xytext=(-4, 0),
+            fontsize=8,
+            ha="right",
+            va="bottom",
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("corpus size searched (bytes, log scale)")
@@ -87,10 +97,14 @@ def _winners_text(python: list, ripgrep: list, cross: float | None) -> str:
         return "Only one engine was measured, so there is nothing to compare."
     if not wins["ripgrep"] or not wins["python"]:
         engine = "python" if wins["python"] else "ripgrep"
-        return f"The {engine} engine was faster on every corpus measured ({', '.join(wins[engine])}): no crossover here."
+        return (
+            f"The {engine} engine was faster on every corpus measured ({', '.join(wins[engine])}): no crossover here."
+        )
     where = f" (crossover ≈ {_human_bytes(cross)})" if cross is not None else ""
-    return (f"python was faster on {', '.join(wins['python'])};\n"
-            f"ripgrep on {', '.join(wins['ripgrep'])}{where}, where files are big and bytes dominate.")
+    return (
+        f"python was faster on {', '.join(wins['python'])};\n"
+        f"ripgrep on {', '.join(wins['ripgrep'])}{where}, where files are big and bytes dominate."
+    )
 
 
 def process_vs_in_process(result: dict, *, query: str = "rare"):
@@ -105,10 +119,22 @@ def process_vs_in_process(result: dict, *, query: str = "rare"):
         by_corpus_in = {c: ms for _, ms, c in inproc.get(engine, [])}
         by_corpus_proc = {c: ms for _, ms, c in proc.get(engine, [])}
         xs = range(len(corpora))
-        ax.bar([x + (2 * i) * width for x in xs], [by_corpus_in.get(c, 0) for c in corpora], width,
-               color=color(engine), label=f"{engine} in-process")
-        ax.bar([x + (2 * i + 1) * width for x in xs], [by_corpus_proc.get(c, 0) for c in corpora], width,
-               color=color(engine), alpha=0.45, hatch="//", label=f"{engine} whole process")
+        ax.bar(
+            [x + (2 * i) * width for x in xs],
+            [by_corpus_in.get(c, 0) for c in corpora],
+            width,
+            color=color(engine),
+            label=f"{engine} in-process",
+        )
+        ax.bar(
+            [x + (2 * i + 1) * width for x in xs],
+            [by_corpus_proc.get(c, 0) for c in corpora],
+            width,
+            color=color(engine),
+            alpha=0.45,
+            hatch="//",
+            label=f"{engine} whole process",
+        )
     ax.set_xticks([x + width * (len(engines) - 0.5) for x in range(len(corpora))], corpora, fontsize=8)
     ax.set_xlabel("corpus")
     ax.set_ylabel("median time per search (ms)")
@@ -126,9 +152,12 @@ def process_vs_in_process(result: dict, *, query: str = "rare"):
     overhead = statistics.median(extra)
     cheaper = sum(1 for pts in inproc.values() for _x, ms, _c in pts if ms < overhead)
     total = sum(len(pts) for pts in inproc.values())
-    return takeaway(fig, f"Starting a whole `labkit search` process added {overhead:,.0f} ms per call (median); "
-                         f"{cheaper} of {total} in-process searches took less than that:\n"
-                         "measure the whole call chain the agent pays for.")
+    return takeaway(
+        fig,
+        f"Starting a whole `labkit search` process added {overhead:,.0f} ms per call (median); "
+        f"{cheaper} of {total} in-process searches took less than that:\n"
+        "measure the whole call chain the agent pays for.",
+    )
 
 
 def truncation_speed(result: dict):
@@ -137,8 +166,13 @@ def truncation_speed(result: dict):
     for query, label in (("common", "'import' (truncated at 50)"), ("absent", "no match (full scan)")):
         pts = _series(result, query=query, call="in-process").get("python", [])
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label,
-                    color=color("naive" if query == "common" else "safe"))
+            ax.plot(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                marker="o",
+                label=label,
+                color=color("naive" if query == "common" else "safe"),
+            )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("corpus size (bytes, log scale)")
@@ -146,12 +180,21 @@ def truncation_speed(result: dict):
     ax.set_title("A truncated search is fast because it stopped early")
     ax.legend()
     absent = {corpus: ms for _x, ms, corpus in _series(result, query="absent", call="in-process").get("python", [])}
-    cut = [(r["bytes"], r["medianMs"], r["corpus"]) for r in result["rows"]
-           if r["engine"] == "python" and r.get("call", "in-process") == "in-process" and r["query"] == "common"
-           and r.get("truncated") and r["corpus"] in absent]
+    cut = [
+        (r["bytes"], r["medianMs"], r["corpus"])
+        for r in result["rows"]
+        if r["engine"] == "python"
+        and r.get("call", "in-process") == "in-process"
+        and r["query"] == "common"
+        and r.get("truncated")
+        and r["corpus"] in absent
+    ]
     if not cut:
         return takeaway(fig, "No search was truncated in this run; check `truncated` before trusting a quick answer.")
     _x, fast, corpus = max(cut)
     full = absent[corpus]
-    return takeaway(fig, f"On {corpus}, the truncated search took {fast:,.1f} ms and the full scan {full:,.1f} ms: "
-                         "check `truncated` before trusting a quick answer.")
+    return takeaway(
+        fig,
+        f"On {corpus}, the truncated search took {fast:,.1f} ms and the full scan {full:,.1f} ms: "
+        "check `truncated` before trusting a quick answer.",
+    )

@@ -16,9 +16,11 @@ wakeup, and the runner sees the reply only when its per-cell timeout expires:
 the cell "stalls" for the whole timeout and then succeeds. Writing
 ``outputs`` sends nothing back, so there is nothing to race.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def explorer(compute: Callable[..., Any], render: Callable[[Any], Any], controls: dict) -> Any:
@@ -69,5 +71,9 @@ def error_output(exc: BaseException) -> dict:
     """An nbformat ``error`` output for ``exc`` (what the widget shows instead of a view)."""
     import traceback
 
-    return {"output_type": "error", "ename": type(exc).__name__, "evalue": str(exc),
-            "traceback": traceback.format_exception_only(type(exc), exc)}
+    return {
+        "output_type": "error",
+        "ename": type(exc).__name__,
+        "evalue": str(exc),
+        "traceback": traceback.format_exception_only(type(exc), exc),
+    }

@@ -1,4 +1,5 @@
 """Explorer for lab 08: one query, raw order against definition-first ranking, Top-k."""
+
 from __future__ import annotations
 
 QUERIES = ("Context", "BadParameter", "echo", "PriceChanged", "invoke", "price.total(usd)")
@@ -23,13 +24,17 @@ def render(result: dict):
         text = html.escape(m["snippet"].strip()[:90])
         if m.get("tier") == 0:
             text = f"<b>{text}</b>"
-        rows.append(f"<tr><td>{i}</td><td>{html.escape(m['repo'])}</td>"
-                    f"<td>{html.escape(m['path'])}:{m['line']}</td><td><code>{text}</code></td></tr>")
+        rows.append(
+            f"<tr><td>{i}</td><td>{html.escape(m['repo'])}</td>"
+            f"<td>{html.escape(m['path'])}:{m['line']}</td><td><code>{text}</code></td></tr>"
+        )
     total = f"{result['totalMatches']} matches in all" if result.get("totalMatchesExact") else "more matches"
     note = f"{total}; ranking: {result['ranking']}"
     body = "".join(rows) or "<tr><td colspan=4>(no matches)</td></tr>"
-    return HTML(f"<p>{html.escape(note)}</p><table><tr><th>#</th><th>repo</th><th>path:line</th>"
-                f"<th>line</th></tr>{body}</table>")
+    return HTML(
+        f"<p>{html.escape(note)}</p><table><tr><th>#</th><th>repo</th><th>path:line</th>"
+        f"<th>line</th></tr>{body}</table>"
+    )
 
 
 def ranking_explorer(query: str = "Context", ranking: str = "raw", limit: int = 5):
@@ -40,8 +45,7 @@ def ranking_explorer(query: str = "Context", ranking: str = "raw", limit: int = 
 
     controls = {
         "query": widgets.Dropdown(options=list(QUERIES), value=query, description="query"),
-        "ranking": widgets.ToggleButtons(options=["raw", "definition-first"], value=ranking,
-                                         description="ranking"),
+        "ranking": widgets.ToggleButtons(options=["raw", "definition-first"], value=ranking, description="ranking"),
         "limit": widgets.IntSlider(value=limit, min=1, max=10, description="Top-k", continuous_update=False),
         "literal": widgets.Checkbox(value=False, description="literal"),
     }

@@ -1,4 +1,5 @@
 """Explorer for lab 06: project size, fixture shape and D's depth against bytes and recall."""
+
 from __future__ import annotations
 
 
@@ -20,9 +21,9 @@ def context_explorer(shape: str = "invoice", files: int = 56, callee_depth: int 
 
     controls = {
         "shape": widgets.Dropdown(options=list(MEASURED_SHAPES), value=shape, description="shape"),
-        "files": widgets.IntSlider(value=files, min=6, max=506, step=50, description="files",
-                                   continuous_update=False),
-        "callee_depth": widgets.IntSlider(value=callee_depth, min=0, max=4, description="D depth",
-                                          continuous_update=False),
+        "files": widgets.IntSlider(value=files, min=6, max=506, step=50, description="files", continuous_update=False),
+        "callee_depth": widgets.IntSlider(
+            value=callee_depth, min=0, max=4, description="D depth", continuous_update=False
+        ),
     }
     return explorer(compute, strategy_bars, controls)

@@ -4,6 +4,7 @@ Both are thin shells: the numbers come from ``labkit.course.experiments`` functi
 the pictures from ``labkit.course.plots.diff``. Each renders its default state at once,
 so a headless run shows the default figure.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -14,9 +15,9 @@ from labkit.course.widgets import explorer
 @lru_cache(maxsize=1)
 def seed_utf8_diff() -> bytes:
     """The real diff bytes of the seed's UTF-8 world (built once per kernel)."""
-    from labkit.diff import build_diff
     from labkit.course.experiments.git_worlds import utf8_world
     from labkit.course.repo_builder import IsolatedRepo
+    from labkit.diff import build_diff
 
     with IsolatedRepo(prefix="labkit-utf8-") as repo:
         utf8_world(repo)
@@ -31,8 +32,11 @@ def page_size_explorer(page_bytes: int = 1024):
     from labkit.course.plots.diff import utf8_pages
 
     data = seed_utf8_diff()
-    controls = {"page_bytes": widgets.IntSlider(value=page_bytes, min=1024, max=4096, step=1,
-                                                description="page (B)", continuous_update=False)}
+    controls = {
+        "page_bytes": widgets.IntSlider(
+            value=page_bytes, min=1024, max=4096, step=1, description="page (B)", continuous_update=False
+        )
+    }
     return explorer(lambda page_bytes: paging_summary(data, page_bytes), utf8_pages, controls)
 
 
@@ -45,7 +49,8 @@ def snapshot_explorer(bind: str = "none", change_after: int = 1):
 
     controls = {
         "bind": widgets.ToggleButtons(options=["none", "snapshot", "revision"], value=bind, description="bind"),
-        "change_after": widgets.IntSlider(value=change_after, min=1, max=6, description="change after",
-                                          continuous_update=False),
+        "change_after": widgets.IntSlider(
+            value=change_after, min=1, max=6, description="change after", continuous_update=False
+        ),
     }
     return explorer(lambda bind, change_after: reader_view(bind, change_after), drift_reader, controls)

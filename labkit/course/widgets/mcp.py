@@ -3,6 +3,7 @@
 Thin shells: the numbers come from pure functions below (tested in
 ``tests/test_mcp_widgets.py``), the pictures from :mod:`labkit.course.plots.mcp`.
 """
+
 from __future__ import annotations
 
 from labkit.course.widgets import explorer
@@ -13,8 +14,12 @@ def calls_for_diff(data: bytes, page_kib: int) -> dict:
     from labkit.pager import iter_pages
 
     pages = list(iter_pages(data, page_kib * 1024))
-    return {"pageKiB": page_kib, "diffBytes": len(data), "calls": len(pages),
-            "returnedBytes": [p.returned_bytes for p in pages]}
+    return {
+        "pageKiB": page_kib,
+        "diffBytes": len(data),
+        "calls": len(pages),
+        "returnedBytes": [p.returned_bytes for p in pages],
+    }
 
 
 def capped_lines(lines: list[dict], max_lines: int) -> list[dict]:
@@ -23,8 +28,12 @@ def capped_lines(lines: list[dict], max_lines: int) -> list[dict]:
     if len(calls) <= max_lines:
         return list(calls)
     kept = calls[:max_lines]
-    marker = {"kind": "truncated", "sessionId": kept[-1].get("sessionId"), "seq": kept[-1]["seq"] + 1,
-              "maxLines": max_lines}
+    marker = {
+        "kind": "truncated",
+        "sessionId": kept[-1].get("sessionId"),
+        "seq": kept[-1]["seq"] + 1,
+        "maxLines": max_lines,
+    }
     return kept + [marker]
 
 
@@ -34,9 +43,14 @@ def cap_view(lines: list[dict], max_lines: int) -> dict:
     kept = capped_lines(lines, max_lines)
     summary = summarize(kept)
     calls = sum(1 for ln in lines if ln.get("kind") == "call")
-    return {"maxLines": max_lines, "calls": calls, "kept": summary["calls"],
-            "ledgerTruncated": summary["ledgerTruncated"], "firstDecisionSeq": summary["firstDecisionSeq"],
-            "evidenceBeforeDecision": summary["evidenceBeforeDecision"]}
+    return {
+        "maxLines": max_lines,
+        "calls": calls,
+        "kept": summary["calls"],
+        "ledgerTruncated": summary["ledgerTruncated"],
+        "firstDecisionSeq": summary["firstDecisionSeq"],
+        "evidenceBeforeDecision": summary["evidenceBeforeDecision"],
+    }
 
 
 def diff_calls_explorer(data: bytes, page_kib: int = 4):
@@ -45,8 +59,9 @@ def diff_calls_explorer(data: bytes, page_kib: int = 4):
 
     from labkit.course.plots.mcp import diff_calls
 
-    controls = {"page_kib": widgets.IntSlider(value=page_kib, min=1, max=256, description="page (KiB)",
-                                              continuous_update=False)}
+    controls = {
+        "page_kib": widgets.IntSlider(value=page_kib, min=1, max=256, description="page (KiB)", continuous_update=False)
+    }
     return explorer(lambda page_kib: calls_for_diff(data, page_kib), diff_calls, controls)
 
 
@@ -57,6 +72,9 @@ def ledger_cap_explorer(lines: list[dict], max_lines: int = 4):
     from labkit.course.plots.mcp import ledger_cap
 
     total = sum(1 for ln in lines if ln.get("kind") == "call")
-    controls = {"max_lines": widgets.IntSlider(value=max_lines, min=1, max=max(total, 2), description="line cap",
-                                               continuous_update=False)}
+    controls = {
+        "max_lines": widgets.IntSlider(
+            value=max_lines, min=1, max=max(total, 2), description="line cap", continuous_update=False
+        )
+    }
     return explorer(lambda max_lines: cap_view(lines, max_lines), ledger_cap, controls)

@@ -4,6 +4,7 @@ The world is the lab's formatter-spill run (allowed tests/, a formatter and an
 installer touched more), built once per kernel in a temp repository. Every
 click is a real ``review_diff`` call on it.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -48,19 +49,24 @@ def report_html(report: dict):
         f"<tr><td><code>{html.escape(f['path'])}</code></td><td>{f['status']}</td>"
         f"<td>+{f['additions']} / -{f['deletions']}</td>"
         f"<td>{html.escape(', '.join(by_path.get(f['path'], [])) or '-')}</td></tr>"
-        for f in report["files"])
+        for f in report["files"]
+    )
     gate = report["gate"]
     return HTML(
         f"<p>allow: <code>{html.escape(', '.join(report['allow']) or '(nothing)')}</code></p>"
         "<table><tr><th>path</th><th>status</th><th>lines (+/-)</th><th>risks</th></tr>"
         f"{rows}</table><p><b style='color:{GATE_COLORS[gate]}'>gate: {gate.upper()}</b> "
-        f"<small>reportSha256 {report['reportSha256'][:16]}...</small></p>")
+        f"<small>reportSha256 {report['reportSha256'][:16]}...</small></p>"
+    )
 
 
 def allow_explorer(allow=("tests/",)):
     """Pick allow entries (ctrl/cmd-click for several); the gate re-runs on the same worktree."""
     import ipywidgets as widgets
 
-    controls = {"allow": widgets.SelectMultiple(options=list(CANDIDATE_ENTRIES), value=tuple(allow),
-                                                rows=len(CANDIDATE_ENTRIES), description="allow")}
+    controls = {
+        "allow": widgets.SelectMultiple(
+            options=list(CANDIDATE_ENTRIES), value=tuple(allow), rows=len(CANDIDATE_ENTRIES), description="allow"
+        )
+    }
     return explorer(review_with, report_html, controls)

@@ -1,4 +1,5 @@
 """Explorer for lab 01: how ``limit`` turns a search into a fast, truncated answer."""
+
 from __future__ import annotations
 
 import time
@@ -8,16 +9,23 @@ QUERIES = ("import", "def ", "getpreferredencoding", "KeyboardInterrupt")
 
 def compute(root, query: str = "import", limit: int = 5, engine: str = "python") -> dict:
     """One search plus what it cost: files read out of all searchable files, and wall time."""
-    from labkit.search import search_workspace
     from labkit.course.search_corpora import corpus_size
+    from labkit.search import search_workspace
 
     t0 = time.perf_counter()
     result = search_workspace(root, query, limit=limit, engine=engine)
     ms = (time.perf_counter() - t0) * 1000.0
     total_files, _ = _corpus_size_cached(str(root), corpus_size)
-    return {"query": query, "limit": limit, "engine": result["engine"], "ms": ms,
-            "matchCount": result["matchCount"], "truncated": result["truncated"],
-            "filesScanned": result["stats"]["filesScanned"], "filesTotal": total_files}
+    return {
+        "query": query,
+        "limit": limit,
+        "engine": result["engine"],
+        "ms": ms,
+        "matchCount": result["matchCount"],
+        "truncated": result["truncated"],
+        "filesScanned": result["stats"]["filesScanned"],
+        "filesTotal": total_files,
+    }
 
 
 _SIZES: dict = {}
@@ -34,13 +42,20 @@ def render(view: dict):
     from labkit.course.plots import color, new_figure, takeaway
 
     fig, ax = new_figure(figsize=(7.0, 2.8))
-    ax.barh(["searchable files", "files read"], [view["filesTotal"], view["filesScanned"]],
-            color=[color("A"), color("naive" if view["truncated"] else "safe")])
+    ax.barh(
+        ["searchable files", "files read"],
+        [view["filesTotal"], view["filesScanned"]],
+        color=[color("A"), color("naive" if view["truncated"] else "safe")],
+    )
     ax.set_xlabel("files (count)")
     verdict = "TRUNCATED: more matches exist" if view["truncated"] else "complete: no more matches"
-    ax.set_title(f"'{view['query']}' limit={view['limit']}: {view['matchCount']} matches in "
-                 f"{view['ms']:.1f} ms, {verdict}", fontsize=10)
-    return takeaway(fig, "A small limit makes the search fast by reading fewer files; `truncated` says the answer is partial.")
+    ax.set_title(
+        f"'{view['query']}' limit={view['limit']}: {view['matchCount']} matches in {view['ms']:.1f} ms, {verdict}",
+        fontsize=10,
+    )
+    return takeaway(
+        fig, "A small limit makes the search fast by reading fewer files; `truncated` says the answer is partial."
+    )
 
 
 def limit_explorer(root, query: str = "import", limit: int = 5):

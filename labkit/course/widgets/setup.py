@@ -1,4 +1,5 @@
 """Explorer for lab 00: plant one payload, run one command, see who runs it."""
+
 from __future__ import annotations
 
 
@@ -12,12 +13,17 @@ def render_payload(result: dict):
     from IPython.display import HTML
 
     def cell(fired: bool) -> str:
-        return ('<td style="color:#b3261e"><b>ran the payload</b></td>' if fired
-                else '<td style="color:#1b7e3c">did not run it</td>')
+        return (
+            '<td style="color:#b3261e"><b>ran the payload</b></td>'
+            if fired
+            else '<td style="color:#1b7e3c">did not run it</td>'
+        )
 
-    return HTML(f"<p>Payload <code>{result['kind']}</code>, command <code>git {result['command']}</code></p>"
-                "<table><tr><th>plain git</th><th>labkit</th></tr>"
-                f"<tr>{cell(result['plainFired'])}{cell(result['labkitFired'])}</tr></table>")
+    return HTML(
+        f"<p>Payload <code>{result['kind']}</code>, command <code>git {result['command']}</code></p>"
+        "<table><tr><th>plain git</th><th>labkit</th></tr>"
+        f"<tr>{cell(result['plainFired'])}{cell(result['labkitFired'])}</tr></table>"
+    )
 
 
 def payload_explorer(kind: str = "core.fsmonitor", command: str = "status"):
