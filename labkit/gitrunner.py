@@ -305,7 +305,7 @@ _CHUNK = 1 << 16
 
 
 def _pump(
-    proc,
+    proc: subprocess.Popen[bytes],
     input_bytes: bytes | None,
     max_bytes: int,
     deadline: float,
@@ -322,11 +322,13 @@ def _pump(
     """
     import selectors
 
+    stdin, stdout, stderr = proc.stdin, proc.stdout, proc.stderr
+    assert stdout is not None and stderr is not None  # spawn_git always pipes both
     out, err = bytearray(), bytearray()
     sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ, out)
-    sel.register(proc.stderr, selectors.EVENT_READ, err)
-    pidfd = None
+    sel.register(stdout, selectors.EVENT_READ, out)
+    sel.register(stderr, selectors.EVENT_READ, err)
+    pidfd: int | None = None
     try:
         pidfd = os.pidfd_open(proc.pid)
         sel.register(pidfd, selectors.EVENT_READ, "exit")
@@ -336,11 +338,12 @@ def _pump(
     view = memoryview(input_bytes) if input_bytes is not None else None
     sent = 0
     if view is not None:
+        assert stdin is not None  # spawn_git pipes stdin whenever there is input
         if len(view):
-            os.set_blocking(proc.stdin.fileno(), False)
-            sel.register(proc.stdin, selectors.EVENT_WRITE, None)
+            os.set_blocking(stdin.fileno(), False)
+            sel.register(stdin, selectors.EVENT_WRITE, None)
         else:
-            proc.stdin.close()
+            stdin.close()
     linger_until = None
     try:
         while sel.get_map():
@@ -357,21 +360,22 @@ def _pump(
                 linger_until = time.monotonic() + _LINGER_S
             for key, _ in events:
                 if key.data == "exit":
-                    sel.unregister(pidfd)
+                    sel.unregister(key.fileobj)  # the pidfd
                     exited = True
                     if linger_until is None:
                         linger_until = time.monotonic() + _LINGER_S
                     continue
-                if key.fileobj is proc.stdin:
+                if key.data is None:  # stdin, registered only with input to send
+                    assert stdin is not None and view is not None
                     try:
-                        sent += os.write(proc.stdin.fileno(), view[sent : sent + _CHUNK])
+                        sent += os.write(key.fd, view[sent : sent + _CHUNK])
                     except (BrokenPipeError, OSError):
                         sent = len(view)
                     if sent >= len(view):
-                        sel.unregister(proc.stdin)
-                        proc.stdin.close()
+                        sel.unregister(stdin)
+                        stdin.close()
                     continue
-                chunk = os.read(key.fileobj.fileno(), _CHUNK)
+                chunk = os.read(key.fd, _CHUNK)
                 if not chunk:
                     sel.unregister(key.fileobj)
                     continue
