@@ -26,9 +26,9 @@ import json
 import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
 from typing_extensions import Required, TypedDict
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "data" / "ledger-line.schema.json"  # package data
@@ -37,7 +37,8 @@ MAX_SAFE = 2**53
 #: Longest string a ledger line holds (the writer keeps 200 characters of an argument).
 MAX_TEXT = 4096
 #: The reason codes a search gives for ``complete: false``.
-INCOMPLETE_REASONS = ("oversize", "unreadable", "deadline", "limit")
+IncompleteReason = Literal["oversize", "unreadable", "deadline", "limit"]
+INCOMPLETE_REASONS: tuple[str, ...] = get_args(IncompleteReason)
 
 # Unions are tried left to right (the common member first): a line is checked in microseconds.
 _L2R = Field(union_mode="left_to_right")
@@ -68,20 +69,23 @@ _STRICT = ConfigDict(strict=True, extra="forbid")
 _OPEN = ConfigDict(strict=True, extra="allow", json_schema_extra={"maxProperties": 64})
 
 
-class Args(TypedDict, total=False, extra_items=Flat):
+# ``extra_items`` (PEP 728): pydantic checks every other key as Flat. The ignores are for mypy,
+# which does not implement PEP 728 yet; ``with_config`` is pydantic's spelling of
+# ``__pydantic_config__`` that type checkers accept on a TypedDict.
+@with_config(_OPEN)
+class Args(TypedDict, total=False, extra_items=Flat):  # type: ignore[call-arg]  # mypy lacks PEP 728
     """The whitelisted arguments of a call; the fields the summary reads are typed, any other is flat."""
 
-    __pydantic_config__ = _OPEN
     query: Annotated[Text, Field(description="the query as typed (cut to 200 characters); absent when withheld")]
     querySha256: Annotated[Sha256Hex, Field(description="SHA-256 of the whole query (absent when it held a secret)")]
     queryHmac: Annotated[Sha256Hex, Field(description="a withheld query's HMAC under a key only the writer held")]
     path: Annotated[Text, Field(description="a relative path argument")]
 
 
-class Result(TypedDict, total=False, extra_items=Flat):
+@with_config(_OPEN)
+class Result(TypedDict, total=False, extra_items=Flat):  # type: ignore[call-arg]  # mypy lacks PEP 728
     """Result metadata of a successful call: counts, flags, revisions, hashes; never content."""
 
-    __pydantic_config__ = _OPEN
     path: Text
     paths: Annotated[list[Text], Field(max_length=1000, description="relative paths offered")]
     contentSha256: Text
@@ -94,7 +98,7 @@ class Result(TypedDict, total=False, extra_items=Flat):
     matchCount: Count
     truncated: bool | None
     complete: Annotated[bool | None, Field(description="search: false when a file that could match was not searched")]
-    incompleteReasons: Annotated[list[Literal[INCOMPLETE_REASONS]], Field(max_length=8)]
+    incompleteReasons: Annotated[list[IncompleteReason], Field(max_length=8)]
     redactions: Annotated[Count, Field(description="search/read: detected secrets replaced by a marker")]
     matchesInSecrets: Annotated[
         bool | Count, _L2R, Field(description="search: matches that lie inside a detected secret")
@@ -107,10 +111,10 @@ _PREV = Field(
 )
 
 
+@with_config(_STRICT)
 class CallLine(TypedDict, total=False):
     """One tool call: the tool, whitelisted arguments, status, error code and result metadata."""
 
-    __pydantic_config__ = _STRICT
     kind: Required[Literal["call"]]
     schemaVersion: Annotated[int, Field(ge=1, le=2)]
     sessionId: Required[SessionId]
@@ -130,10 +134,10 @@ class CallLine(TypedDict, total=False):
     recordedAtMs: Count
 
 
+@with_config(_STRICT)
 class TruncatedLine(TypedDict, total=False):
     """The one marker a session writes when its line cap is reached; later calls are counted, not written."""
 
-    __pydantic_config__ = _STRICT
     kind: Required[Literal["truncated"]]
     schemaVersion: Annotated[int, Field(ge=1, le=2)]
     sessionId: Required[SessionId]
@@ -149,8 +153,6 @@ LedgerLine = Annotated[CallLine | TruncatedLine, Field(discriminator="kind")]
 TOP_LEVEL_FIELDS = frozenset(CallLine.__annotations__) | frozenset(TruncatedLine.__annotations__)
 #: Keys of ``args`` and ``result`` the schema names (a reason may repeat these, never an unknown key).
 KNOWN_KEYS = frozenset(Args.__annotations__) | frozenset(Result.__annotations__)
-TOP_LEVEL_FIELDS -= {"__pydantic_config__"}
-KNOWN_KEYS -= {"__pydantic_config__"}
 
 
 @lru_cache(maxsize=1)
