@@ -36,7 +36,7 @@ JUPYTER = str(Path(sys.executable).with_name("jupyter"))
 
 def _uses_widgets(name: str) -> bool:
     return any(
-        c.cell_type == "code" and re.search(r"\blabkit\.widgets\b|\bipywidgets\b", c.source)
+        c.cell_type == "code" and re.search(r"\blabkit(\.course)?\.widgets\b|\bipywidgets\b", c.source)
         for c in read_lab(name).cells
     )
 
