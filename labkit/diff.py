@@ -31,7 +31,7 @@ from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE
 from .listing import cap
 from .pager import Page, page_from_window, paginate_naive
 from .paths import check_relative_syntax
-from .rules import LABIGNORE, ChangedPolicy, PathRules
+from .rules import LABIGNORE, ChangedPolicy, SensitivePolicy
 from .tools import DIFF_MODES as MODES
 from .tools import DIFF_PAGERS as PAGERS
 from .workspace import GitDir, Workspace, opened
@@ -119,7 +119,7 @@ def _pathspec(path: str) -> str:
     return ":(literal)" + path
 
 
-def _scope(path: str | None, rules: PathRules) -> str | None:
+def _scope(path: str | None, rules: SensitivePolicy) -> str | None:
     """The validated, root-relative path filter (None for the whole root)."""
     if path is None or path in ("", "."):
         return None

@@ -16,6 +16,10 @@ import os
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import pathspec
 
 
 @dataclass(frozen=True)
@@ -172,12 +176,18 @@ def is_noise(rel: str, *, is_dir: bool = False) -> bool:
     return any(p in NOISE_DIRS for p in dirs)
 
 
+class SensitivePolicy(Protocol):
+    """What a tool asks before it shows a path; :class:`PathRules` and :class:`ChangedPolicy` both answer."""
+
+    def is_sensitive(self, rel: str, *, is_dir: bool = False) -> bool: ...
+
+
 @dataclass
 class PathRules:
     """Sensitive + noise rules for one root, including its ``.labignore``."""
 
     labignore_lines: tuple[str, ...] = ()
-    _spec: object = field(default=None, repr=False)
+    _spec: pathspec.GitIgnoreSpec | None = field(default=None, repr=False)
 
     @classmethod
     def for_root(cls, root: str | os.PathLike | None) -> PathRules:

@@ -23,7 +23,7 @@ from .. import names
 from ..errors import LabkitError
 from ..gitlisting import parse_raw
 from ..gitrunner import DIFF_SAFETY_FLAGS, GitError, zsplit
-from ..rules import PathRules
+from ..rules import PathRules, SensitivePolicy
 from ..workspace import GitDir, Workspace, opened
 
 DEFAULT_MAX_FILES = 5000
@@ -191,7 +191,7 @@ def _count_lines(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-def _untracked_facts(top: str, listed: list[bytes], rules: PathRules, budget: int) -> tuple[list[FileFact], bool]:
+def _untracked_facts(top: str, listed: list[bytes], rules: SensitivePolicy, budget: int) -> tuple[list[FileFact], bool]:
     """Facts for untracked files; the flag is False when the byte budget ran out."""
     facts, used, within = [], 0, True
     for raw in listed:
@@ -236,7 +236,9 @@ def _untracked_facts(top: str, listed: list[bytes], rules: PathRules, budget: in
     return facts, within
 
 
-def _fill_content_ids(git: GitDir, facts: list[FileFact], rules: PathRules, *, withhold_sensitive: bool = True) -> None:
+def _fill_content_ids(
+    git: GitDir, facts: list[FileFact], rules: SensitivePolicy, *, withhold_sensitive: bool = True
+) -> None:
     """Blob ids for new content git did not give us (worktree edits, untracked files)."""
     regular: list[FileFact] = []
     for fact in facts:
@@ -264,11 +266,11 @@ def _fill_content_ids(git: GitDir, facts: list[FileFact], rules: PathRules, *, w
             regular.append(fact)
     batch: list[FileFact] = []
     size = 0
-    for fact in regular + [None]:
-        if fact is not None:
-            batch.append(fact)
-            size += len(fact.raw_path) + 1
-        if batch and (fact is None or size >= _HASH_BATCH_BYTES):
+    for item in [*regular, None]:
+        if item is not None:
+            batch.append(item)
+            size += len(item.raw_path) + 1
+        if batch and (item is None or size >= _HASH_BATCH_BYTES):
             out = _git(git, ["hash-object", "--no-filters", "--", *(_as_arg(f.raw_path) for f in batch)])
             ids = out.decode("ascii").split()
             if len(ids) != len(batch):
@@ -408,7 +410,7 @@ def _collect(
     # What the base revision's .labignore hid stays hidden; what only the change hides is withheld too.
     rules = git.policy_at(resolved, current)
     reasons: list[str] = []
-    listings = {}
+    listings: dict[str, bytes | None] = {}
     for key, args, what in (
         ("tracked", _listing_args(resolved), "tracked-change"),
         ("untracked", _UNTRACKED_ARGS, "untracked-file"),
