@@ -28,8 +28,8 @@ def parse_porcelain_v2(data: bytes, *, watch: str | None = None) -> dict:
     ``watched`` says how the path ``watch`` changed: None (not at all),
     ``"untracked"``, or its blob id at HEAD (all zeros when HEAD lacks it).
     """
-    watched = None
-    branch = {"head": None, "oid": None, "upstream": None, "ahead": None, "behind": None}
+    watched: str | None = None
+    branch: dict[str, str | int | None] = {"head": None, "oid": None, "upstream": None, "ahead": None, "behind": None}
     staged, unstaged, untracked, conflicted = [], [], [], []
     records = data.split(b"\0")
     i = 0
@@ -155,7 +155,7 @@ def status_result(raw: dict, root_prefix: str, policy) -> dict:
     branch = dict(raw["branch"])
     for key in ("head", "upstream"):
         branch[key] = None if branch[key] is None else names.printable(branch[key])
-    out = {"branch": branch}
+    out: dict[str, object] = {"branch": branch}
     totals, truncated = {}, False
     for key in ("staged", "unstaged", "untracked", "conflicted"):
         kept = [v for v in map(visible, raw[key]) if v is not None]

@@ -30,6 +30,7 @@ might still write lands in the private folder.
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 import shutil
@@ -330,6 +331,7 @@ class GitDir:
             raise classify_failure(stderr, rc, what, memory_bytes=memory_bytes)
         return GitResult(stdout=stdout, returncode=rc)
 
+    # Signatures below this method name the builtin as ``builtins.bytes``: in the class body ``bytes`` is the method.
     def bytes(self, args: Sequence[str], **kw) -> bytes:
         return self.run(args, **kw).stdout
 
@@ -339,7 +341,9 @@ class GitDir:
     def head_commit(self) -> str | None:
         return self.resolve_commit("HEAD")
 
-    def objects(self, names: Sequence[str], *, max_bytes: int = 1024 * 1024) -> list[tuple[str, str, bytes] | None]:
+    def objects(
+        self, names: Sequence[str], *, max_bytes: int = 1024 * 1024
+    ) -> list[tuple[str, str, builtins.bytes] | None]:
         """``(oid, type, content)`` for each object name (``HEAD^{commit}``, ``REV:path``), or None when absent.
 
         One ``cat-file --batch`` for all of them; an object over ``max_bytes`` counts as absent.
@@ -363,7 +367,7 @@ class GitDir:
             found.append(None if size > max_bytes else (fields[0].decode(), fields[1].decode(), content))
         return found
 
-    def file_at(self, rev: str, rel: str) -> bytes | None:
+    def file_at(self, rev: str, rel: str) -> builtins.bytes | None:
         """The bytes of ``rel`` (relative to the workspace root) at revision ``rev``; None when absent."""
         got = self.objects([self.spec(rev, rel)])[0]
         return got[2] if got is not None and got[1] == "blob" else None
@@ -372,7 +376,7 @@ class GitDir:
         """``REV:path`` naming ``rel`` (relative to the workspace root) for git."""
         return f"{rev}:{self.prefix + '/' if self.prefix else ''}{rel}"
 
-    def policy_at(self, rev: str | None, current: PathRules, data: bytes | None = None) -> ChangedPolicy:
+    def policy_at(self, rev: str | None, current: PathRules, data: builtins.bytes | None = None) -> ChangedPolicy:
         """``current`` rules together with the ``.labignore`` of revision ``rev`` (none without a commit).
 
         ``data``: that file's bytes when the caller already fetched them.
