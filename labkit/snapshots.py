@@ -178,8 +178,8 @@ class SnapshotStore:
     def _paths(self, snapshot_id: str) -> tuple[Path, Path]:
         return self.directory / f"{snapshot_id}.bin", self.directory / f"{snapshot_id}.json"
 
-    def _atomic_write(self, target: Path, writer: Callable[[object], None]) -> None:
-        write_private_atomic(target, writer)
+    def _atomic_write(self, target: Path, data: bytes) -> None:
+        write_private_atomic(target, data)
 
     # -- writing --------------------------------------------------------------
     def put(
@@ -209,7 +209,8 @@ class SnapshotStore:
             and existing.source_revision == source_revision
             and _size(bin_path) == len(data)
         )
-        sums = list(existing.chunk_sha256) if same else (chunks if chunks is not None else chunk_sums(data))
+        kept = existing if same else None  # the identical live snapshot, refreshed
+        sums = list(kept.chunk_sha256) if kept is not None else (chunks if chunks is not None else chunk_sums(data))
         record = {
             "format": _FORMAT,
             "id": snapshot_id,
@@ -218,14 +219,14 @@ class SnapshotStore:
             "sourceRevision": source_revision,
             "chunkBytes": CHUNK_BYTES,
             "chunkSha256": sums,
-            "createdAt": existing.created_at if same else now,
+            "createdAt": kept.created_at if kept is not None else now,
             "expiresAt": now + self.ttl,
             "meta": meta or {},
         }
         encoded = json.dumps(record).encode("utf-8")  # fails before any file is touched
         if not same:
-            self._atomic_write(bin_path, lambda fh: fh.write(data))
-        self._atomic_write(meta_path, lambda fh: fh.write(encoded))
+            self._atomic_write(bin_path, data)
+        self._atomic_write(meta_path, encoded)
         return self._snapshot_from(record)
 
     # -- reading --------------------------------------------------------------
