@@ -89,6 +89,18 @@ class Entry:
     mtime_ns: int | None = None
 
 
+def _blob_of(e: Entry) -> str:
+    """The blob id of an entry that has one: a git entry always, a folder entry once hashed."""
+    assert e.blob is not None, e.path
+    return e.blob
+
+
+def _inserted_id(cur: sqlite3.Cursor) -> int:
+    """The rowid an INSERT just gave its row (sqlite3 types ``lastrowid`` as Optional)."""
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
 @dataclass
 class RepoBuild:
     name: str
@@ -316,11 +328,11 @@ def _build_into(conn: sqlite3.Connection, build: RepoBuild, ws) -> dict:
     if build.kind == "git":
         revision, entries = _git_entries(build, ws.git, rules)
         changed = [e for e in entries if e.path not in stored or stored[e.path][1] != e.blob]
-        blobs = _read_blobs(ws.git, [e.blob for e in changed], {e.blob: e.size for e in changed})
+        blobs = _read_blobs(ws.git, [_blob_of(e) for e in changed], {_blob_of(e): e.size for e in changed})
         texts = {}
         for e in changed:
             build.files_read += 1
-            texts[e.path] = _decode(build, blobs[e.blob])
+            texts[e.path] = _decode(build, blobs[_blob_of(e)])
     else:
         entries = _folder_entries(build, rules)
         changed, texts = [], {}
@@ -342,7 +354,7 @@ def _build_into(conn: sqlite3.Connection, build: RepoBuild, ws) -> dict:
         digest = hashlib.sha256()
         indexed = [e for e in entries if e.blob is not None and (e.path not in texts or texts[e.path] is not None)]
         for e in sorted(indexed, key=lambda e: e.path):
-            digest.update(e.path.encode() + b"\0" + e.blob.encode() + b"\n")
+            digest.update(e.path.encode() + b"\0" + _blob_of(e).encode() + b"\n")
         revision = "sha256:" + digest.hexdigest()
 
     current = {e.path for e in entries}
@@ -360,9 +372,10 @@ def _build_into(conn: sqlite3.Connection, build: RepoBuild, ws) -> dict:
             if text is None:
                 continue
             lang = language_of(e.path)
-            blob_id = blob_ids.get(e.blob)
+            blob = _blob_of(e)
+            blob_id = blob_ids.get(blob)
             if blob_id is None:
-                blob_id = blob_ids[e.blob] = _store_blob(conn, e.blob, text, lang, build)
+                blob_id = blob_ids[blob] = _store_blob(conn, blob, text, lang, build)
             conn.execute(
                 "INSERT INTO files (repo, path, lang, blob, blob_id, size, mtime_ns, content) VALUES (?,?,?,?,?,?,?,?)",
                 (name, e.path, lang, e.blob, blob_id, e.size, e.mtime_ns, text),
@@ -401,14 +414,14 @@ def _store_blob(conn: sqlite3.Connection, blob: str, text: str, lang: str | None
     if row is not None:
         return row[0]
     if lang != "python":
-        return conn.execute("INSERT INTO blobs (blob, parsed) VALUES (?, NULL)", (blob,)).lastrowid
+        return _inserted_id(conn.execute("INSERT INTO blobs (blob, parsed) VALUES (?, NULL)", (blob,)))
     from .symbols import python_symbols
 
     symbols = python_symbols(text)
     build.files_parsed += 1
-    blob_id = conn.execute(
-        "INSERT INTO blobs (blob, parsed) VALUES (?, ?)", (blob, 0 if symbols is None else 1)
-    ).lastrowid
+    blob_id = _inserted_id(
+        conn.execute("INSERT INTO blobs (blob, parsed) VALUES (?, ?)", (blob, 0 if symbols is None else 1))
+    )
     if symbols:
         conn.executemany(
             "INSERT OR IGNORE INTO symbols (name, blob_id, line, kind) VALUES (?,?,?,?)",

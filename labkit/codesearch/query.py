@@ -140,7 +140,7 @@ def regex_prefilter(pattern: str, *, case_sensitive: bool) -> str | None:
     try:
         from re import _parser as sre_parse  # type: ignore[attr-defined]
     except ImportError:  # pragma: no cover - Python < 3.11
-        import sre_parse  # type: ignore[no-redef]
+        import sre_parse
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
