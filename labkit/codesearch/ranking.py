@@ -65,14 +65,15 @@ def stable_key(m: dict) -> tuple:
 def rank_matches(
     matches: Iterable[dict],
     symbol: str | None,
-    symbols_of: Callable[[str, str], FileSymbols | None],
+    symbols_of: Callable[[str, str], FileSymbols | None] | None,
     *,
     case_sensitive: bool = True,
 ) -> list[dict]:
     """The same matches, definition first, then whole word, then the rest; each with its ``tier``.
 
     ``symbols_of(repo, path)`` gives a Python file's ``FileSymbols`` for
-    ``symbol`` (None when unknown or unparsable: the patterns decide then).
+    ``symbol`` (None when unknown or unparsable: the patterns decide then);
+    ``symbols_of`` None: the patterns decide for every file (search passes None without a symbol).
     """
     matches = list(matches)
     if symbol is None:
@@ -87,7 +88,7 @@ def rank_matches(
             tier, after = TIER_WORD, 1
             key = (m["repo"], m["path"])
             found = None
-            if language_of(m["path"]) == "python":
+            if symbols_of is not None and language_of(m["path"]) == "python":
                 if key not in known:
                     known[key] = symbols_of(*key)
                 found = known[key]

@@ -293,7 +293,7 @@ def _zoekt_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict],
         if source is None:
             return None
         info = blobs.get((r, p))
-        if info is not None and info[2] in _content_ids(source):  # (blob id, parsed, blob)
+        if indexed is not None and info is not None and info[2] in _content_ids(source):  # (blob id, parsed, blob)
             return indexed(r, p)  # the very text the index parsed
         symbols = cached_python_symbols(source)
         return None if symbols is None else lines_for(symbols, symbol, case_sensitive=case_sensitive)

@@ -242,6 +242,14 @@ def missing_binaries() -> list[str]:
     return [b for b in BINARIES if find_binary(b) is None]
 
 
+def _require_binary(name: str) -> str:
+    """``find_binary(name)``, or ``backend_unavailable`` when it is gone."""
+    path = find_binary(name)
+    if path is None:
+        raise LabkitError("backend_unavailable", f"Zoekt is not installed ({name} not found); run .ci/install-zoekt")
+    return path
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -314,7 +322,7 @@ class LocalZoekt:
             try:
                 subprocess.run(
                     [
-                        find_binary("zoekt-git-index"),
+                        _require_binary("zoekt-git-index"),
                         "-index",
                         str(shards),
                         "-disable_ctags",
@@ -337,7 +345,7 @@ class LocalZoekt:
         log = open(self.workdir / "webserver.log", "wb")  # noqa: SIM115 - lives as long as the server
         self.proc = subprocess.Popen(
             [
-                find_binary("zoekt-webserver"),
+                _require_binary("zoekt-webserver"),
                 "-index",
                 str(shards),
                 "-listen",
@@ -356,12 +364,14 @@ class LocalZoekt:
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.startup_timeout
         expected = set(self.repos)
+        proc, url = self.proc, self.url
+        assert proc is not None and url is not None, "start() sets both before waiting"
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+            if proc.poll() is not None:
                 raise LabkitError("backend_unavailable", "zoekt-webserver exited during start-up")
             try:
                 req = urllib.request.Request(
-                    self.url + "/api/list",
+                    url + "/api/list",
                     data=b'{"Q":""}',
                     method="POST",
                     headers={"Content-Type": "application/json"},
