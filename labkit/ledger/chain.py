@@ -51,7 +51,7 @@ class _Session:
         self.last_seq = 0
         self.chained = chained
         self.broken: dict | None = None
-        self.prev: tuple | None = None
+        self.prev: tuple[dict, bytes | None] | None = None  # (line, its bytes) of the session's last line
         self.first_loss: int | None = None  # the first seq at which lines before it are known to be missing
 
     @property
@@ -94,6 +94,7 @@ def check_chains(valid: list[tuple]) -> tuple[dict[str, _Session], bool]:
                     else "a chained line in a session that started without a chain"
                 )
             elif s.chained:
+                assert s.prev is not None  # the session has a line before this one
                 prev_obj, prev_raw = s.prev
                 if not (
                     (prev_raw is not None and sha256(prev_raw).hexdigest() == prev) or _links(prev_obj, None, prev)

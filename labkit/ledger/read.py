@@ -161,7 +161,7 @@ def entries_from_bytes(raw: bytes) -> list[tuple]:
     from .schema import check_json
 
     known = KNOWN_KEYS | _schema_keys()
-    entries = []
+    entries: list[tuple] = []
     for number, chunk in _split(raw):
         if len(chunk) > MAX_READ_LINE_BYTES:
             entries.append(

@@ -361,6 +361,18 @@ def _paths(items: Iterable, rules=None, key: str = "path") -> tuple[list[str], i
     return [p for i, p in enumerate(shown) if i not in flagged], max(0, len(candidates) - MAX_RESULT_PATHS)
 
 
+def _dict_field(result: dict, key: str) -> dict:
+    """``result[key]`` when it is an object, else an empty one."""
+    value = result.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _list_field(result: dict, key: str) -> list:
+    """``result[key]`` when it is a list, else an empty one."""
+    value = result.get(key)
+    return value if isinstance(value, list) else []
+
+
 def result_metadata(tool: str, result: Any, rules=None) -> dict:
     """Counts, flags, revisions and hashes from a tool result; never its text.
 
@@ -399,10 +411,10 @@ def result_metadata(tool: str, result: Any, rules=None) -> dict:
         out["paths"] = paths
         if omitted:
             out["pathsOmitted"] = omitted
-        hidden = result.get("hidden") if isinstance(result.get("hidden"), dict) else {}
+        hidden = _dict_field(result, "hidden")
         _count(out, {"hiddenChanges": hidden.get("changes", 0)}, ("hiddenChanges",))
         _count(out, result, ("truncated",))
-        branch = result.get("branch") if isinstance(result.get("branch"), dict) else {}
+        branch = _dict_field(result, "branch")
         oid = branch.get("oid")
         if isinstance(oid, str) and _OID.fullmatch(oid):
             out["headOid"] = oid
@@ -423,13 +435,13 @@ def result_metadata(tool: str, result: Any, rules=None) -> dict:
                 "pageSha256",
             ),
         )
-        hidden = result.get("hidden") if isinstance(result.get("hidden"), dict) else {}
+        hidden = _dict_field(result, "hidden")
         _count(out, {"hiddenChanges": hidden.get("changes")}, ("hiddenChanges",))
     elif tool == "review_diff":
         _copy(out, result, ("schemaVersion", "base", "gate", "complete", "reportSha256"))
-        files = result.get("files") if isinstance(result.get("files"), list) else []
+        files = _list_field(result, "files")
         out["files"] = len(files)
-        out["risks"] = len(result.get("risks")) if isinstance(result.get("risks"), list) else 0
+        out["risks"] = len(_list_field(result, "risks"))
         paths, omitted = _paths(files, rules)
         out["paths"] = paths
         if omitted:
@@ -438,7 +450,7 @@ def result_metadata(tool: str, result: Any, rules=None) -> dict:
         _copy(out, result, ("backend", "truncated"))
         matches = result.get("matches")
         out["matchCount"] = len(matches) if isinstance(matches, list) else 0
-        revisions = result.get("revisions") if isinstance(result.get("revisions"), dict) else {}
+        revisions = _dict_field(result, "revisions")
         kept = {str(k)[:100]: v for k, v in list(revisions.items())[:20] if isinstance(v, str) and len(v) <= 80}
         names_ = list(kept)
         flagged = secret_flags(names_) if names_ else set()

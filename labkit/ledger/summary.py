@@ -260,7 +260,7 @@ def _summarize(entries: list[tuple], root) -> dict:
             "firstSeq": s.first_seq,
             "lastSeq": s.last_seq,
             "chain": s.chain,
-            "headSha256": sha_of(*s.prev) if s.chained else None,
+            "headSha256": sha_of(*s.prev) if s.chained and s.prev is not None else None,  # every session has a line
         }
         for s in list(sessions.values())[:MAX_LISTED]
     ]

@@ -122,7 +122,7 @@ class Ledger:
 
     def record(
         self,
-        tool: str,
+        tool: str | None,
         args: Any,
         *,
         status: str,
@@ -163,7 +163,7 @@ class Ledger:
                     self._marker_written = True
             return None
         known = isinstance(tool, str) and tool in ARG_WHITELIST
-        line = {
+        line: dict[str, Any] = {
             "kind": "call",
             "schemaVersion": SCHEMA_VERSION,
             "sessionId": self.session_id,
@@ -254,7 +254,7 @@ class Ledger:
                 return await call_next(ctx)
             except Exception:
                 if not mark:
-                    params = getattr(ctx, "params", None)
+                    params: Any = getattr(ctx, "params", None)
                     ledger.record_protocol_refusal(dict(params) if hasattr(params, "keys") else params)
                 raise
             finally:
