@@ -45,8 +45,8 @@ class Arg:
     help: str
     default: Any = None
     required: bool = False
-    minimum: int | None = None
-    maximum: int | None = None
+    minimum: float | None = None  # an int for int arguments
+    maximum: float | None = None
     min_length: int | None = None
     max_length: int | None = None
     pattern: str | None = None
@@ -72,7 +72,10 @@ class Arg:
 
     @property
     def positional(self) -> bool:
-        return bool(self.cli_name) and not self.cli_name.startswith("-")
+        cli_name = self.cli_name
+        if not cli_name:
+            return False
+        return not cli_name.startswith("-")
 
     def bounds_text(self) -> str:
         parts = []

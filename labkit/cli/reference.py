@@ -50,16 +50,19 @@ def _cell(text) -> str:
 
 
 def _synopsis(tool: tools.Tool) -> str:
+    assert tool.command is not None  # MCP-only tools have no synopsis
     parts = ["labkit", tool.command, "INDEX_DIR" if tool.target == "index" else "ROOT"]
     for arg in tool.cli_args():
+        cli_name = arg.cli_name
+        assert cli_name is not None  # cli_args() are the arguments with a command-line form
         if arg.positional:
-            parts.append(arg.cli_name)
+            parts.append(cli_name)
         elif arg.type is bool:
-            parts.append(f"[{arg.cli_name}]")
+            parts.append(f"[{cli_name}]")
         elif arg.type is list:
-            parts.append(f"[{arg.cli_name} PATH ...]")
+            parts.append(f"[{cli_name} PATH ...]")
         else:
-            parts.append(f"[{arg.cli_name} {'N' if arg.type is int else arg.name.upper()}]")
+            parts.append(f"[{cli_name} {'N' if arg.type is int else arg.name.upper()}]")
     return " ".join(parts + ["[--json]"])
 
 
