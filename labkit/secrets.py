@@ -114,8 +114,9 @@ def _settings():
     from detect_secrets.settings import cache_bust, configure_settings_from_baseline
 
     used = []
+    cls: type  # detect-secrets types the mapping with an unbound TypeVar (type[Never]): plugin classes
     for cls in get_mapping_from_secret_type_to_class().values():
-        entry = {"name": cls.__name__}
+        entry: dict[str, str | float] = {"name": cls.__name__}
         if cls.__name__ in ENTROPY_LIMITS:
             entry["limit"] = ENTROPY_LIMITS[cls.__name__]
         used.append(entry)

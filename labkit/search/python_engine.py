@@ -46,8 +46,8 @@ class Budget:
 
     __slots__ = ("limit", "spent_files", "spent_bytes", "held", "text_files")
 
-    def __init__(self, limit: int):
-        self.limit = limit
+    def __init__(self, limit: float):
+        self.limit = limit  # bytes; a prediction may make it fractional
         self.spent_files = 0
         self.spent_bytes = 0
         self.held: Candidate | None = None

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Set
 from pathlib import Path
 
 from labkit.errors import LabkitError
@@ -93,7 +93,7 @@ def _decode_field(field: dict) -> bytes:
     return base64.b64decode(field["bytes"])
 
 
-def _batches(walk: Walk, files: Iterable[Candidate], known_text: set[str]) -> Iterator[list[Candidate]]:
+def _batches(walk: Walk, files: Iterable[Candidate], known_text: Set[str]) -> Iterator[list[Candidate]]:
     batch: list[Candidate] = []
     argv_bytes = 0
     cap = FIRST_BATCH_FILES
@@ -130,10 +130,12 @@ def _run_batch(argv: list[str], batch: list[Candidate], walk: Walk, top: TopMatc
         shell=False,
         env=_rg_env(),
     )
+    stdout, stderr = proc.stdout, proc.stderr
+    assert stdout is not None and stderr is not None  # both piped above
     err = bytearray()
 
     def drain() -> None:
-        for chunk in iter(lambda: proc.stderr.read(65536), b""):
+        for chunk in iter(lambda: stderr.read(65536), b""):
             if len(err) < 65536:
                 err.extend(chunk)
 
@@ -151,7 +153,7 @@ def _run_batch(argv: list[str], batch: list[Candidate], walk: Walk, top: TopMatc
     timer.start()
     saw_output = False
     reported: dict[str, set[int]] = {}
-    for raw in proc.stdout:
+    for raw in stdout:
         saw_output = True
         if not raw.startswith(b'{"type":"match"'):
             continue
@@ -199,7 +201,7 @@ def search_files(
     query: Query,
     top: TopMatches,
     *,
-    known_text: set[str] = frozenset(),
+    known_text: Set[str] = frozenset(),
     rg: str | None = None,
 ) -> None:
     """Search ``files`` (path order) with ripgrep into ``top``."""

@@ -108,7 +108,7 @@ class _Level:
     """Ignore state of one folder: its own rules plus the chain above it."""
 
     repo_prefix: str | None  # folder path relative to its repository's top; None = not in a repo
-    gitignores: tuple  # deepest first
+    gitignores: tuple[IgnoreFile, ...]  # deepest first
     exclude: IgnoreFile | None
 
     def ignored(self, name: str, is_dir: bool) -> bool:
@@ -147,6 +147,7 @@ def _exclude_of(folder_fd: int) -> IgnoreFile | None:
 
 def _child_level(parent: _Level, folder_fd: int, name: str) -> _Level:
     """The ignore state inside a folder (open as ``folder_fd``), entered from ``parent`` as ``name``."""
+    chain: tuple[IgnoreFile, ...]
     if _has_git(folder_fd):
         prefix, chain, exclude = "", (), _exclude_of(folder_fd)
     elif parent.repo_prefix is None:
