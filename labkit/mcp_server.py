@@ -125,10 +125,10 @@ def run_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> tuple
         return False, exc.to_json()
     except Exception:  # noqa: BLE001 - the wire gets a clean error; stderr gets the traceback
         log.exception("tool %s raised unexpectedly", tool.name)
-        exc = LabkitError("internal_error", f"tool '{tool.name}' failed unexpectedly; see the server log")
+        failure = LabkitError("internal_error", f"tool '{tool.name}' failed unexpectedly; see the server log")
         if ledger is not None:
-            ledger.record(tool.name, args, status="error", error_code=exc.code)
-        return False, exc.to_json()
+            ledger.record(tool.name, args, status="error", error_code=failure.code)
+        return False, failure.to_json()
     if ledger is not None:
         ledger.record(tool.name, args, status="ok", result=result)
     return True, result
