@@ -1,8 +1,10 @@
 """The labs under the standard Jupyter runners a course's CI uses, with no labkit runner in between.
 
-Every lab and every starter runs under stock ``nbclient``; the labs that show
-an ipywidgets explorer also run under ``jupyter nbconvert --execute`` and
-``jupyter execute``.
+Every lab and every starter runs under stock ``nbclient`` in ``test_notebooks``
+(``execute_notebook`` is a plain ``NotebookClient``, checked below). Here the
+labs that show an ipywidgets explorer, and their starters, run again under
+stock ``nbclient`` with the shell socket watched, and under ``jupyter
+nbconvert --execute`` and ``jupyter execute``.
 
 The widget-cell stall these runners used to hit (a cell waiting for its whole
 timeout, then succeeding) came from output captured into an ``Output``
@@ -228,7 +230,7 @@ def starters(tmp_path_factory) -> Path:
 
 @pytest.mark.notebook
 @pytest.mark.slow
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", WIDGET_LABS)
 def test_lab_under_stock_nbclient(name, tmp_path):
     nb = read_lab(name)
     _assert_no_echo(name, run_stock_nbclient(nb, labs_dir()))
@@ -237,7 +239,7 @@ def test_lab_under_stock_nbclient(name, tmp_path):
 
 @pytest.mark.notebook
 @pytest.mark.slow
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", WIDGET_LABS)
 def test_starter_under_stock_nbclient(name, starters):
     path = starters / f"{name}.ipynb"
     nb = nbformat.read(path, as_version=4)
@@ -300,3 +302,13 @@ def test_widget_lab_under_jupyter_execute(name, tmp_path):
 
 def test_widget_labs_are_found():
     assert len(WIDGET_LABS) >= 5 and set(WIDGET_LABS) <= set(NAMES)
+
+
+def test_execute_notebook_is_the_stock_client():
+    """test_notebooks runs every lab and starter through execute_notebook: it must be plain nbclient."""
+    import inspect
+
+    from labkit.course import notebooks
+
+    source = inspect.getsource(notebooks.execute_notebook)
+    assert "NotebookClient(" in source and "class " not in inspect.getsource(notebooks).split("def execute_notebook")[1]
