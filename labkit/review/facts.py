@@ -191,7 +191,7 @@ def _count_lines(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-def _untracked_facts(top: str, listed: list[bytes], rules: SensitivePolicy, budget: int) -> tuple[list[FileFact], bool]:
+def _untracked_facts(top: str, listed: list[bytes], budget: int) -> tuple[list[FileFact], bool]:
     """Facts for untracked files; the flag is False when the byte budget ran out."""
     facts, used, within = [], 0, True
     for raw in listed:
@@ -426,7 +426,7 @@ def _collect(
     names_ = zsplit(listings["untracked"]) if listings["untracked"] is not None else []
     tracked_paths = {f.raw_path for f in facts}
     names_ = [n for n in names_ if n.rstrip(b"/") not in tracked_paths]
-    untracked, within = _untracked_facts(git.top, names_, rules, max_untracked_bytes)
+    untracked, within = _untracked_facts(git.top, names_, max_untracked_bytes)
     if not within:
         reasons.append(f"untracked files hold more than {max_untracked_bytes} bytes or changed while read")
     facts.extend(untracked)
