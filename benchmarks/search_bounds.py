@@ -32,8 +32,8 @@ def _median_ms(fn, rounds: int) -> float:
 def redaction_cost(rounds: int) -> dict:
     from labkit import secrets
     from labkit.course import search_corpora as corpora
-    from labkit.course import search_workspace
     from labkit.course.repo_builder import IsolatedRepo
+    from labkit.search import search_workspace
     from labkit.workspace import Workspace
 
     queries = [

@@ -34,6 +34,50 @@ from functools import lru_cache
 
 ENTROPY_LIMITS = {"Base64HighEntropyString": 4.5, "HexHighEntropyString": 3.0}
 
+#: detect-secrets' keyword list (``plugins.keyword.DENYLIST``), copied so a search that finds no
+#: candidate never imports the library; a test keeps the copy equal to the library's.
+KEYWORDS = (
+    "api_?key",
+    "auth_?key",
+    "service_?key",
+    "account_?key",
+    "db_?key",
+    "database_?key",
+    "priv_?key",
+    "private_?key",
+    "client_?key",
+    "db_?pass",
+    "database_?pass",
+    "key_?pass",
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "contraseña",
+    "contrasena",
+)
+
+# The keyword plugin reports only a keyword that is assigned, compared or called with a value, so a
+# line that merely mentions "password" in prose need not reach it. Each of the plugin's regexes is
+# covered by one branch below, written as a superset: a word run after the keyword is any character
+# but ASCII punctuation (Python's \w is Unicode), and its optional whitespace is any character but
+# printable ASCII and the newline (Python's \s is Unicode; no branch may cross into the next line).
+_KW = "(?i:" + "|".join(KEYWORDS) + ")"
+_WORD = r"[^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]*"
+_SPACE = r"[^!-~\n]*"
+KEYWORD_PREFILTER = (
+    f"{_KW}{_WORD}(?:"
+    + "|".join(
+        (
+            rf"""[\]'"]{{0,2}}{_SPACE}[:=!]""",  # keyword: value, keyword = value, :=, ==, !=, =>
+            rf"\[[0-9]*\]{_SPACE}[!=]",  # C: keyword[25] = "value"
+            # keyword "value"; and C++'s keyword("value") and keyword.assign("value")
+            rf"""[^\n]{{0,50}}{_SPACE}['"`]""",
+        )
+    )
+    + f")|[!=]{{2}}{_SPACE}{_WORD}{_KW}"  # "value" == my_keyword
+)
+
 #: A superset pattern per default plugin (RE2 syntax); the plugin itself decides.
 PREFILTERS: dict[str, str] = {
     "ArtifactoryDetector": r"AKC[a-zA-Z0-9]{10,}|AP[\dA-F][a-zA-Z0-9]{8,}",
@@ -48,32 +92,7 @@ PREFILTERS: dict[str, str] = {
     "IbmCosHmacDetector": r"(?i:ibm|hmac|secret[_-]?access)",
     "IPPublicDetector": r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}",
     "JwtTokenDetector": r"eyJ[A-Za-z0-9_=-]+\.",
-    # detect-secrets' keyword list (plugins.keyword.DENYLIST), copied so a search that finds no
-    # candidate never imports the library; a test keeps the copy equal to the library's.
-    "KeywordDetector": "(?i:"
-    + "|".join(
-        (
-            "api_?key",
-            "auth_?key",
-            "service_?key",
-            "account_?key",
-            "db_?key",
-            "database_?key",
-            "priv_?key",
-            "private_?key",
-            "client_?key",
-            "db_?pass",
-            "database_?pass",
-            "key_?pass",
-            "password",
-            "passwd",
-            "pwd",
-            "secret",
-            "contraseña",
-            "contrasena",
-        )
-    )
-    + ")",
+    "KeywordDetector": KEYWORD_PREFILTER,
     "MailchimpDetector": r"[0-9a-z]{32}-us[0-9]{1,2}",
     "NpmDetector": r":_authToken=",
     "OpenAIDetector": r"T3BlbkFJ",
@@ -202,8 +221,11 @@ def _detect(lines: Sequence[tuple[int, str]], filename: str) -> list[Finding]:
 
     This is the library's own per-line loop (line filters, each plugin's
     ``analyze_line``, then the secret and context filters), run with the
-    plugins a line can interest instead of all 27: the decision is still the
-    library's, at a fraction of the cost.
+    plugins a line can interest instead of all 27, and with the line filters
+    asked only for a line on which a plugin reported something (they are pure
+    predicates, so the order does not change the answer; most candidate lines
+    report nothing, and the filters' regexes cost more than the plugins'):
+    the decision is still the library's, at a fraction of the cost.
     """
     from detect_secrets.core.scan import _is_filtered_out, _scan_line, get_plugins
     from detect_secrets.util.code_snippet import get_code_snippet
@@ -222,27 +244,30 @@ def _detect(lines: Sequence[tuple[int, str]], filename: str) -> list[Finding]:
                 continue
             line = text.rstrip()
             snippet = get_code_snippet(lines=content, line_number=number)
-            if _is_filtered_out(required_filter_parameters=["line"], filename=filename, line=line, context=snippet):
-                continue
-            for plugin in plugins:
+            reported = [
+                (plugin, secret)
+                for plugin in plugins
                 for secret in _scan_line(
                     plugin=plugin, filename=filename, line=line, line_number=number, context=snippet
+                )
+            ]
+            if not reported or _is_filtered_out(
+                required_filter_parameters=["line"], filename=filename, line=line, context=snippet
+            ):
+                continue
+            for plugin, secret in reported:
+                if not secret.secret_value or _is_filtered_out(
+                    required_filter_parameters=["context"],
+                    filename=secret.filename,
+                    secret=secret.secret_value,
+                    plugin=plugin,
+                    line=line,
+                    context=snippet,
                 ):
-                    if _is_filtered_out(
-                        required_filter_parameters=["context"],
-                        filename=secret.filename,
-                        secret=secret.secret_value,
-                        plugin=plugin,
-                        line=line,
-                        context=snippet,
-                    ):
-                        continue
-                    if secret.secret_value:
-                        found.append(
-                            Finding(
-                                original, secret.type, secret.secret_value, _spans(plugin, text, secret.secret_value)
-                            )
-                        )
+                    continue
+                found.append(
+                    Finding(original, secret.type, secret.secret_value, _spans(plugin, text, secret.secret_value))
+                )
     return found
 
 

@@ -38,7 +38,71 @@ def test_the_prefilter_covers_every_default_plugin():
 def test_the_keyword_copy_equals_the_library():
     from detect_secrets.plugins.keyword import DENYLIST
 
-    assert secrets.PREFILTERS["KeywordDetector"] == "(?i:" + "|".join(DENYLIST) + ")"
+    assert secrets.KEYWORDS == DENYLIST
+
+
+# Lines the keyword plugin reports on, one per shape of its regexes, plus Unicode word and space
+# characters where Python's \w and \s are wider than RE2's.
+KEYWORD_SHAPES = [
+    'password = "hunter2hunter2"',
+    "password: hunter2hunter2",
+    'db_pass := "hunter2hunter2"',
+    "api_key == 'hunter2hunter2'",
+    'my_password != "hunter2hunter2"',
+    'secret_token => "hunter2hunter2"',
+    'char password[25] = "hunter2hunter2";',
+    'password[] = @"hunter2hunter2";',
+    "char password[" + "1" * 60 + '] = "hunter2hunter2";',
+    'std::string secret("hunter2hunter2");',
+    'secret.assign("hunter2hunter2",17);',
+    'private_key "hunter2hunter2";',
+    'if ("hunter2hunter2" == my_password_value) {}',
+    "passwordé\u00a0=\u2003'hunter2hunter2'",
+    "contraseña = 'hunter2hunter2'",
+    "password" + "é" * 60 + "= hunter2hunter2",  # a long Unicode word run, no quote (YAML)
+    "password" + "\u2003" * 60 + "= hunter2hunter2",  # a long Unicode space run, no quote (YAML)
+    'PASSWD\t=\t"hunter2hunter2"',
+    '"hunter2hunter2" !== user_pwd',
+]
+
+
+def _stdlib_keyword_lines() -> list[str]:
+    import re
+    import sysconfig
+    from pathlib import Path
+
+    from detect_secrets.plugins.keyword import DENYLIST
+
+    word = re.compile("|".join(DENYLIST), re.IGNORECASE)
+    lines = []
+    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py"))[:1500]:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        lines += [line for line in text.splitlines() if word.search(line)]
+    return lines
+
+
+def test_the_keyword_prefilter_passes_every_line_the_plugin_reports_on():
+    """The prefilter is narrower than "the line names a keyword": it must still be a superset."""
+    import re2
+    from detect_secrets.plugins.keyword import KeywordDetector
+
+    prefilter = re2.compile(secrets.KEYWORD_PREFILTER)
+    plugin = KeywordDetector()
+    lines = KEYWORD_SHAPES + _stdlib_keyword_lines()
+    reported = skipped = 0
+    for filename in ("a.py", "a.yaml", "a.go", "a.c", "a.cpp", "a.java", "a.txt"):
+        for line in lines:
+            if plugin.analyze_line(filename=filename, line=line):
+                reported += 1
+                assert prefilter.search(line), (filename, line)
+            elif not prefilter.search(line):
+                skipped += 1
+    for line in KEYWORD_SHAPES:
+        assert any(plugin.analyze_line(filename=f, line=line) for f in ("a.py", "a.go", "a.cpp", "a.c", "a.yaml")), line
+    assert reported > 100 and skipped > 100, (reported, skipped)  # the test sees both sides
 
 
 @pytest.mark.parametrize("plugin", sorted(EXAMPLES))
@@ -62,3 +126,34 @@ def test_diff_secret_lines_are_located_by_offset():
     data = b'context\n+aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"\n-nothing\n'
     found, total = secrets.secret_lines(data)
     assert total == 1 and found[0][0] == data.index(b"+aws") and "AWS Access Key" in found[0][1]
+
+
+# Lines where the order of detect-secrets' steps matters: line filters that drop a plugin's report
+# (an indirect reference, an allowlist pragma), context filters, and lines no plugin reports on.
+ORDER_CASES = [
+    *EXAMPLES.values(),
+    'password = get_password(config["db"])',
+    'db_password = "correcthorsebatterystaple"  # pragma: allowlist secret',
+    'secret = os.environ["APP_SECRET"]',
+    "the password is read from the keyring, never from a file",
+    "if password == 'hunter2hunter2': pass",
+    'private_key = "${PRIVATE_KEY}"',
+    'api_key = "<your key here>"',
+    'aws_access_key_id = "AKIAIOSFODNN7EXAMPLE"  # pragma: allowlist secret',
+    "x = 1",
+]
+
+
+@pytest.mark.parametrize("filename", ["config.py", "settings.yaml", "main.go", "notes.txt"])
+def test_the_findings_are_the_librarys_own_loop(filename):
+    """labkit runs the plugins before the line filters (cheaper); the answer must be detect-secrets' own."""
+    from detect_secrets.core.scan import _process_line_based_plugins
+
+    ours = secrets.scan_lines(ORDER_CASES, filename=filename)
+    with secrets._LOCK:
+        secrets._settings_once()
+        theirs = list(_process_line_based_plugins(list(enumerate(ORDER_CASES, start=1)), filename))
+    assert theirs, "the cases must include findings"
+    assert {(i, f.type, f.value) for i, fs in ours.items() for f in fs} == {
+        (s.line_number - 1, s.type, s.secret_value) for s in theirs
+    }
