@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import names
@@ -185,15 +186,27 @@ def _batches(changes: list[Change]):
         yield batch
 
 
-def build_diff(workspace, mode: str = "unstaged", path: str | None = None) -> DiffSource:
+def build_diff(
+    workspace, mode: str = "unstaged", path: str | None = None, *, sink: Callable[[bytes], None] | None = None
+) -> DiffSource:
     """Compute ``D`` for a mode: listing first, sensitive entries dropped, patches by literal pathspec.
 
-    ``D`` is hashed, chunk-hashed and checked for UTF-8 while git writes it
-    (:class:`~labkit.snapshots.StreamDigest`), not in a second pass.
+    ``D`` is hashed, chunk-hashed, checked for UTF-8 and prefiltered for
+    secrets while git writes it (:class:`~labkit.snapshots.StreamDigest`,
+    :class:`~labkit.secrets.CandidateStream`), not in a second pass; ``sink``
+    (a snapshot's spool) gets each piece then too.
     """
+    from .secrets import CandidateStream, secret_lines
     from .snapshots import StreamDigest
 
-    digest = StreamDigest()
+    digest, candidates = StreamDigest(), CandidateStream()
+
+    def feed(data: bytes) -> None:
+        digest.feed(data)
+        candidates.feed(data)
+        if sink is not None:
+            sink(data)
+
     named: set[str] = set()
     with opened(workspace, require_git=True) as ws:
         git = ws.git
@@ -204,15 +217,13 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None) -> Di
         used = 0
         for specs in _batches(visible):
             chunk = _git_diff(
-                git, [*revs, "--", *specs], max_bytes=MAX_DIFF_BYTES - used, timeout=DIFF_TIMEOUT_S, sink=digest.feed
+                git, [*revs, "--", *specs], max_bytes=MAX_DIFF_BYTES - used, timeout=DIFF_TIMEOUT_S, sink=feed
             )
             used += len(chunk)
             parts.append(chunk)
     data = parts[0] if len(parts) == 1 else b"".join(parts)
     digest.finish()
-    from .secrets import secret_lines
-
-    found, total = secret_lines(data)
+    found, total = secret_lines(data, starts=candidates.finish())
     return DiffSource(
         data=data,
         files=tuple(visible),
@@ -417,30 +428,30 @@ def _page(
             "snapshot_required",
             "a page after the first needs --snapshot (or --revision) so every page comes from the same diff",
         )
-    source = build_diff(ws, mode, scope)
-    if revision is not None and revision != source.source_revision:
-        raise LabkitError("snapshot_drift", _drift_message(revision))
-    view = memoryview(source.data)
-    window = bytes(view[offset : offset + max_bytes]) if offset >= 0 else b""
-    page = page_from_window(window, offset, len(source.data), utf8=source.utf8)
-    snap = store.put(
-        source.data,
-        key=key,
-        source_revision=source.source_revision,
-        chunks=list(source.chunk_sha256),
-        meta={
-            "key": key,
-            "mode": mode,
-            "path": None if scope is None else names.printable(scope),
-            "utf8": source.utf8,
-            "hiddenChanges": source.hidden_changes,
-            "files": [f.to_json() for f in cap(list(source.files))[0]],
-            "filesTotal": len(source.files),
-            "secretLines": [list(x) for x in source.secret_lines],
-            "secretLinesTotal": source.secret_lines_total,
-            "hiddenByChangedPolicy": list(source.hidden_by_changed_policy),
-        },
-    )
+    with store.spool() as spool:  # the snapshot's file is written while git is producing the diff
+        source = build_diff(ws, mode, scope, sink=spool.write)
+        if revision is not None and revision != source.source_revision:
+            raise LabkitError("snapshot_drift", _drift_message(revision))
+        view = memoryview(source.data)
+        window = bytes(view[offset : offset + max_bytes]) if offset >= 0 else b""
+        page = page_from_window(window, offset, len(source.data), utf8=source.utf8)
+        snap = spool.commit(
+            key=key,
+            source_revision=source.source_revision,
+            chunks=list(source.chunk_sha256),
+            meta={
+                "key": key,
+                "mode": mode,
+                "path": None if scope is None else names.printable(scope),
+                "utf8": source.utf8,
+                "hiddenChanges": source.hidden_changes,
+                "files": [f.to_json() for f in cap(list(source.files))[0]],
+                "filesTotal": len(source.files),
+                "secretLines": [list(x) for x in source.secret_lines],
+                "secretLinesTotal": source.secret_lines_total,
+                "hiddenByChangedPolicy": list(source.hidden_by_changed_policy),
+            },
+        )
     return page_result(
         mode=mode,
         page=page,

@@ -166,16 +166,56 @@ def _prefilter():
     return re2.compile(combined.encode("utf-8"), options)
 
 
-def candidate_lines(data: bytes) -> list[int]:
-    """Start offsets of the lines of ``data`` that the prefilter passes (linear time, no Python per line)."""
+def candidate_lines(data: bytes, base: int = 0) -> list[int]:
+    """Start offsets (plus ``base``) of the lines of ``data`` that the prefilter passes.
+
+    Linear time, no Python per line. No prefilter branch crosses a newline, so
+    scanning a stream a whole number of lines at a time gives the same lines
+    as scanning it at once (:class:`CandidateStream`).
+    """
     starts: list[int] = []
     last = -1
     for m in _prefilter().finditer(data):
         start = data.rfind(b"\n", 0, m.start()) + 1
         if start != last:
-            starts.append(start)
+            starts.append(base + start)
             last = start
     return starts
+
+
+class CandidateStream:
+    """:func:`candidate_lines` of a byte stream, computed while it arrives (for example while git writes a diff).
+
+    Each piece is scanned up to its last newline; the unfinished line waits for the next piece.
+    """
+
+    def __init__(self):
+        self.starts: list[int] = []
+        self._pending = bytearray()
+        self._base = 0  # stream offset of _pending[0]
+
+    def feed(self, data: bytes) -> None:
+        cut = data.rfind(b"\n") + 1
+        if not cut:
+            self._pending += data
+            return
+        if self._pending:
+            self._pending += data[:cut]
+            self._scan(bytes(self._pending))
+            self._pending = bytearray(data[cut:])
+        else:
+            self._scan(data[:cut] if cut < len(data) else data)
+            self._pending += data[cut:]
+
+    def finish(self) -> list[int]:
+        if self._pending:
+            self._scan(bytes(self._pending))
+            self._pending = bytearray()
+        return self.starts
+
+    def _scan(self, lines: bytes) -> None:
+        self.starts += candidate_lines(lines, self._base)
+        self._base += len(lines)
 
 
 def _spans(plugin, line: str, value: str) -> tuple[tuple[int, int], ...]:
@@ -345,13 +385,17 @@ def redact_line(text: str, findings: Sequence[Finding]) -> tuple[str, int]:
 MAX_SECRET_LINES = 10_000
 
 
-def secret_lines(data: bytes, filename: str = "diff") -> tuple[list[tuple[int, list[str]]], int]:
+def secret_lines(
+    data: bytes, filename: str = "diff", *, starts: list[int] | None = None
+) -> tuple[list[tuple[int, list[str]]], int]:
     """([(byte offset of a line start, [finding types])], total) for the lines of ``data`` holding secrets.
 
-    The prefilter runs over the bytes in one linear pass; only its candidate
-    lines are decoded and given to detect-secrets.
+    The prefilter runs over the bytes in one linear pass (or already ran:
+    ``starts`` from a :class:`CandidateStream` fed the same bytes); only its
+    candidate lines are decoded and given to detect-secrets.
     """
-    starts = candidate_lines(data)
+    if starts is None:
+        starts = candidate_lines(data)
     if not starts:
         return [], 0
     lines = []

@@ -21,15 +21,18 @@ overrides the lifetime.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import stat
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import LabkitError
 from .fsutil import write_private_atomic
@@ -175,13 +178,34 @@ class SnapshotStore:
             os.chmod(d, 0o700)
         return d
 
-    def _paths(self, snapshot_id: str) -> tuple[Path, Path]:
-        return self.directory / f"{snapshot_id}.bin", self.directory / f"{snapshot_id}.json"
+    def _check_private_dir(self) -> bool:
+        """Before a read: False if the folder is missing, refused unless it is a private folder of ours."""
+        try:
+            st = os.lstat(self.directory)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise LabkitError("invalid_argument", "the snapshot folder cannot be read") from exc
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+            raise LabkitError("invalid_argument", "the snapshot folder is not a plain folder")
+        if hasattr(os, "getuid") and st.st_uid != os.getuid():
+            raise LabkitError("invalid_argument", "the snapshot folder belongs to another user")
+        if stat.S_IMODE(st.st_mode) != 0o700:
+            os.chmod(self.directory, 0o700)
+        return True
 
-    def _atomic_write(self, target: Path, data: bytes) -> None:
+    def _paths(self, snapshot_id: str) -> tuple[str, str]:
+        base = os.path.join(self.directory, snapshot_id)  # plain strings: a page read is a few syscalls
+        return base + ".bin", base + ".json"
+
+    def _atomic_write(self, target: str, data: bytes) -> None:
         write_private_atomic(target, data)
 
     # -- writing --------------------------------------------------------------
+    def spool(self) -> Spool:
+        """A data file to write as the bytes arrive (``with store.spool() as s: s.write(..); s.commit(..)``)."""
+        return Spool(self)
+
     def put(
         self,
         data: bytes,
@@ -195,37 +219,52 @@ class SnapshotStore:
 
         ``chunks``: the per-chunk SHA-256 list when the caller already has it (:class:`StreamDigest`).
         """
-        self._ensure_private_dir()
-        self.cleanup()
         if source_revision is None:
             source_revision = "sha256:" + hashlib.sha256(data).hexdigest()
+        with self.spool() as spool:
+            spool.write(data)
+            return spool.commit(
+                key=key,
+                source_revision=source_revision,
+                chunks=chunks if chunks is not None else chunk_sums(data),
+                meta=meta,
+            )
+
+    def _commit(
+        self, spool: Spool, *, key: str, source_revision: str, chunks: list[str], meta: dict | None
+    ) -> Snapshot:
+        size = spool.size
+        if len(chunks) != -(-size // CHUNK_BYTES):
+            raise ValueError("the chunk list does not cover the data")
+        self.cleanup()
         snapshot_id = snapshot_id_for(key, source_revision)
         bin_path, meta_path = self._paths(snapshot_id)
         now = self.clock()
         existing = self._load_meta(snapshot_id, missing_ok=True)
         same = (
             existing is not None
-            and existing.total_bytes == len(data)
+            and existing.total_bytes == size
             and existing.source_revision == source_revision
-            and _size(bin_path) == len(data)
+            and _size(bin_path) == size
         )
         kept = existing if same else None  # the identical live snapshot, refreshed
-        sums = list(kept.chunk_sha256) if kept is not None else (chunks if chunks is not None else chunk_sums(data))
         record = {
             "format": _FORMAT,
             "id": snapshot_id,
             "key": key,
-            "totalBytes": len(data),
+            "totalBytes": size,
             "sourceRevision": source_revision,
             "chunkBytes": CHUNK_BYTES,
-            "chunkSha256": sums,
+            "chunkSha256": list(kept.chunk_sha256) if kept is not None else list(chunks),
             "createdAt": kept.created_at if kept is not None else now,
             "expiresAt": now + self.ttl,
             "meta": meta or {},
         }
         encoded = json.dumps(record).encode("utf-8")  # fails before any file is touched
-        if not same:
-            self._atomic_write(bin_path, data)
+        if same:
+            spool.discard()
+        else:
+            spool.move_to(bin_path)
         self._atomic_write(meta_path, encoded)
         return self._snapshot_from(record)
 
@@ -233,9 +272,8 @@ class SnapshotStore:
     def get(self, snapshot_id: str) -> Snapshot:
         """The live snapshot ``snapshot_id``; ``snapshot_not_found`` if unknown or expired."""
         check_id(snapshot_id)
-        if not self.directory.is_dir():
+        if not self._check_private_dir():  # never read snapshots from a folder someone else controls
             raise _not_found()
-        self._ensure_private_dir()  # never read snapshots from a folder someone else controls
         snap = self._load_meta(snapshot_id, missing_ok=True)
         if snap is None:
             raise _not_found()
@@ -284,7 +322,7 @@ class SnapshotStore:
         self._meta_cache.pop(snapshot_id, None)
         for p in self._paths(snapshot_id):
             try:
-                p.unlink()
+                os.unlink(p)
             except FileNotFoundError:
                 pass
 
@@ -333,7 +371,8 @@ class SnapshotStore:
         if cached is not None and cached[0] == stamp:
             return cached[1]
         try:
-            raw = meta_path.read_bytes()
+            with open(meta_path, "rb") as fh:
+                raw = fh.read()
         except FileNotFoundError:
             if missing_ok:
                 return None
@@ -370,9 +409,64 @@ class SnapshotStore:
         raise LabkitError("snapshot_corrupt", f"snapshot {snapshot_id} was refused and removed: {why}")
 
 
-def _size(path: Path) -> int:
+class Spool:
+    """A snapshot's data file, written while the bytes arrive (while git is still producing them).
+
+    A private temp file in the store folder; :meth:`commit` renames it into
+    place and writes the metadata, and leaving the ``with`` block without a
+    commit removes it, so an error half-way leaves nothing behind (a crash
+    leaves a ``.tmp-`` file that :meth:`SnapshotStore.cleanup` sweeps).
+    """
+
+    def __init__(self, store: SnapshotStore):
+        self._store = store
+        folder = store._ensure_private_dir()
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".bin")  # 0600
+        self._tmp: str | None = tmp
+        self._fh: BinaryIO | None = os.fdopen(fd, "wb")
+        self.size = 0
+
+    def write(self, data: bytes) -> None:
+        if self._fh is None:
+            raise ValueError("this spool is closed")
+        self._fh.write(data)
+        self.size += len(data)
+
+    def commit(self, *, key: str, source_revision: str, chunks: list[str], meta: dict | None = None) -> Snapshot:
+        """Make the written bytes the snapshot of ``key`` at ``source_revision``; ``chunks`` are their chunk sums."""
+        if self._fh is None:
+            raise ValueError("this spool is closed")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._fh.close()
+        self._fh = None
+        return self._store._commit(self, key=key, source_revision=source_revision, chunks=chunks, meta=meta)
+
+    def move_to(self, target: str) -> None:
+        if self._tmp is None:
+            raise ValueError("this spool is closed")
+        os.replace(self._tmp, target)
+        self._tmp = None
+
+    def discard(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+        if self._tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._tmp)
+            self._tmp = None
+
+    def __enter__(self) -> Spool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.discard()
+
+
+def _size(path: str) -> int:
     try:
-        return path.stat().st_size
+        return os.stat(path).st_size
     except FileNotFoundError:
         return -1
 

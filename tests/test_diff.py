@@ -306,6 +306,23 @@ def test_snapshot_paging_is_consistent_whatever_the_worktree_does(repo):
     )
 
 
+def test_a_refused_request_leaves_no_snapshot_and_no_temp_file(repo, tmp_path):
+    """The snapshot's file is written while git runs; a request refused after that leaves nothing."""
+    from labkit.snapshots import SnapshotStore
+
+    utf8_world(repo)
+    store = SnapshotStore(tmp_path / "snaps")
+    assert _code(git_diff, repo.path, revision="sha256:" + "0" * 64, store=store) == "snapshot_drift"
+    total = git_diff(repo.path, store=SnapshotStore(tmp_path / "other"))["totalBytes"]
+    assert (
+        _code(git_diff, repo.path, offset=total + 10, revision=build_diff(repo.path).source_revision, store=store)
+        == "invalid_offset"
+    )
+    assert os.listdir(tmp_path / "snaps") == []
+    first = git_diff(repo.path, store=store)
+    assert sorted(os.listdir(tmp_path / "snaps")) == [f"{first['snapshotId']}.bin", f"{first['snapshotId']}.json"]
+
+
 def test_revision_paging_works_while_nothing_changes(repo):
     utf8_world(repo)
     first = git_diff(repo.path, max_bytes=1024)

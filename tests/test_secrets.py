@@ -128,6 +128,29 @@ def test_diff_secret_lines_are_located_by_offset():
     assert total == 1 and found[0][0] == data.index(b"+aws") and "AWS Access Key" in found[0][1]
 
 
+def test_the_streamed_prefilter_finds_the_lines_a_whole_scan_finds():
+    """The diff is prefiltered while git writes it, in pieces cut anywhere (mid-line, mid-character,
+    mid-match); the lines found must be exactly those of one scan over the whole diff."""
+    import random
+
+    rng = random.Random(7)
+    pieces = [*EXAMPLES.values(), "x = 1", "文字列 🚀 password = 'hunter2hunter2'", "", "a" * 300, "aws"]
+    lines = [("+" if rng.random() < 0.5 else " ") + rng.choice(pieces) for _ in range(400)]
+    data = ("\n".join(lines) + rng.choice(["", "\n"])).encode()
+    whole = secrets.candidate_lines(data)
+    assert len(whole) > 100  # the data really holds candidates
+    for _ in range(40):
+        cuts = sorted(rng.sample(range(1, len(data)), rng.randint(1, 60)))
+        stream = secrets.CandidateStream()
+        for lo, hi in zip([0, *cuts], [*cuts, len(data)], strict=True):
+            stream.feed(data[lo:hi])
+        assert stream.finish() == whole
+    one_byte = secrets.CandidateStream()
+    for i in range(len(data[:3000])):
+        one_byte.feed(data[i : i + 1])
+    assert one_byte.finish() == secrets.candidate_lines(data[:3000])
+
+
 # Lines where the order of detect-secrets' steps matters: line filters that drop a plugin's report
 # (an indirect reference, an allowlist pragma), context filters, and lines no plugin reports on.
 ORDER_CASES = [

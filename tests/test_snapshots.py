@@ -168,3 +168,32 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path):
     with pytest.raises(TypeError):
         store.put(DATA, key="k", source_revision="sha256:" + "0" * 64, meta={"x": object()})
     assert os.listdir(tmp_path / "s") == []
+
+
+def test_a_spool_written_in_pieces_is_the_same_snapshot_as_one_put(tmp_path):
+    from labkit.snapshots import StreamDigest
+
+    store = SnapshotStore(tmp_path / "s")
+    digest = StreamDigest()
+    with store.spool() as spool:
+        for i in range(0, len(DATA), 7777):  # pieces that straddle chunks and characters
+            digest.feed(DATA[i : i + 7777])
+            spool.write(DATA[i : i + 7777])
+        digest.finish()
+        snap = spool.commit(key="k", source_revision=digest.source_revision, chunks=digest.chunks)
+    assert snap.id == SnapshotStore(tmp_path / "t").put(DATA, key="k").id
+    assert store.read_all(store.get(snap.id)) == DATA
+    assert sorted(os.listdir(tmp_path / "s")) == [f"{snap.id}.bin", f"{snap.id}.json"]
+
+
+def test_a_spool_left_without_commit_leaves_nothing_behind(tmp_path):
+    store = SnapshotStore(tmp_path / "s")
+    with pytest.raises(RuntimeError), store.spool() as spool:
+        spool.write(DATA)
+        raise RuntimeError("git failed half-way")
+    assert os.listdir(tmp_path / "s") == []
+    with store.spool() as spool:  # a chunk list that does not cover the data is refused before any rename
+        spool.write(DATA)
+        with pytest.raises(ValueError):
+            spool.commit(key="k", source_revision="sha256:" + "0" * 64, chunks=[])
+    assert os.listdir(tmp_path / "s") == []
