@@ -42,12 +42,30 @@ def main() -> None:
                     "target": 1.3,
                 },
                 "pagination": {
-                    k: paging[k] for k in ("diffBytes", "pages", "fullDiffMs", "snapshotPagingMs", "snapshotRatio")
+                    k: paging[k]
+                    for k in (
+                        "diffBytes",
+                        "pages",
+                        "fullDiffMs",
+                        "snapshotPagingMs",
+                        "snapshotRatio",
+                        "firstPageRatio",
+                        "laterPageMs",
+                    )
                 }
                 | {"target": 2.0},
                 "mcp": {
                     k: mcp[k]
-                    for k in ("diffBytes", "pages", "fullDiffMedianMs", "mcpPagingMedianMs", "ratio", "target")
+                    for k in (
+                        "diffBytes",
+                        "pages",
+                        "fullDiffMedianMs",
+                        "mcpPagingMedianMs",
+                        "ratio",
+                        "target",
+                        "firstPageMedianMs",
+                        "laterPageMedianMs",
+                    )
                 },
             },
             indent=1,

@@ -422,6 +422,8 @@ def _key_pagination(d: dict) -> str:
             Col("fullDiffMs", "git diff", "ms"),
             Col("snapshotPagingMs", "snapshot", "ms"),
             Col("snapshotRatio", "snapshot ratio", "×"),
+            Col("firstPageRatio", "first page ratio", "×"),
+            Col("laterPageMs", "later page", "ms"),
             Col("naivePagingMs", "regenerate", "ms"),
             Col("naiveRatio", "regenerate ratio", "×"),
             Col("naiveEstimated", "estimated"),
@@ -442,6 +444,8 @@ def _key_mcp(d: dict) -> str:
             Col("fullDiffMedianMs", "one git diff", "ms"),
             Col("mcpPagingMedianMs", "paging over MCP", "ms"),
             Col("ratio", "ratio", "×"),
+            Col("firstPageMedianMs", "first page", "ms"),
+            Col("laterPageMedianMs", "later page", "ms"),
             Col("serverStartupMs", "server start-up (once)", "ms"),
         ],
     )

@@ -20,7 +20,7 @@ import statistics
 import tempfile
 import time
 
-from labkit.course.targets import MCP_PAGING_MAX_RATIO
+from labkit.course.targets import BEFORE_TRUSTED_BOUNDARY, MCP_PAGING_MAX_RATIO
 
 PAGE_BYTES = 256 * 1024
 
@@ -47,8 +47,11 @@ def time_full_diff(root) -> tuple[float, int]:
     return (time.perf_counter() - t0) * 1000, len(out)
 
 
-async def _page_all(client) -> tuple[int, int]:
+async def _page_all(client) -> tuple[int, int, float]:
+    """Read the whole diff; (pages, bytes, ms of the first page)."""
+    t0 = time.perf_counter()
     first = await client.call_tool("git_diff", {"max_bytes": PAGE_BYTES})
+    first_ms = (time.perf_counter() - t0) * 1000
     page = first.structured_content
     if first.is_error:
         raise RuntimeError(first.content[0].text)
@@ -62,7 +65,7 @@ async def _page_all(client) -> tuple[int, int]:
         page = nxt.structured_content
         pages += 1
         total += page["returnedBytes"]
-    return pages, total
+    return pages, total, first_ms
 
 
 def run(quick: bool = False, rounds: int | None = None) -> dict:
@@ -81,19 +84,21 @@ def run(quick: bool = False, rounds: int | None = None) -> dict:
                 startup_ms = (time.perf_counter() - t0) * 1000
                 await _page_all(client)  # warm both sides' caches once
                 time_full_diff(repo.path)
-                full, paged = [], []
+                full, paged, firsts = [], [], []
                 pages = diff_bytes = 0
                 for _ in range(rounds):
                     ms, diff_bytes = time_full_diff(repo.path)
                     full.append(ms)
                     t1 = time.perf_counter()
-                    pages, paged_bytes = await _page_all(client)
+                    pages, paged_bytes, first_ms = await _page_all(client)
                     paged.append((time.perf_counter() - t1) * 1000)
+                    firsts.append(first_ms)
                     assert paged_bytes == diff_bytes, (paged_bytes, diff_bytes)
             return {
                 "startupMs": round(startup_ms, 1),
                 "full": full,
                 "paged": paged,
+                "firsts": firsts,
                 "pages": pages,
                 "diffBytes": diff_bytes,
             }
@@ -101,6 +106,7 @@ def run(quick: bool = False, rounds: int | None = None) -> dict:
         m = run_async(measure)
     full_median = statistics.median(m["full"])
     paged_median = statistics.median(m["paged"])
+    first_median = statistics.median(m["firsts"])
     return {
         "diffBytes": m["diffBytes"],
         "pageBytes": PAGE_BYTES,
@@ -110,6 +116,9 @@ def run(quick: bool = False, rounds: int | None = None) -> dict:
         "mcpPagingMedianMs": round(paged_median, 1),
         "ratio": round(paged_median / full_median, 2),
         "target": MCP_PAGING_MAX_RATIO,
+        "firstPageMedianMs": round(first_median, 1),
+        "laterPageMedianMs": round((paged_median - first_median) / max(m["pages"] - 1, 1), 2),
+        "beforeTrustedBoundary": BEFORE_TRUSTED_BOUNDARY["mcp"],
         "serverStartupMs": m["startupMs"],
         "fullDiffMs": [round(x, 1) for x in m["full"]],
         "mcpPagingMs": [round(x, 1) for x in m["paged"]],

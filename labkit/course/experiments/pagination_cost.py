@@ -5,7 +5,8 @@ For each diff size the same change is read:
 - ``fullDiffMs``: one plain ``git diff`` of the change (the floor);
 - ``snapshotPagingMs``: labkit's way. Page 1 computes the diff once and stores
   a snapshot; every later page is one seek and one read of about a page, so
-  the total is O(N);
+  the total is O(N). ``firstPageMs``/``firstPageRatio`` and ``laterPageMs``
+  split it (``beforeTrustedBoundary``: the same figures before issue 13);
 - ``naivePagingMs``: the seed tool's way. Every page regenerates the whole
   diff, so N bytes in pages of P cost O(N^2/P). Where that would take
   minutes, a sample of pages is timed and multiplied out; such rows say
@@ -24,6 +25,7 @@ import time
 import tracemalloc
 
 from labkit.course.repo_builder import IsolatedRepo
+from labkit.course.targets import BEFORE_TRUSTED_BOUNDARY
 from labkit.diff import DIFF_TIMEOUT_S, MAX_DIFF_BYTES, git_diff, read_all_pages
 from labkit.gitrunner import DIFF_SAFETY_FLAGS, run_git
 from labkit.snapshots import SnapshotStore
@@ -58,9 +60,22 @@ def _median_ms(fn, repeats: int) -> float:
     return statistics.median(_ms(fn) for _ in range(repeats))
 
 
-def _snapshot_paging(root, tmp: str) -> int:
-    with tempfile.TemporaryDirectory(dir=tmp) as store_dir:
-        return len(read_all_pages(root, max_bytes=PAGE_BYTES, store=SnapshotStore(store_dir)))
+def _snapshot_paging(root, tmp: str, first_ms: list[float]) -> int:
+    """Read every page through a fresh snapshot store; the first page's time goes to ``first_ms``."""
+    from labkit.workspace import opened
+
+    with tempfile.TemporaryDirectory(dir=tmp) as store_dir, opened(root, require_git=True) as ws:
+        store = SnapshotStore(store_dir)
+        start = time.perf_counter()
+        page = git_diff(ws, max_bytes=PAGE_BYTES, store=store)
+        first_ms.append((time.perf_counter() - start) * 1000.0)
+        pages = 1
+        while page["hasMore"]:
+            page = git_diff(
+                ws, max_bytes=PAGE_BYTES, store=store, offset=page["nextOffset"], snapshot=page["snapshotId"]
+            )
+            pages += 1
+        return pages
 
 
 def _naive_pages(root, offsets: list[int]) -> None:
@@ -94,8 +109,10 @@ def measure(size_bytes: int, *, repeats: int = 3) -> dict:
             lambda: run_git(repo.path, full_args, max_bytes=MAX_DIFF_BYTES, timeout=DIFF_TIMEOUT_S), repeats
         )
         page_counts: list[int] = []
-        snap_ms = _median_ms(lambda: page_counts.append(_snapshot_paging(repo.path, tmp)), repeats)
+        first_ms: list[float] = []
+        snap_ms = _median_ms(lambda: page_counts.append(_snapshot_paging(repo.path, tmp, first_ms)), repeats)
         pages = page_counts[-1]
+        first_median = statistics.median(first_ms)
         offsets = (
             [p["offset"] for p in read_all_pages(repo.path, pager="naive", max_bytes=PAGE_BYTES)]
             if pages <= NAIVE_FULL_PAGES
@@ -118,6 +135,9 @@ def measure(size_bytes: int, *, repeats: int = 3) -> dict:
         "snapshotPagingMs": round(snap_ms, 2),
         "naivePagingMs": round(naive_ms, 2),
         "snapshotRatio": round(snap_ms / full_ms, 2),
+        "firstPageMs": round(first_median, 2),
+        "firstPageRatio": round(first_median / full_ms, 2),
+        "laterPageMs": round((snap_ms - first_median) / max(pages - 1, 1), 3),
         "naiveRatio": round(naive_ms / full_ms, 2),
         "naiveEstimated": not offsets,
         "naiveSampledPages": sampled,
@@ -134,5 +154,6 @@ def run(quick: bool = False, *, sizes_mib=None, repeats: int | None = None) -> d
         "rows": rows,
         "pageBytes": PAGE_BYTES,
         "maxSnapshotRatio": max(r["snapshotRatio"] for r in rows),
+        "beforeTrustedBoundary": BEFORE_TRUSTED_BOUNDARY["inProcess"],
         "note": "ratios are to one plain git diff of the same change, medians measured side by side",
     }
