@@ -131,6 +131,22 @@ def test_starter_a_lab_and_an_experiment_work_from_an_empty_folder(installed):
     assert result["naive"]["fullBytes"] == 6467 and result["safe"]["exactMatch"] is True
 
 
+def test_the_report_finds_every_lab_and_the_eval_its_cases(installed):
+    """The issue's other two reproductions: ``labkit report`` said "0/0 labs" and the eval "eval file not found"."""
+    env_dir, tmp = installed
+    code = (
+        "from labkit.course.labfiles import labs_dir\n"
+        "from labkit.course.notebooks import lab_paths\n"
+        "from labkit.course.codesearch_eval import load_eval\n"
+        "corpora, cases = load_eval()\n"
+        "print(len(lab_paths(labs_dir())), len(corpora), len(cases))\n"
+    )
+    out = _run(env_dir, tmp, str(env_dir / "bin" / "python"), "-c", code)
+    assert out.returncode == 0, out.stderr[-2000:]
+    labs, corpora, cases = map(int, out.stdout.split())
+    assert labs == 12 and corpora >= 3 and cases >= 80
+
+
 def test_a_missing_resource_is_named(installed):
     env_dir, tmp = installed
     code = (
