@@ -256,12 +256,33 @@ def _plugin_set():
     return rule_set, names
 
 
+_QUOTE_CHARS = ("'", '"', "`")
+
+
+@lru_cache(maxsize=512)
+def _keyword_needs_a_quote(filename: str) -> bool:
+    """Whether the keyword plugin can report only on a line holding a quote, for this file's type.
+
+    Read from the library itself: the plugin picks its patterns by file type,
+    and for most types (Python, JavaScript, Java, C, C++, unknown files...)
+    every pattern has a mandatory quote group. Config-like types (YAML, INI,
+    Go...) accept unquoted values and are never gated.
+    """
+    from detect_secrets.plugins import keyword as kw
+    from detect_secrets.util.filetype import determine_file_type
+
+    patterns = kw.REGEX_BY_FILETYPE.get(determine_file_type(filename), kw.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
+    groups = (f"({kw.QUOTE})", '(")')
+    return bool(patterns) and all(any(g in p.pattern for g in groups) for p in patterns)
+
+
 def _detect(lines: Sequence[tuple[int, str]], filename: str) -> list[Finding]:
     """detect-secrets on prefiltered lines, each given only the plugins its prefilter matched.
 
     This is the library's own per-line loop (line filters, each plugin's
     ``analyze_line``, then the secret and context filters), run with the
-    plugins a line can interest instead of all 27, and with the line filters
+    plugins a line can interest instead of all 27 (the keyword plugin not at
+    all on a quoteless line where its patterns need a quote), and with the line filters
     asked only for a line on which a plugin reported something (they are pure
     predicates, so the order does not change the answer; most candidate lines
     report nothing, and the filters' regexes cost more than the plugins'):
@@ -272,6 +293,7 @@ def _detect(lines: Sequence[tuple[int, str]], filename: str) -> list[Finding]:
 
     rule_set, plugin_names = _plugin_set()
     filename = filename or "content"
+    needs_quote = _keyword_needs_a_quote(filename)
     content = [text for _, text in lines]
     found = []
     with _LOCK:
@@ -280,6 +302,8 @@ def _detect(lines: Sequence[tuple[int, str]], filename: str) -> list[Finding]:
         for number, (original, text) in enumerate(lines, start=1):
             wanted = rule_set.Match(text.encode("utf-8", "surrogateescape")) or []
             plugins = [by_name[plugin_names[i]] for i in sorted(wanted) if plugin_names[i] in by_name]
+            if needs_quote and not any(q in text for q in _QUOTE_CHARS):
+                plugins = [p for p in plugins if type(p).__name__ != "KeywordDetector"]
             if not plugins:
                 continue
             line = text.rstrip()

@@ -105,6 +105,25 @@ def test_the_keyword_prefilter_passes_every_line_the_plugin_reports_on():
     assert reported > 100 and skipped > 100, (reported, skipped)  # the test sees both sides
 
 
+def test_the_keyword_plugin_is_skipped_only_where_its_patterns_need_a_quote():
+    """A quoteless line skips the keyword plugin only for file types whose every pattern needs a quote."""
+    from detect_secrets.plugins.keyword import KeywordDetector
+
+    gated = {f: secrets._keyword_needs_a_quote(f) for f in ("a.py", "a.js", "a.java", "a.c", "a.cpp", "a.txt")}
+    assert all(gated.values()), gated
+    assert not any(secrets._keyword_needs_a_quote(f) for f in ("a.yaml", "a.ini", "a.go", "a.toml", "a.properties"))
+    plugin = KeywordDetector()
+    quoteless = [line for line in KEYWORD_SHAPES + _stdlib_keyword_lines() if not any(q in line for q in "'\"`")]
+    assert len(quoteless) > 100
+    for filename in gated:
+        for line in quoteless:
+            assert not plugin.analyze_line(filename=filename, line=line), (filename, line)
+    assert any(plugin.analyze_line(filename="a.yaml", line=line) for line in quoteless)  # the gate would matter there
+    # End to end: a quoteless keyword line is still found where the file type allows it.
+    assert secrets.scan_lines(["db_password: hunter2hunter2"], filename="config.yaml")
+    assert not secrets.scan_lines(["db_password = hunter2hunter2"], filename="config.py")
+
+
 @pytest.mark.parametrize("plugin", sorted(EXAMPLES))
 def test_each_example_passes_the_prefilter_and_is_withheld(plugin):
     line = EXAMPLES[plugin]
