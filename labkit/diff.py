@@ -21,9 +21,10 @@ snapshot is one seek and one read of about ``max_bytes``.
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import names
 from .errors import LabkitError
@@ -36,6 +37,9 @@ from .rules import LABIGNORE, ChangedPolicy, SensitivePolicy
 from .tools import DIFF_MODES as MODES
 from .tools import DIFF_PAGERS as PAGERS
 from .workspace import GitDir, Workspace, opened
+
+if TYPE_CHECKING:
+    from .snapshots import Spool
 
 MAX_DIFF_BYTES = 64 * 1024 * 1024
 MIN_PAGE_BYTES = 1024
@@ -70,7 +74,7 @@ class Change:
 class DiffSource:
     """The whole safe diff ``D`` for one (root, mode, path) at one moment."""
 
-    data: bytes
+    data: bytes | mmap.mmap  # a map of the snapshot file when D went straight to one
     files: tuple[Change, ...]
     hidden_changes: int
     source_revision: str
@@ -186,15 +190,15 @@ def _batches(changes: list[Change]):
         yield batch
 
 
-def build_diff(
-    workspace, mode: str = "unstaged", path: str | None = None, *, sink: Callable[[bytes], None] | None = None
-) -> DiffSource:
+def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, spool: Spool | None = None) -> DiffSource:
     """Compute ``D`` for a mode: listing first, sensitive entries dropped, patches by literal pathspec.
 
     ``D`` is hashed, chunk-hashed, checked for UTF-8 and prefiltered for
     secrets while git writes it (:class:`~labkit.snapshots.StreamDigest`,
-    :class:`~labkit.secrets.CandidateStream`), not in a second pass; ``sink``
-    (a snapshot's spool) gets each piece then too.
+    :class:`~labkit.secrets.CandidateStream`), not in a second pass. With a
+    snapshot's ``spool``, git's output goes straight to the snapshot file and
+    is never gathered in memory: ``data`` is then a read-only map of that file,
+    valid until the spool is committed or discarded.
     """
     from .secrets import CandidateStream, secret_lines
     from .snapshots import StreamDigest
@@ -204,8 +208,8 @@ def build_diff(
     def feed(data: bytes) -> None:
         digest.feed(data)
         candidates.feed(data)
-        if sink is not None:
-            sink(data)
+        if spool is not None:
+            spool.write(data)
 
     named: set[str] = set()
     with opened(workspace, require_git=True) as ws:
@@ -214,15 +218,23 @@ def build_diff(
         revs = mode_args(git, mode, head)
         visible, hidden = list_visible_changes(ws, mode, path, revs=revs, policy=policy, named=named)
         parts: list[bytes] = []
-        used = 0
         for specs in _batches(visible):
-            chunk = _git_diff(
-                git, [*revs, "--", *specs], max_bytes=MAX_DIFF_BYTES - used, timeout=DIFF_TIMEOUT_S, sink=feed
+            parts.append(
+                _git_diff(
+                    git,
+                    [*revs, "--", *specs],
+                    max_bytes=MAX_DIFF_BYTES - digest.size,
+                    timeout=DIFF_TIMEOUT_S,
+                    sink=feed,
+                    keep_stdout=spool is None,
+                )
             )
-            used += len(chunk)
-            parts.append(chunk)
-    data = parts[0] if len(parts) == 1 else b"".join(parts)
     digest.finish()
+    data: bytes | mmap.mmap
+    if spool is not None:
+        data = spool.view()
+    else:
+        data = parts[0] if len(parts) == 1 else b"".join(parts)
     found, total = secret_lines(data, starts=candidates.finish())
     return DiffSource(
         data=data,
@@ -380,6 +392,7 @@ def _page(
     if pager == "naive":
         # The historical tool: regenerate the whole diff for every page and bind nothing.
         source = build_diff(ws, mode, scope)
+        assert isinstance(source.data, bytes)  # built without a spool: D is in memory
         page = paginate_naive(source.data, offset, max_bytes)
         return page_result(
             mode=mode,
@@ -428,12 +441,12 @@ def _page(
             "snapshot_required",
             "a page after the first needs --snapshot (or --revision) so every page comes from the same diff",
         )
-    with store.spool() as spool:  # the snapshot's file is written while git is producing the diff
-        source = build_diff(ws, mode, scope, sink=spool.write)
+    # Git's output goes straight to the snapshot's file while git runs; D is never gathered in memory.
+    with store.spool() as spool:
+        source = build_diff(ws, mode, scope, spool=spool)
         if revision is not None and revision != source.source_revision:
             raise LabkitError("snapshot_drift", _drift_message(revision))
-        view = memoryview(source.data)
-        window = bytes(view[offset : offset + max_bytes]) if offset >= 0 else b""
+        window = source.data[offset : offset + max_bytes] if offset >= 0 else b""  # bytes, also from a map
         page = page_from_window(window, offset, len(source.data), utf8=source.utf8)
         snap = spool.commit(
             key=key,

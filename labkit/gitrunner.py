@@ -311,6 +311,7 @@ def _pump(
     deadline: float,
     what: str,
     sink: Callable[[bytes], None] | None = None,
+    keep: bool = True,
 ) -> tuple[bytes, bytes, bool]:
     """Feed stdin, drain stdout/stderr and see git exit, in this thread (one ``select`` loop).
 
@@ -325,6 +326,7 @@ def _pump(
     stdin, stdout, stderr = proc.stdin, proc.stdout, proc.stderr
     assert stdout is not None and stderr is not None  # spawn_git always pipes both
     out, err = bytearray(), bytearray()
+    taken = 0  # stdout bytes seen (kept in ``out`` unless ``keep`` is off)
     sel = selectors.DefaultSelector()
     sel.register(stdout, selectors.EVENT_READ, out)
     sel.register(stderr, selectors.EVENT_READ, err)
@@ -380,14 +382,16 @@ def _pump(
                     sel.unregister(key.fileobj)
                     continue
                 if key.data is out:
-                    if len(out) + len(chunk) > max_bytes:
+                    taken += len(chunk)
+                    if taken > max_bytes:
                         _kill_group(proc)
                         proc.wait()
                         raise GitError(
                             "output_too_large",
                             f"{what} produced more than {max_bytes} bytes; refusing a partial result",
                         )
-                    out += chunk
+                    if keep:
+                        out += chunk
                     if sink is not None:
                         sink(chunk)  # work on the output while git is still producing it
                 elif len(err) < _STDERR_KEEP:
@@ -417,11 +421,16 @@ def spawn_git(
     what: str = "git",
     pass_fds: Sequence[int] = (),
     sink: Callable[[bytes], None] | None = None,
+    keep_stdout: bool = True,
 ) -> tuple[bytes, bytes, int]:
     """Start one git child with every bound applied; return (stdout, stderr head, return code).
 
-    ``sink``, if given, also receives each piece of stdout as it arrives.
+    ``sink``, if given, also receives each piece of stdout as it arrives; with
+    ``keep_stdout`` off it is the only one to (stdout comes back empty, and
+    ``max_bytes`` still bounds what git may write).
     """
+    if not keep_stdout and sink is None:
+        raise ValueError("keep_stdout=False needs a sink")
     deadline = time.monotonic() + timeout
     try:
         proc = subprocess.Popen(
@@ -445,7 +454,7 @@ def spawn_git(
         raise GitError("not_a_repository", "the given root is not a folder") from exc
     _cap_memory(proc.pid, memory_bytes)
     try:
-        out, err, exited = _pump(proc, input_bytes, max_bytes, deadline, what, sink)
+        out, err, exited = _pump(proc, input_bytes, max_bytes, deadline, what, sink, keep_stdout)
     except GitError as exc:
         if exc.code == "git_timeout":
             raise GitError("git_timeout", f"{what} did not finish within {timeout:g} s") from None

@@ -27,6 +27,7 @@ hidden (see :func:`redact_line`).
 
 from __future__ import annotations
 
+import mmap
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -410,16 +411,17 @@ MAX_SECRET_LINES = 10_000
 
 
 def secret_lines(
-    data: bytes, filename: str = "diff", *, starts: list[int] | None = None
+    data: bytes | mmap.mmap, filename: str = "diff", *, starts: list[int] | None = None
 ) -> tuple[list[tuple[int, list[str]]], int]:
     """([(byte offset of a line start, [finding types])], total) for the lines of ``data`` holding secrets.
 
     The prefilter runs over the bytes in one linear pass (or already ran:
     ``starts`` from a :class:`CandidateStream` fed the same bytes); only its
-    candidate lines are decoded and given to detect-secrets.
+    candidate lines are decoded and given to detect-secrets. ``data`` may be
+    a map of a file (a snapshot being written).
     """
     if starts is None:
-        starts = candidate_lines(data)
+        starts = candidate_lines(bytes(data))
     if not starts:
         return [], 0
     lines = []

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import mmap
 import os
 import re
 import stat
@@ -424,6 +425,7 @@ class Spool:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".bin")  # 0600
         self._tmp: str | None = tmp
         self._fh: BinaryIO | None = os.fdopen(fd, "wb")
+        self._map: mmap.mmap | None = None
         self.size = 0
 
     def write(self, data: bytes) -> None:
@@ -432,10 +434,30 @@ class Spool:
         self._fh.write(data)
         self.size += len(data)
 
+    def view(self) -> bytes | mmap.mmap:
+        """The bytes written so far, as a read-only map of the file (no copy in memory).
+
+        Valid until :meth:`commit` or :meth:`discard`, which close it.
+        """
+        if self._fh is None:
+            raise ValueError("this spool is closed")
+        self._fh.flush()
+        if self.size == 0:
+            return b""
+        if self._map is None:
+            self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
+        return self._map
+
+    def _close_view(self) -> None:
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+
     def commit(self, *, key: str, source_revision: str, chunks: list[str], meta: dict | None = None) -> Snapshot:
         """Make the written bytes the snapshot of ``key`` at ``source_revision``; ``chunks`` are their chunk sums."""
         if self._fh is None:
             raise ValueError("this spool is closed")
+        self._close_view()
         self._fh.flush()
         os.fsync(self._fh.fileno())
         self._fh.close()
@@ -449,6 +471,7 @@ class Spool:
         self._tmp = None
 
     def discard(self) -> None:
+        self._close_view()
         if self._fh is not None:
             self._fh.close()
             self._fh = None

@@ -308,6 +308,7 @@ class GitDir:
         extra_env: dict[str, str] | None = None,
         cwd: str | None = None,
         sink=None,
+        keep_stdout: bool = True,
     ) -> GitResult:
         """``git <args>`` in this work tree (from the workspace root, or its top with ``at_top``)."""
         with self._lock:
@@ -326,6 +327,7 @@ class GitDir:
             what=what,
             pass_fds=self._pass_fds,
             sink=sink,
+            keep_stdout=keep_stdout,
         )
         if rc not in tuple(ok_returncodes):
             raise classify_failure(stderr, rc, what, memory_bytes=memory_bytes)

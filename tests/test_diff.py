@@ -323,6 +323,33 @@ def test_a_refused_request_leaves_no_snapshot_and_no_temp_file(repo, tmp_path):
     assert sorted(os.listdir(tmp_path / "snaps")) == [f"{first['snapshotId']}.bin", f"{first['snapshotId']}.json"]
 
 
+def test_the_first_page_never_holds_the_whole_diff_in_memory(repo, tmp_path):
+    """Git's output goes straight to the snapshot file; the first page's Python peak is about a page or two."""
+    import tracemalloc
+
+    from labkit.snapshots import SnapshotStore
+    from labkit.workspace import Workspace
+
+    repo.write("big.txt", "start\n")
+    repo.commit("init")
+    repo.write("big.txt", "".join(f"line {i:07d}: 文字列 🚀 value = compute(x, y)\n" for i in range(80_000)))
+    with Workspace.open(repo.path, require_git=True) as ws:
+        git_diff(ws, store=SnapshotStore(tmp_path / "warm"))  # imports and caches out of the measurement
+        store = SnapshotStore(tmp_path / "s")
+        tracemalloc.start()
+        try:
+            first = git_diff(ws, store=store)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        pages = [first]
+        while pages[-1]["hasMore"]:
+            pages.append(git_diff(ws, store=store, offset=pages[-1]["nextOffset"], snapshot=first["snapshotId"]))
+    assert first["totalBytes"] > 4_000_000
+    assert peak < first["totalBytes"] / 4, (peak, first["totalBytes"])  # it was twice the diff
+    assert b"".join(client_bytes(p) for p in pages) == build_diff(repo.path).data
+
+
 def test_revision_paging_works_while_nothing_changes(repo):
     utf8_world(repo)
     first = git_diff(repo.path, max_bytes=1024)

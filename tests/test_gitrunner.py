@@ -519,6 +519,23 @@ def test_byte_budget_refuses_a_partial_result(repo):
     assert str(len(blob) - 1) in err.value.message
 
 
+def test_output_sent_only_to_a_sink_keeps_its_byte_budget(repo):
+    """keep_stdout=False: the sink gets every byte, nothing is gathered, and the budget still holds."""
+    blob = bytes(range(256)) * 800
+    repo.write("big.bin", blob)
+    repo.commit("big")
+    with Workspace.open(repo.path, require_git=True) as ws:
+        oid = ws.git.run(["rev-parse", "HEAD:big.bin"]).stdout.decode().strip()
+        got: list[bytes] = []
+        result = ws.git.run(["cat-file", "blob", oid], sink=got.append, keep_stdout=False, max_bytes=len(blob))
+        assert result.stdout == b"" and b"".join(got) == blob
+        with pytest.raises(GitError) as err:
+            ws.git.run(["cat-file", "blob", oid], sink=got.append, keep_stdout=False, max_bytes=len(blob) - 1)
+        assert err.value.code == "output_too_large"
+        with pytest.raises(ValueError):
+            ws.git.run(["cat-file", "blob", oid], keep_stdout=False)  # the output would go nowhere
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
