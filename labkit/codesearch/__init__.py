@@ -16,60 +16,24 @@ Layout, one concern per module (like Zoekt's own split):
 - ``eval``: the retrieval eval (Hit@k, MRR, no-match, closed loop; dev and
   test splits).
 
-The three functions below are the public API the CLI, the MCP server and the
-notebooks share. Submodules are imported on first use, so ``labkit
-code-search`` starts fast.
+``build_index``, ``search_code`` and ``get_file_context`` are the public API
+the CLI, the MCP server and the notebooks share. They are the submodules'
+own functions, looked up on first use (``__getattr__`` below), so ``labkit
+code-search`` starts fast and the signatures live in one place.
 """
 
 from __future__ import annotations
 
+import importlib
 
-def build_index(index_dir, repo_dirs) -> dict:
-    """Index each repository (git HEAD) or folder (as it stands) into ``index_dir``."""
-    from .index import build_index as _build
-
-    return _build(index_dir, repo_dirs)
+#: Public name -> the submodule that defines it.
+_API = {"build_index": "index", "search_code": "search", "get_file_context": "context"}
 
 
-def search_code(
-    index_dir,
-    query,
-    *,
-    repo=None,
-    lang=None,
-    path=None,
-    limit=20,
-    literal=False,
-    backend="embedded",
-    zoekt_url=None,
-    ranking="definition-first",
-    check_worktree=True,
-) -> dict:
-    """Search the index; see CONTRACT.md ``labkit code-search``.
-
-    ``check_worktree=False`` skips the ``git status`` each repository costs:
-    ``stale`` and ``dirty`` are then None (not checked). Only for repositories
-    nobody edits, such as an eval's pinned corpora; the CLI always checks.
-    """
-    from .search import search_code as _search
-
-    return _search(
-        index_dir,
-        query,
-        repo=repo,
-        lang=lang,
-        path=path,
-        limit=limit,
-        literal=literal,
-        backend=backend,
-        zoekt_url=zoekt_url,
-        ranking=ranking,
-        check_worktree=check_worktree,
-    )
+def __getattr__(name: str):
+    if name in _API:
+        return getattr(importlib.import_module(f"{__name__}.{_API[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def get_file_context(index_dir, repo, path, line, *, before=20, after=20, check_worktree=True) -> dict:
-    """Lines around ``line`` of ``repo/path`` at the indexed revision (``check_worktree`` as in search)."""
-    from .context import get_file_context as _context
-
-    return _context(index_dir, repo, path, line, before=before, after=after, check_worktree=check_worktree)
+__all__ = list(_API)

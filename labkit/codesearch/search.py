@@ -183,6 +183,12 @@ def search_code(
     ranking="definition-first",
     check_worktree=True,
 ) -> dict:
+    """Search the index; see CONTRACT.md ``labkit code-search``.
+
+    ``check_worktree=False`` skips the ``git status`` each repository costs:
+    ``stale`` and ``dirty`` are then None (not checked). Only for repositories
+    nobody edits, such as an eval's pinned corpora; the CLI always checks.
+    """
     plan, lang, path_re = validate_request(
         query, lang=lang, path=path, limit=limit, literal=literal, backend=backend, ranking=ranking
     )
