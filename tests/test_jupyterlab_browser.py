@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -136,13 +137,23 @@ def _wait_for_idle_kernel(base: str, token: str, timeout: float = 120) -> None:
     import json
 
     deadline = time.monotonic() + timeout
+    last_error = "none"
     while time.monotonic() < deadline:
-        with urllib.request.urlopen(f"{base}/api/kernels?token={token}", timeout=5) as r:
-            kernels = json.load(r)
+        try:
+            with urllib.request.urlopen(f"{base}/api/kernels?token={token}", timeout=5) as r:
+                kernels = json.load(r)
+        except urllib.error.HTTPError as exc:
+            # jupyter_server lists a kernel that is still starting before it has a
+            # ``last_activity``, and answers 500 for that moment; ask again.
+            if exc.code < 500:
+                raise
+            last_error = f"HTTP {exc.code}"
+            time.sleep(0.5)
+            continue
         if kernels and all(k.get("execution_state") == "idle" for k in kernels):
             return
         time.sleep(0.5)
-    pytest.fail("the notebook's kernel did not become idle")
+    pytest.fail(f"the notebook's kernel did not become idle (last server error: {last_error})")
 
 
 def _output_image(page, explorer):
