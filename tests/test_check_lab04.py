@@ -35,6 +35,7 @@ def test_q3_reference_passes():
         ({"rename"}, "not events"),
         ("stage", "even for a single event"),
         (3, "should be a"),
+        (True, "not True/False"),
     ],
 )
 def test_q3_typical_mistakes(answer, fragment):

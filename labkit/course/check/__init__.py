@@ -150,3 +150,23 @@ def expect_type(answer: Any, kind: type | tuple, what: str) -> None:
     if not isinstance(answer, kind):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
         raise Incorrect(f"{what} should be a {names}, but you gave a {type(answer).__name__}")
+
+
+def chosen_keys(answer: Any, known: Any, table: str, sample: str) -> set[str]:
+    """A learner's choice of event keys from ``known``, as a set of str.
+
+    The answer must be a set, list or tuple of keys of ``known``. ``table`` is
+    the public name learners pick from ("lab04.Q3_EVENTS"); ``sample`` is a key
+    used in the example of the message for a bare string, chosen by the lab so
+    that the example gives nothing away.
+    """
+    if isinstance(answer, bool):
+        raise Incorrect("the question is which events apply: give a set of event keys, not True/False")
+    if isinstance(answer, str):
+        raise Incorrect(f"give a set of keys, even for a single event: {{{sample!r}}}, not {sample!r}")
+    expect_type(answer, (set, frozenset, list, tuple), "your answer")
+    chosen = {str(a).strip() for a in answer}
+    unknown = sorted(chosen - set(known))
+    if unknown:
+        raise Incorrect(f"{unknown} are not events; pick keys of {table}: {sorted(known)}")
+    return chosen

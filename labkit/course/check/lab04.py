@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from labkit.course.check import Exercise, Incorrect, expect_type
+from labkit.course.check import Exercise, Incorrect, chosen_keys, expect_type
 
 Q1_FIELDS = ("offsets", "totalBytes", "head", "sourceRevision")
 _TABLE_ROWS = {
@@ -173,13 +173,7 @@ _Q3_NO_DRIFT = {
 def _check_q3(answer) -> None:
     from labkit.course.exercise_worlds import READING_EVENTS
 
-    if isinstance(answer, str):
-        raise Incorrect("give a set of keys, even for a single event: {'touch'}, not 'touch'")
-    expect_type(answer, (set, frozenset, list, tuple), "your answer")
-    chosen = {str(a).strip() for a in answer}
-    unknown = sorted(chosen - set(READING_EVENTS))
-    if unknown:
-        raise Incorrect(f"{unknown} are not events; pick keys of lab04.Q3_EVENTS: {sorted(READING_EVENTS)}")
+    chosen = chosen_keys(answer, READING_EVENTS, "lab04.Q3_EVENTS", "touch")
     truth = q3_drifting_events()
     wrong = sorted(chosen - truth)
     if wrong:

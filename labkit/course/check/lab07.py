@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from labkit.course.check import Exercise, Incorrect, expect_type
+from labkit.course.check import Exercise, Incorrect, chosen_keys, expect_type
 
 VERDICTS = ("pass", "review", "block")
 
@@ -208,15 +208,7 @@ _Q4_HOLDS = {
 def _check_q4(answer) -> None:
     from labkit.course.exercise_worlds import AFTER_APPROVAL
 
-    if isinstance(answer, bool):
-        raise Incorrect("the question is which events void the approval: give a set of event keys, not True/False")
-    if isinstance(answer, str):
-        raise Incorrect("give a set of keys, even for a single event: {'touch'}, not 'touch'")
-    expect_type(answer, (set, frozenset, list, tuple), "your answer")
-    chosen = {str(a).strip() for a in answer}
-    unknown = sorted(chosen - set(AFTER_APPROVAL))
-    if unknown:
-        raise Incorrect(f"{unknown} are not events; pick keys of lab07.Q4_EVENTS: {sorted(AFTER_APPROVAL)}")
+    chosen = chosen_keys(answer, AFTER_APPROVAL, "lab07.Q4_EVENTS", "touch")
     void = q4_voiding_events()
     wrong = sorted(chosen - void)
     if wrong:
