@@ -171,12 +171,7 @@ class SnapshotStore:
             st = os.lstat(d)
         except OSError as exc:
             raise LabkitError("invalid_argument", "the snapshot folder cannot be created") from exc
-        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-            raise LabkitError("invalid_argument", "the snapshot folder is not a plain folder")
-        if hasattr(os, "getuid") and st.st_uid != os.getuid():
-            raise LabkitError("invalid_argument", "the snapshot folder belongs to another user")
-        if stat.S_IMODE(st.st_mode) != 0o700:
-            os.chmod(d, 0o700)
+        self._refuse_unless_ours(st)
         return d
 
     def _check_private_dir(self) -> bool:
@@ -187,13 +182,17 @@ class SnapshotStore:
             return False
         except OSError as exc:
             raise LabkitError("invalid_argument", "the snapshot folder cannot be read") from exc
+        self._refuse_unless_ours(st)
+        return True
+
+    def _refuse_unless_ours(self, st: os.stat_result) -> None:
+        """The folder (its ``lstat``) must be a plain folder of this user; its mode is made 0700."""
         if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
             raise LabkitError("invalid_argument", "the snapshot folder is not a plain folder")
         if hasattr(os, "getuid") and st.st_uid != os.getuid():
             raise LabkitError("invalid_argument", "the snapshot folder belongs to another user")
         if stat.S_IMODE(st.st_mode) != 0o700:
             os.chmod(self.directory, 0o700)
-        return True
 
     def _paths(self, snapshot_id: str) -> tuple[str, str]:
         base = os.path.join(self.directory, snapshot_id)  # plain strings: a page read is a few syscalls
