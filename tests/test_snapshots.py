@@ -65,6 +65,29 @@ def test_a_symlinked_folder_is_refused(tmp_path):
     assert os.listdir(real) == []
 
 
+def test_a_read_through_a_swapped_folder_is_refused(tmp_path):
+    """The read path vets the folder too: a symlink to a real store, or a file, in its place."""
+    real = tmp_path / "real"
+    snap = SnapshotStore(real).put(b"page\n", key="k")
+    store = SnapshotStore(real)
+    assert store.read(store.get(snap.id), 0, 5) == b"page\n"  # positive control: served from the folder
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    assert _code(SnapshotStore(link).get, snap.id) == "invalid_argument"
+    plain = tmp_path / "plain"
+    plain.write_bytes(b"")
+    assert _code(SnapshotStore(plain).get, snap.id) == "invalid_argument"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a folder away needs root")
+def test_a_folder_of_another_user_is_refused_for_reads_and_writes(tmp_path):
+    folder = tmp_path / "s"
+    snap = SnapshotStore(folder).put(b"x\n", key="k")
+    os.chown(folder, 65534, 65534)
+    assert _code(SnapshotStore(folder).get, snap.id) == "invalid_argument"
+    assert _code(SnapshotStore(folder).put, b"y\n", key="k2") == "invalid_argument"
+
+
 def test_default_location_follows_env(monkeypatch, tmp_path):
     monkeypatch.delenv("LABKIT_SNAPSHOT_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
