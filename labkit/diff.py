@@ -499,20 +499,19 @@ def _drift_message(revision: str) -> str:
     return "the diff changed since that revision was taken; start again from offset 0"
 
 
-def read_all_pages(workspace, *, max_bytes: int = DEFAULT_PAGE_BYTES, store=None, **kw) -> list[dict]:
-    """Every page of one diff, following ``nextOffset``; with the safe pager the first
-    page takes a snapshot and the rest page from it."""
+def iter_pages(workspace, *, max_bytes: int = DEFAULT_PAGE_BYTES, store=None, **kw):
+    """Each page of one diff in turn, following ``nextOffset``; with the safe pager the
+    first page takes a snapshot and the rest page from it."""
     with opened(workspace, require_git=True) as ws:
-        pages = [git_diff(ws, max_bytes=max_bytes, store=store, **kw)]
-        while pages[-1]["hasMore"]:
-            pages.append(
-                git_diff(
-                    ws,
-                    max_bytes=max_bytes,
-                    store=store,
-                    offset=pages[-1]["nextOffset"],
-                    snapshot=pages[-1]["snapshotId"],
-                    **kw,
-                )
+        page = git_diff(ws, max_bytes=max_bytes, store=store, **kw)
+        yield page
+        while page["hasMore"]:
+            page = git_diff(
+                ws, max_bytes=max_bytes, store=store, offset=page["nextOffset"], snapshot=page["snapshotId"], **kw
             )
-    return pages
+            yield page
+
+
+def read_all_pages(workspace, *, max_bytes: int = DEFAULT_PAGE_BYTES, store=None, **kw) -> list[dict]:
+    """Every page of one diff (:func:`iter_pages`)."""
+    return list(iter_pages(workspace, max_bytes=max_bytes, store=store, **kw))

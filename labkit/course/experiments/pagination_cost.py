@@ -26,7 +26,7 @@ import tracemalloc
 
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.course.targets import BEFORE_TRUSTED_BOUNDARY
-from labkit.diff import DIFF_TIMEOUT_S, MAX_DIFF_BYTES, git_diff, read_all_pages
+from labkit.diff import DIFF_TIMEOUT_S, MAX_DIFF_BYTES, git_diff, iter_pages, read_all_pages
 from labkit.gitrunner import DIFF_SAFETY_FLAGS, run_git
 from labkit.snapshots import SnapshotStore
 
@@ -65,17 +65,11 @@ def _snapshot_paging(root, tmp: str, first_ms: list[float]) -> int:
     from labkit.workspace import opened
 
     with tempfile.TemporaryDirectory(dir=tmp) as store_dir, opened(root, require_git=True) as ws:
-        store = SnapshotStore(store_dir)
+        pages = iter_pages(ws, max_bytes=PAGE_BYTES, store=SnapshotStore(store_dir))
         start = time.perf_counter()
-        page = git_diff(ws, max_bytes=PAGE_BYTES, store=store)
+        next(pages)
         first_ms.append((time.perf_counter() - start) * 1000.0)
-        pages = 1
-        while page["hasMore"]:
-            page = git_diff(
-                ws, max_bytes=PAGE_BYTES, store=store, offset=page["nextOffset"], snapshot=page["snapshotId"]
-            )
-            pages += 1
-        return pages
+        return 1 + sum(1 for _ in pages)
 
 
 def _naive_pages(root, offsets: list[int]) -> None:
