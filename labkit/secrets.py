@@ -431,3 +431,42 @@ def secret_lines(
     found = scan_lines(lines, filename)
     out = [(starts[i], sorted({f.type for f in fs})) for i, fs in sorted(found.items())]
     return out[:MAX_SECRET_LINES], len(out)
+
+
+class Redactor:
+    """One file's text as an agent is shown it: every detected secret replaced, line numbers kept.
+
+    Built from the whole file's text so that secrets spanning lines (a key
+    block) can be found from any one of their lines; each line is then
+    redacted on demand (a search needs a few lines of a big file, a read a
+    window). A replacement never adds or removes a line break, so line ``i``
+    of the shown text is line ``i`` of the file.
+    """
+
+    def __init__(self, text: str, filename: str = ""):
+        self.filename = filename
+        self._lines = text.split("\n")
+        self._done: dict[int, tuple[str, int]] = {}
+
+    @property
+    def line_count(self) -> int:
+        return len(self._lines)
+
+    def lines(self, lo: int = 0, hi: int | None = None) -> list[tuple[str, int]]:
+        """(shown text, replacements) for lines ``lo..hi-1`` (0-based, as split on ``\\n``)."""
+        hi = len(self._lines) if hi is None else min(hi, len(self._lines))
+        todo = [i for i in range(lo, hi) if i not in self._done]
+        if todo:
+            found = scan_lines([self._lines[i] for i in todo], self.filename)
+            for j, i in enumerate(todo):
+                self._done[i] = redact_line(self._lines[i], found[j]) if j in found else (self._lines[i], 0)
+        return [self._done[i] for i in range(lo, hi)]
+
+    def line(self, i: int) -> tuple[str, int]:
+        return self.lines(i, i + 1)[0]
+
+
+def redact_text(text: str, filename: str = "") -> tuple[str, int]:
+    """A free text (a query, a message, a name: one or more lines) with every detected secret replaced."""
+    shown = Redactor(text, filename).lines()
+    return "\n".join(t for t, _ in shown), sum(n for _, n in shown)
