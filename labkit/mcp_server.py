@@ -88,24 +88,37 @@ def _call(cfg: ServerConfig, tool: Tool, args: dict) -> dict:
     return tool.load()(target, **keywords(tool, args))
 
 
+def _boundary(cfg: ServerConfig, tool: Tool | None):
+    from .egress import Boundary
+
+    if tool is not None and tool.target == "index":
+        return Boundary.of(root=cfg.index)
+    return Boundary.of(cfg.workspace, names_sensitive=tool is not None and tool.names_sensitive)
+
+
 def run_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> tuple[bool, dict]:
     """Run one call; return ``(ok, payload)`` where payload is the result or the error object.
 
-    Also writes the call's ledger line (refused, error or ok). Never raises,
-    except :class:`UnknownTool` (the server turns it into a JSON-RPC error).
-    A result that cannot be encoded as UTF-8 JSON becomes ``internal_error``
-    for this call; the server goes on serving.
+    Every result and error message leaves through the output gate
+    (:mod:`labkit.egress`). Also writes the call's ledger line (refused,
+    error or ok). Never raises, except :class:`UnknownTool` (the server turns
+    it into a JSON-RPC error). A result that cannot be encoded as UTF-8 JSON
+    becomes ``internal_error`` for this call; the server goes on serving.
     """
+    from .egress import internal_of, release, release_error
+
+    tool: Tool | None = None
     try:
         tool, args = check_call(cfg, name, arguments)
     except LabkitError as exc:
         if ledger is not None:
             ledger.record(name if isinstance(name, str) else "", arguments, status="refused", error_code=exc.code)
         if isinstance(exc, UnknownTool):
-            raise
-        return False, exc.to_json()
+            raise UnknownTool(exc.code, release_error(exc, _boundary(cfg, None)).message) from None
+        return False, release_error(exc, _boundary(cfg, None)).to_json()
     try:
-        result = _call(cfg, tool, args)
+        raw = _call(cfg, tool, args)
+        result = release(raw, _boundary(cfg, tool))
         try:
             size = encoded_size(result)
         except (UnicodeEncodeError, TypeError):
@@ -122,7 +135,7 @@ def run_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> tuple
     except LabkitError as exc:
         if ledger is not None:
             ledger.record(tool.name, args, status="error", error_code=exc.code)
-        return False, exc.to_json()
+        return False, release_error(exc, _boundary(cfg, tool)).to_json()
     except Exception:  # noqa: BLE001 - the wire gets a clean error; stderr gets the traceback
         log.exception("tool %s raised unexpectedly", tool.name)
         failure = LabkitError("internal_error", f"tool '{tool.name}' failed unexpectedly; see the server log")
@@ -130,7 +143,8 @@ def run_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> tuple
             ledger.record(tool.name, args, status="error", error_code=failure.code)
         return False, failure.to_json()
     if ledger is not None:
-        ledger.record(tool.name, args, status="ok", result=result)
+        # The ledger reads the internal fields (a query that touched a withheld secret) the gate dropped.
+        ledger.record(tool.name, args, status="ok", result=result, internal=internal_of(raw))
     return True, result
 
 

@@ -130,6 +130,7 @@ class Tool:
     output: dict  # JSON Schema of a successful result (its required fields and their types)
     errors: tuple[str, ...] = ()
     output_notes: str = ""
+    names_sensitive: bool = False  # may name a sensitive path (never its content): the review gate only
 
     @property
     def description(self) -> str:
@@ -400,6 +401,7 @@ TOOLS: tuple[Tool, ...] = (
         ),
         target="git",
         function="labkit.review:review_diff",
+        names_sensitive=True,
         args=(
             Arg(
                 "allow",
@@ -873,9 +875,11 @@ def run_cli(tool: Tool, args: argparse.Namespace, **overrides) -> dict:
     kw = keywords(tool, arguments)
     kw.update(overrides)
     fn = tool.load()
+    from .egress import Boundary, release
+
     if tool.target == "index":
-        return fn(args.root, **kw)
+        return release(fn(args.root, **kw), Boundary.of(root=args.root))
     from .workspace import Workspace
 
     with Workspace.open(args.root, require_git=tool.target == "git") as ws:
-        return fn(ws, **kw)
+        return release(fn(ws, **kw), Boundary.of(ws, names_sensitive=tool.names_sensitive))

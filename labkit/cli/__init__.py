@@ -73,17 +73,32 @@ def main(argv: list[str] | None = None) -> int:
 
         options = words[: words.index("--")] if "--" in words else words
         if "--json" in options:  # the contract's error object, not argparse's text (still exit 2)
-            emit_error(LabkitError("invalid_argument", f"usage: {exc}"), True)
+            from labkit.egress import release_error
+
+            emit_error(release_error(LabkitError("invalid_argument", f"usage: {exc}")), True)
         else:
             sys.stderr.write(f"labkit: {exc}\n")
         return EXIT_USAGE
     as_json = bool(getattr(args, "json", False))
+    from labkit.egress import Boundary, release, release_error
     from labkit.errors import LabkitError
 
+    # The output gate, for every command: results and messages leave through it (tools already passed it
+    # once inside their workspace, with its rules; what it kept as content keeps its mark).
+    from labkit.tools import BY_NAME
+
+    declared = BY_NAME.get(getattr(args, "tool", "") or "")
+    names_sensitive = bool(declared and declared.names_sensitive)
+    boundary = Boundary.of(root=getattr(args, "root", None), names_sensitive=names_sensitive)
     try:
         result = args.handler(args)
+        if result is not None:
+            if isinstance(result, tuple):
+                result = (release(result[0], boundary), result[1])
+            else:
+                result = release(result, boundary)
     except LabkitError as exc:
-        emit_error(exc, as_json)
+        emit_error(release_error(exc, boundary), as_json)
         return EXIT_ERROR
     except KeyboardInterrupt:
         sys.stderr.write("labkit: interrupted\n")

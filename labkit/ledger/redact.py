@@ -19,10 +19,13 @@ import hashlib
 import hmac
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from .. import names
+from ..egress import holds_secret, scrub_absolute, secret_flags
+from ..egress import sha256_text as _sha256_text
+from ..egress import utf8_text as _utf8
 from ..errors import LabkitError
 from ..tools import ledger_enums, ledger_whitelist
 
@@ -34,73 +37,9 @@ MAX_LIST_ITEMS = 32
 MAX_RESULT_PATHS = 50
 
 _SNAPSHOT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
-# An absolute path: a "/" at the start or after a separator a shell or a config line uses.
-_ABSOLUTE_TOKEN = re.compile(r"""(^|[\s=:,;'"`(\[{|<>&!$])/[^\s'"`,;)\]}|<>&]*""")
 _SHA256_HEX = re.compile(r"^(sha256:)?[0-9a-f]{64}$")
 _OID = re.compile(r"[0-9a-f]{40,64}")
 _INCOMPLETE_REASONS = ("oversize", "unreadable", "deadline", "limit")
-
-
-def _sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-# --------------------------------------------------------------------------
-# Secrets in free text
-# --------------------------------------------------------------------------
-
-# Free text is read three ways by the same detector (labkit.secrets): as written; as a config line, where
-# detect-secrets' keyword plugin also judges an unquoted ``key=value``; and token by token, each token quoted,
-# so the entropy plugins judge a bare value such as an AWS secret access key typed into a query.
-_TOKEN_SPLIT = re.compile(r"""[\s'"`|<>;&(){}\[\],=:]+""")
-_MIN_TOKEN = 9  # the shortest string detect-secrets' entropy limits can report (9 hex digits)
-_CONFIG_VIEW = "ledger-field.ini"
-
-
-def _utf8(text: str) -> str:
-    """``text`` as UTF-8 can carry it: a lone surrogate becomes its escaped bytes."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return names.printable(text)
-
-
-def secret_flags(texts: Sequence[str]) -> set[int]:
-    """Indices of ``texts`` in which :mod:`labkit.secrets` detects a secret (batched; a linear prefilter first).
-
-    Each way of reading only sees the texts the ways before it did not flag.
-    """
-    from ..secrets import scan_lines
-
-    safe = [_utf8(text) for text in texts]
-    flagged: set[int] = set()
-    for filename in ("", _CONFIG_VIEW):
-        rows: list[str] = []
-        owner: list[int] = []
-        for i, text in enumerate(safe):
-            if i not in flagged:
-                for row in text.split("\n"):
-                    rows.append(row)
-                    owner.append(i)
-        if rows:
-            flagged.update(owner[j] for j in scan_lines(rows, filename))
-    tokens: list[str] = []
-    token_owner: list[int] = []
-    for i, text in enumerate(safe):
-        if i not in flagged:
-            for token in _TOKEN_SPLIT.split(text):
-                if len(token) >= _MIN_TOKEN:
-                    tokens.append(f'"{token}"')
-                    token_owner.append(i)
-    if tokens:
-        flagged.update(token_owner[j] for j in scan_lines(tokens))
-    return flagged
-
-
-def holds_secret(text: str) -> bool:
-    """True when :mod:`labkit.secrets` detects a secret in ``text`` (read the three ways above)."""
-    return bool(text) and bool(secret_flags([text]))
 
 
 # --------------------------------------------------------------------------
@@ -111,7 +50,8 @@ def holds_secret(text: str) -> bool:
 class _Scrubber:
     """Makes one string safe for the ledger: no detected secrets, no absolute paths."""
 
-    def __init__(self, root: str | os.PathLike | None, hmac_key: bytes | None = None):
+    def __init__(self, root: str | os.PathLike | None, hmac_key: bytes | None = None, withhold=frozenset()):
+        self._withhold = withhold  # keys withheld whatever they hold (a query that touched a secret)
         prefixes = set()
         if root is not None:
             prefixes.add(os.path.abspath(root))
@@ -125,7 +65,7 @@ class _Scrubber:
     def text(self, out: dict, key: str, value: str, *, limit: int = MAX_ARG_CHARS) -> None:
         """Store ``value`` under ``key``: withheld when it holds a secret, scrubbed of absolute paths, cut."""
         safe = _utf8(value)
-        if holds_secret(safe):
+        if key in self._withhold or holds_secret(safe):
             out[key + "Redacted"] = True
             out[key + "Chars"] = len(value)
             if key == "query" and self._hmac_key is not None:
@@ -139,7 +79,7 @@ class _Scrubber:
         for prefix in self._prefixes:
             value = value.replace(prefix, "<root>" if prefix != self._home else "~")
         # Any other absolute path (a "/" after a space, quote, pipe, redirection ...) is replaced too.
-        value = _ABSOLUTE_TOKEN.sub(lambda m: m.group(1) + "<abs>", value)
+        value = scrub_absolute(value)
         if value != original:
             out[key + "Scrubbed"] = True
             out[key + "Sha256"] = _sha256_text(original)
@@ -178,19 +118,26 @@ _ENUMS = ledger_enums()
 
 
 def whitelist_args(
-    tool: str, args: Any, *, root: str | os.PathLike | None = None, hmac_key: bytes | None = None
+    tool: str,
+    args: Any,
+    *,
+    root: str | os.PathLike | None = None,
+    hmac_key: bytes | None = None,
+    query_touched_secret: bool = False,
 ) -> dict:
     """The ledger form of a call's arguments: named fields only, each made safe.
 
     ``hmac_key`` (the writer's per-session key) adds ``queryHmac`` to a query
-    withheld for holding a secret.
+    withheld for holding a secret. ``query_touched_secret``: the search found
+    raw matches only inside a withheld secret (its result's internal
+    ``_querySecret``), so its query is a piece of that secret and is withheld too.
     """
     allowed = ARG_WHITELIST.get(tool)
     if not isinstance(args, dict):
         return {"argsMalformed": True} if args is not None else {}
     if allowed is None:
         return {"argsDropped": len(args)} if args else {}
-    scrub = _Scrubber(root, hmac_key)
+    scrub = _Scrubber(root, hmac_key, frozenset({"query"}) if query_touched_secret else frozenset())
     out: dict = {}
     dropped = 0
     for name, value in args.items():

@@ -129,21 +129,31 @@ class Ledger:
         error_code: str | None = None,
         result: Any = None,
         refused_by: str | None = None,
+        internal: dict | None = None,
     ) -> dict | None:
-        """Append one call line; returns the line (or None when capped or not written). Never raises."""
+        """Append one call line; returns the line (or None when capped or not written). Never raises.
+
+        ``internal``: what the tool told the ledger alone (:func:`labkit.egress.internal_of`).
+        """
         mark = _REQUEST_MARK.get()
         if mark is not None:
             mark.append(status)
         try:
             with self._lock:
                 return self._record(
-                    tool, args, status=status, error_code=error_code, result=result, refused_by=refused_by
+                    tool,
+                    args,
+                    status=status,
+                    error_code=error_code,
+                    result=result,
+                    refused_by=refused_by,
+                    internal=internal or {},
                 )
         except Exception:  # noqa: BLE001 - fail open: the ledger never breaks a tool call
             self.write_failures += 1
             return None
 
-    def _record(self, tool, args, *, status, error_code, result, refused_by) -> dict | None:
+    def _record(self, tool, args, *, status, error_code, result, refused_by, internal) -> dict | None:
         self.seq += 1
         if self.written >= self.max_lines:
             self.dropped += 1
@@ -172,7 +182,13 @@ class Ledger:
             "tool": tool if known else "<unknown>",
             "status": status if status in ("ok", "error", "refused") else "error",
             "errorCode": error_code if isinstance(error_code, str) and _ERROR_CODE.match(error_code) else None,
-            "args": whitelist_args(tool if known else "", args, root=self.root, hmac_key=self._hmac_key),
+            "args": whitelist_args(
+                tool if known else "",
+                args,
+                root=self.root,
+                hmac_key=self._hmac_key,
+                query_touched_secret=internal.get("querySecret") is True,
+            ),
             "result": result_metadata(tool, result, self._rules()) if status == "ok" else {},
             "recordedAtMs": _now_ms(),
         }

@@ -67,7 +67,7 @@ def search_workspace(
 
         rg = ripgrep_engine.require_rg()
     with opened(workspace) as ws, Walk(ws, path=path, glob=glob, deadline=deadline) as walk:
-        top = TopMatches(limit)
+        top = TopMatches(limit, byte_finder(q))
         if engine == "python":
             python_engine.search_files(walk, walk.candidates(), byte_finder(q), top)
             ran, decision = "python", "asked"
@@ -76,12 +76,20 @@ def search_workspace(
             ran, decision = "ripgrep", "asked"
         else:
             ran, decision, top = _auto(walk, q, top)
-        matches, truncated, secret_counts = top.result(byte_finder(q))
+        matches, truncated, secret_counts = top.result()
         timed_out = walk.timed_out
     stats = walk.stats.to_json()
     stats["autoDecision"] = decision
     reasons = incomplete_reasons(stats, truncated=truncated, timed_out=timed_out)
-    return search_output(ran, matches, truncated, stats, reasons=reasons, secret_counts=secret_counts)
+    return search_output(
+        ran,
+        matches,
+        truncated,
+        stats,
+        reasons=reasons,
+        secret_counts=secret_counts,
+        query_touched_secret=top.touched_secret,
+    )
 
 
 def _auto(walk: Walk, q, top: TopMatches):
@@ -140,7 +148,7 @@ def _auto(walk: Walk, q, top: TopMatches):
     if rg is not None and prefer_ripgrep(
         kind=kind, total_files=total_files, total_bytes=total_bytes, left_files=left_files, left_bytes=left_bytes
     ):
-        rg_top = TopMatches(top.limit)
+        rg_top = TopMatches(top.limit, top.find)
         try:
             ripgrep_engine.search_files(
                 walk, chain(probe.text_files, rest), q, rg_top, known_text={c.rel for c in probe.text_files}, rg=rg

@@ -8,10 +8,14 @@ object, so a difference between the engines cannot hide in formatting:
   characters becomes a 500-character window around the match, marked
   ``textTruncated``, and ``column`` (1-based, in characters) says where the
   match starts in the whole line;
-- a secret detected in a returned line (:mod:`labkit.secrets`) is replaced by
-  ``[REDACTED:<type>]`` before the window is cut; a line that matched only
-  inside a secret is still returned (the match exists), marked
-  ``matchInSecret``, with the secret withheld;
+- a search matches the text an agent would be shown: each matching line is
+  redacted as a read of its file would show it (:class:`labkit.secrets.Redactor`,
+  with the whole file in view, so a line inside a key block is withheld too)
+  and the query must still match the shown line. A line that matched only
+  inside a secret is not a match: it is neither returned nor counted, so a
+  series of queries learns nothing about a secret that a read would not show
+  (the ledger alone is told, through the result's ``internal`` facts, so it
+  never keeps such a query);
 - the result says whether it is ``complete``, and if not, why
   (``incompleteReasons``: ``oversize``, ``unreadable``, ``deadline``, ``limit``).
 """
@@ -39,12 +43,13 @@ class Hit(NamedTuple):
 
 
 class Kept(NamedTuple):
-    """A match as kept until the end: a bounded slice of its line and where the match sits."""
+    """A match as kept until the end: a bounded slice of its (shown) line and where the match sits."""
 
-    raw: bytes  # the line (or a slice of it around the match), without its ending
+    raw: bytes  # the line as shown (or a slice of it around the match), without its ending
     start: int  # the match's byte offset in ``raw``
     column: int  # the match's 1-based character column in the whole line
     cut: bool  # ``raw`` is a slice of a longer line
+    redacted: int = 0  # secrets replaced in the line
 
 
 def _strip_ending(raw: bytes) -> bytes:
@@ -55,13 +60,13 @@ def _strip_ending(raw: bytes) -> bytes:
     return raw
 
 
-def keep(raw: bytes, start: int = 0) -> Kept:
+def keep(raw: bytes, start: int = 0, redacted: int = 0) -> Kept:
     """What to keep of a matching line whose match starts at byte ``start``."""
     raw = _strip_ending(raw)
     start = min(start, len(raw))
     column = len(raw[:start].decode("utf-8", "replace")) + 1
     if len(raw) <= 2 * KEPT_BYTES:
-        return Kept(raw, start, column, False)
+        return Kept(raw, start, column, False, redacted)
     lo = max(0, start - KEPT_BYTES)
     hi = min(len(raw), start + KEPT_BYTES)
     # Do not start or end inside a UTF-8 sequence.
@@ -69,7 +74,7 @@ def keep(raw: bytes, start: int = 0) -> Kept:
         lo -= 1
     while hi < len(raw) and 0x80 <= raw[hi] < 0xC0:
         hi += 1
-    return Kept(raw[lo:hi], start - lo, column, True)
+    return Kept(raw[lo:hi], start - lo, column, True, redacted)
 
 
 def line_text(raw: bytes) -> str:
@@ -94,20 +99,54 @@ class TopMatches:
 
     Keeping one extra match is what makes ``truncated`` exact: it is true iff a
     match exists beyond the ones returned. Memory stays bounded by the limit
-    (and by :data:`KEPT_BYTES` per match).
+    (and by :data:`KEPT_BYTES` per match). A match is checked against the
+    shown (redacted) line before it is kept; ``find(data, pos) -> start or -1``
+    is the query's matcher for that check.
     """
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, find=None):
         self.keep = limit + 1
         self.limit = limit
+        self.find = find
+        self.touched_secret = False  # a raw match fell inside a withheld secret (for the ledger only)
         self._heap: list = []  # max-heap via negated order: (inverted key, Kept)
+        self._file: tuple[str | None, object, object] = (None, None, None)  # (path, data, Redactor)
 
-    def add(self, path: str, line: int, raw: bytes, start: int = 0) -> None:
+    def add(self, path: str, line: int, raw: bytes, start: int = 0, data: bytes | None = None) -> None:
+        """Offer a raw match (``data``: its whole file, so a line inside a key block is known as one)."""
         key = _Desc(path, line)
+        if len(self._heap) >= self.keep and not key > self._heap[0][0]:
+            return
+        kept = self._shown(path, line, raw, start, data)
+        if kept is None:
+            self.touched_secret = True
+            return
         if len(self._heap) < self.keep:
-            heapq.heappush(self._heap, (key, keep(raw, start)))
-        elif key > self._heap[0][0]:
-            heapq.heapreplace(self._heap, (key, keep(raw, start)))
+            heapq.heappush(self._heap, (key, kept))
+        else:
+            heapq.heapreplace(self._heap, (key, kept))
+
+    def _shown(self, path: str, line: int, raw: bytes, start: int, data: bytes | None) -> Kept | None:
+        """The match as an agent is shown it, or None when it matched only inside a secret."""
+        from labkit import secrets
+
+        if data is None:  # no file at hand: the line on its own
+            redactor = secrets.Redactor(_strip_ending(raw).decode("utf-8", "replace"), names.printable(path))
+            index = 0
+        else:
+            if self._file[0] != path or self._file[1] is not data:
+                text = data.decode("utf-8", "replace")
+                self._file = (path, data, secrets.Redactor(text, names.printable(path)))
+            redactor = self._file[2]
+            index = line - 1
+        text, count = redactor.line(index)  # type: ignore[union-attr]
+        if not count:
+            return keep(raw, start)
+        shown = _strip_ending(text.encode("utf-8", "surrogateescape"))
+        pos = self.find(shown, 0) if self.find is not None else 0
+        if pos < 0:
+            return None
+        return keep(shown, pos, count)
 
     def count(self) -> int:
         return len(self._heap)
@@ -123,44 +162,24 @@ class TopMatches:
         ordered = sorted(((d.path, d.line, kept) for d, kept in self._heap), key=lambda t: (t[0], t[1]))
         return ordered[: self.limit], len(ordered) > self.limit
 
-    def result(self, find=None) -> tuple[list[dict], bool, dict]:
-        """(matches, truncated, secret counts): secrets withheld, long lines windowed.
-
-        ``find(data, pos) -> start or -1`` is the query's matcher; with it a
-        line that matched only inside a secret is marked ``matchInSecret``.
-        """
-        from labkit import secrets
+    def result(self) -> tuple[list[dict], bool, dict]:
+        """(matches, truncated, secret counts): lines as shown, long lines windowed."""
+        from labkit.egress import Shown
 
         hits, truncated = self.ordered()
-        by_path: dict[str, list[int]] = {}
-        for i, (path, _, _) in enumerate(hits):
-            by_path.setdefault(path, []).append(i)
-        texts = [kept.raw.decode("utf-8", "replace") for _, _, kept in hits]
-        found: dict[int, list] = {}
-        for path, idx in by_path.items():
-            for j, fs in secrets.scan_lines([texts[i] for i in idx], filename=names.printable(path)).items():
-                found[idx[j]] = fs
-        matches, redactions, in_secrets = [], 0, 0
-        for i, (path, line, kept) in enumerate(hits):
+        matches, redactions = [], 0
+        for path, line, kept in hits:
             item = {**names.fields("path", path), "line": line}
-            text, at = texts[i], None
-            if i in found:
-                text, count = secrets.redact_line(text, found[i])
-                redactions += count
-                item["redacted"] = count
-                data = text.encode("utf-8", "surrogateescape")
-                pos = find(data, 0) if find is not None else 0
-                if pos < 0:
-                    item["matchInSecret"] = True
-                    in_secrets += 1
-                    at = text.find("[REDACTED:")
-                else:
-                    at = len(data[:pos].decode("utf-8", "replace"))
-            item["text"], cut = window(kept, TEXT_MAX_CHARS, text, at)
+            if kept.redacted:
+                redactions += kept.redacted
+                item["redacted"] = kept.redacted
+            text, cut = window(kept, TEXT_MAX_CHARS)
+            item["text"] = Shown(text)
             item["column"] = kept.column
             item["textTruncated"] = cut
             matches.append(item)
-        return matches, truncated, {"redactions": redactions, "matchesInSecrets": in_secrets}
+        # matchesInSecrets stays in the shape for compatibility: a match inside a secret is no match, so 0.
+        return matches, truncated, {"redactions": redactions, "matchesInSecrets": 0}
 
 
 class _Desc:
@@ -201,9 +220,13 @@ def search_output(
     *,
     reasons: list[str] | None = None,
     secret_counts: dict | None = None,
+    query_touched_secret: bool = False,
 ) -> dict:
+    from labkit.egress import Result
+
     reasons = list(reasons or [])
-    out = {
+    out = Result(internal={"querySecret": True} if query_touched_secret else None)
+    out |= {
         "engine": engine,
         "matches": matches,
         "matchCount": len(matches),

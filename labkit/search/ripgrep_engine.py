@@ -184,7 +184,7 @@ def _run_batch(argv: list[str], batch: list[Candidate], walk: Walk, top: TopMatc
         wanted = reported[rel]
         for line_no, raw, col in matching_lines(data, find):
             if line_no in wanted:
-                top.add(rel, line_no, raw, col)
+                top.add(rel, line_no, raw, col, data)
     # A file that vanished or became unreadable after the walk probed it.
     return text.count("(os error") + changed
 
