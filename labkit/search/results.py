@@ -23,7 +23,7 @@ object, so a difference between the engines cannot hide in formatting:
 from __future__ import annotations
 
 import heapq
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from labkit import names
 
@@ -110,7 +110,7 @@ class TopMatches:
         self.find = find
         self.touched_secret = False  # a raw match fell inside a withheld secret (for the ledger only)
         self._heap: list = []  # max-heap via negated order: (inverted key, Kept)
-        self._file: tuple[str | None, object, object] = (None, None, None)  # (path, data, Redactor)
+        self._file: tuple[str, bytes, Any] | None = None  # (path, data, its Redactor): hits come file by file
 
     def add(self, path: str, line: int, raw: bytes, start: int = 0, data: bytes | None = None) -> None:
         """Offer a raw match (``data``: its whole file, so a line inside a key block is known as one)."""
@@ -134,12 +134,12 @@ class TopMatches:
             redactor = secrets.Redactor(_strip_ending(raw).decode("utf-8", "replace"), names.printable(path))
             index = 0
         else:
-            if self._file[0] != path or self._file[1] is not data:
+            if self._file is None or self._file[0] != path or self._file[1] is not data:
                 text = data.decode("utf-8", "replace")
                 self._file = (path, data, secrets.Redactor(text, names.printable(path)))
             redactor = self._file[2]
             index = line - 1
-        text, count = redactor.line(index)  # type: ignore[union-attr]
+        text, count = redactor.line(index)
         if not count:
             return keep(raw, start)
         shown = _strip_ending(text.encode("utf-8", "surrogateescape"))
