@@ -79,6 +79,22 @@ class Shown(str):
     __slots__ = ()
 
 
+def show_text(text: str, filename: str = "") -> tuple[Shown, list[int]]:
+    """A whole file's text as an agent is shown it, and the replacements made on each of its lines.
+
+    Every content tool shows file text through this (or through a
+    :class:`labkit.secrets.Redactor` of its own for a few lines of a big file),
+    so a search hit, a read and a context window of one line always agree.
+    """
+    from .secrets import Redactor
+
+    lines = Redactor(text, filename).lines()
+    counts = [n for _, n in lines]
+    if not any(counts):
+        return Shown(text), counts
+    return Shown("\n".join(t for t, _ in lines)), counts
+
+
 class Exact(str):
     """Evidence bytes kept exactly as git printed them (a diff page), secret lines flagged, not rewritten."""
 

@@ -4,7 +4,9 @@ This is the MCP server's plain "open the file" tool. An agent names a path
 relative to the workspace root and a line range; it gets back at most
 ``MAX_LINES`` lines, told whether more follow (``truncated``) and where to
 continue (``nextStartLine``), plus ``contentSha256``: the SHA-256 of the whole
-file's bytes at the moment of the read. The ledger keeps that hash, so later
+file *as it is shown* at the moment of the read (its bytes when nothing in it
+is withheld; with a secret in it, the redacted text, so the hash cannot be
+used to test a guess at the secret). The ledger keeps that hash, so later
 anyone can ask "does the file still hold what the agent read?".
 
 Path safety: the path's syntax through :func:`labkit.paths.check_relative_syntax`,
@@ -15,8 +17,10 @@ the one rule set in :mod:`labkit.rules`, and a race-free open through
 from __future__ import annotations
 
 import hashlib
+from typing import NamedTuple
 
 from . import fsread, names
+from .egress import Shown
 from .errors import LabkitError
 from .paths import check_relative_syntax
 from .workspace import opened
@@ -101,9 +105,12 @@ def line_window(rel: str, data: bytes, *, start_line: int = 1, end_line: int | N
         first = start_line
         wanted_last = total if end_line is None else min(end_line, total)
         last = min(wanted_last, first + MAX_LINES - 1)
-    chunk = b"".join(lines[first - 1 : last]) if total else b""
     truncated = last < total
-    content, withheld = _withhold_secrets(rel, chunk.decode("utf-8", "replace"), first)
+    shown = shown_file(rel, data)
+    window = shown.lines[first - 1 : last] if total else []
+    # A line keeps its ending: the window is the file's text with secrets replaced, and nothing else changed.
+    ends = len(parts) - 1  # lines 0..ends-1 end with "\n"
+    content = "".join(text + ("\n" if first - 1 + j < ends else "") for j, (text, _) in enumerate(window))
     result = {
         **names.fields("path", rel),
         "startLine": first,
@@ -111,28 +118,28 @@ def line_window(rel: str, data: bytes, *, start_line: int = 1, end_line: int | N
         "totalLines": total,
         "truncated": truncated,
         "nextStartLine": last + 1 if truncated else None,
-        "content": content,
-        "contentSha256": hashlib.sha256(data).hexdigest(),
+        "content": Shown(content),
+        "contentSha256": shown.sha256,
         # Over what was returned: a hash of a one-line range would let a guess at a secret be checked.
         "rangeSha256": hashlib.sha256(content.encode("utf-8")).hexdigest(),
         "bytes": len(data),
-        "redactions": sum(n for _, n in withheld),
-        "redactedLines": [line for line, _ in withheld],
+        "redactions": sum(n for _, n in window),
+        "redactedLines": [first + i for i, (_, n) in enumerate(window) if n],
     }
     return result
 
 
-def _withhold_secrets(rel: str, content: str, first: int) -> tuple[str, list[tuple[int, int]]]:
-    """``content`` with detected secrets replaced, and [(file line number, replacements)]."""
-    from . import secrets
+class ShownFile(NamedTuple):
+    lines: list[tuple[str, int]]  # each line (split on "\n", endings dropped) as shown, and its replacements
+    sha256: str  # of the whole file as shown: its bytes when nothing is withheld
 
-    lines = content.split("\n")
-    found = secrets.scan_lines(lines, filename=names.printable(rel))
-    if not found:
-        return content, []
-    withheld = []
-    for i, findings in sorted(found.items()):
-        lines[i], n = secrets.redact_line(lines[i], findings)
-        if n:
-            withheld.append((first + i, n))
-    return "\n".join(lines), withheld
+
+def shown_file(rel: str, data: bytes) -> ShownFile:
+    """A workspace file as an agent is shown it (:func:`labkit.egress.show_text`, the whole file in view)."""
+    from .egress import show_text
+
+    text, counts = show_text(data.decode("utf-8", "replace"), names.printable(rel))
+    lines = list(zip(text.split("\n"), counts, strict=True))
+    if not any(counts):
+        return ShownFile(lines, hashlib.sha256(data).hexdigest())
+    return ShownFile(lines, hashlib.sha256(text.encode("utf-8")).hexdigest())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
+from labkit.egress import Shown
 from labkit.errors import LabkitError
 
 WINDOW_MAX = 100
@@ -76,7 +77,7 @@ def get_file_context(
         "endLine": end,
         "totalLines": len(lines),
         "truncated": start > 1 or end < len(lines),
-        "content": content,
+        "content": Shown(content),  # the index stores text as shown (secrets replaced)
         "contentSha256": hashlib.sha256(content.encode("utf-8")).hexdigest(),
         "revision": repos[repo]["revision"],
         "stale": bool(stale_repos(scope, states)) if check_worktree else None,

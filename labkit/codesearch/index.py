@@ -20,7 +20,10 @@ What gets indexed:
   never from the working tree), a plain folder as its files stand;
 - never a sensitive or noise path (``labkit.rules``), a symlink or a submodule;
 - never a file over 1 MiB, a binary (NUL in the first 8 KiB) or a file that is
-  not UTF-8; each skip is counted by reason.
+  not UTF-8; each skip is counted by reason;
+- never a secret: each file's text is stored as an agent is shown it
+  (:func:`labkit.egress.show_text`), so search, context and the Zoekt mirror
+  built from this text all match and show the redacted text.
 
 A rebuild re-reads only what changed: git blobs whose id changed, folder files
 whose size or modification time changed.
@@ -36,12 +39,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labkit import fsread
+from labkit.egress import show_text
 from labkit.errors import LabkitError
 
 from .languages import language_of
 
 INDEX_FILE = "labkit-codesearch.sqlite"
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"  # 5: stored text is as shown (secrets replaced)
 MAX_FILE_BYTES = 1024 * 1024
 BINARY_PROBE = 8192
 MMAP_BYTES = 1 << 30
@@ -109,6 +113,7 @@ class RepoBuild:
     skipped: dict = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
     files_read: int = 0
     files_parsed: int = 0
+    redactions: int = 0  # secrets replaced in the stored text
 
 
 def index_path(index_dir) -> Path:
@@ -371,6 +376,10 @@ def _build_into(conn: sqlite3.Connection, build: RepoBuild, ws) -> dict:
             text = texts.get(e.path)
             if text is None:
                 continue
+            # The index holds (and searches, and shows) the text as an agent is shown it: no secret is
+            # stored, and a query can only match what a read would show.
+            text, counts = show_text(text, e.path)
+            build.redactions += sum(counts)
             lang = language_of(e.path)
             blob = _blob_of(e)
             blob_id = blob_ids.get(blob)
@@ -405,6 +414,7 @@ def _build_into(conn: sqlite3.Connection, build: RepoBuild, ws) -> dict:
         "skipped": build.skipped,
         "filesRead": build.files_read,
         "filesParsed": build.files_parsed,
+        "redactions": build.redactions,
     }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from labkit.egress import Result, Shown
 from labkit.errors import LabkitError
 
 from .index import connect, dirty_repos, file_blobs, indexed_repos, stale_repos, symbol_rows, work_tree_states
@@ -201,6 +202,7 @@ def search_code(
                 "repository_not_found", f"no indexed repository is named '{repo}' (names are folder names)"
             )
         extra: dict = {}
+        touched_secret = False
         symbol = queried_symbol(query, literal=bool(literal)) if ranking == "definition-first" else None
         if backend == "embedded":
             # Without a symbol to rank by, stable order is final: stop after limit + 1 matches.
@@ -223,6 +225,7 @@ def search_code(
                 expected_repos=() if repo else repos,
             )
             raw, capped, contents = found.matches, found.capped, found.contents
+            raw, touched_secret = _zoekt_as_shown(raw, contents, plan)
             more = capped
             symbols_of = _zoekt_symbols(conn, symbol, plan.case_sensitive, raw, contents) if symbol else None
             extra["zoektVersions"] = found.versions
@@ -236,7 +239,10 @@ def search_code(
             ordered = raw
         scope = {repo: repos[repo]} if repo is not None and repo in repos else repos
         states = work_tree_states(scope) if check_worktree else None
-        result = {
+        for m in ordered[:limit]:
+            m["snippet"] = Shown(m["snippet"])  # the index's text, or Zoekt's line checked above, as shown
+        result = Result(internal={"querySecret": True} if touched_secret else None)
+        result |= {
             "query": query,
             "backend": backend,
             "matches": ordered[:limit],
@@ -285,6 +291,39 @@ def _index_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict],
         return FileSymbols([ln for ln, k in found if k == DEFINITION], [ln for ln, k in found if k != DEFINITION])
 
     return symbols_of
+
+
+def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan) -> tuple[list[dict], bool]:
+    """Zoekt's hits as an agent is shown them; True when a hit matched only inside a secret (dropped).
+
+    A Zoekt started by labkit (:class:`~labkit.codesearch.zoekt.LocalZoekt`)
+    serves the embedded index's text, which is stored as shown, so nothing
+    changes. A Zoekt of one's own serves raw files: each hit line is redacted
+    (with its whole file in view when Zoekt returned it, else on its own: a
+    key block's inner lines are caught only with the file) and must still
+    match the query.
+    """
+    from labkit.secrets import Redactor, redact_text
+
+    pattern = plan.compile()
+    out, touched = [], False
+    files: dict[tuple[str, str], Redactor] = {}
+    for m in matches:
+        key = (m["repo"], m["path"])
+        if key in contents:
+            if key not in files:
+                files[key] = Redactor(contents[key], m["path"])
+            text, count = files[key].line(m["line"] - 1)
+            text = text[:-1] if text.endswith("\r") else text
+        else:
+            text, count = redact_text(m["snippet"], m["path"])
+        if count:
+            if not pattern.search(text.encode("utf-8")):
+                touched = True
+                continue
+            m = {**m, "snippet": text[:SNIPPET_CHARS]}
+        out.append(m)
+    return out, touched
 
 
 def _zoekt_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict], contents: dict):

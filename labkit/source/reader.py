@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from contextlib import contextmanager
 
+from labkit.egress import Shown, show_text
 from labkit.errors import LabkitError
 from labkit.paths import check_relative_syntax
 from labkit.rules import PathRules
@@ -154,9 +155,11 @@ def source_read(
         commit = deployment.commit
         found = _regular_entry(entry, commit, rel, gitobjects.tree_entries(git, commit, [rel]))
         text = _decode(rel, gitobjects.read_blob(git, found.oid, MAX_FILE_BYTES + 1))
+    text, counts = show_text(text, rel)  # the whole file in view: a key block is withheld whole
     lines = split_lines(text)
     first, last = _line_window(rel, len(lines), start, end)
     content = "".join(lines[first - 1 : last])
+    withheld = any(counts)
     return {
         "evidenceId": evidence_id(entry.alias, commit, rel, first, last),
         "repo": entry.alias,
@@ -164,11 +167,13 @@ def source_read(
         "path": rel,
         "startLine": first,
         "endLine": last,
-        "content": content,
+        "content": Shown(content),
         "contentSha256": content_sha256(content),
         "totalLines": len(lines),
         "truncated": first > 1 or last < len(lines),
-        "blobId": found.oid,
+        # The blob id hashes the committed bytes: with a secret withheld it would let a guess be checked.
+        "blobId": None if withheld else found.oid,
+        "redactions": sum(counts[first - 1 : last]),
         **_provenance(deployment, instant),
     }
 
@@ -221,6 +226,7 @@ def source_search(config_path, *, target: str, at: str, repo: str, query: str) -
             skipped.append({"path": found.path, "reason": "not_text"})
             continue
         scanned += 1
+        text, _ = show_text(text, found.path)  # matched as shown: a query inside a secret finds nothing
         for number, line in enumerate(text.split("\n"), start=1):
             line = line[:-1] if line.endswith("\r") else line
             if not matches(line):
@@ -233,7 +239,7 @@ def source_search(config_path, *, target: str, at: str, repo: str, query: str) -
                     "evidenceId": evidence_id(entry.alias, commit, found.path, number, number),
                     "path": found.path,
                     "line": number,
-                    "text": line[:MAX_TEXT_CHARS],
+                    "text": Shown(line[:MAX_TEXT_CHARS]),
                 }
             )
         if len(hits) == MAX_SEARCH_HITS and truncated:
