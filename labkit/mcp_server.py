@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -296,20 +297,76 @@ def serve_stdio(root: str, *, index: str | None = None, ledger_path: str | None 
     return 0
 
 
-class _PipeLines:
-    """The protocol's input as lines, read by the event loop itself (no thread per line)."""
+#: Longest request line the server reads; a longer one is skipped and answered with a JSON-RPC error.
+MAX_REQUEST_LINE_BYTES = 64 * 1024 * 1024
+_READ_CHUNK = 1 << 20
+_REQUEST_ID = re.compile(rb'"id"\s*:\s*(-?[0-9]{1,15}|"(?:[^"\\]|\\.){0,200}")')
 
-    def __init__(self, reader):
+
+class _PipeLines:
+    """The protocol's input as lines, read by the event loop itself (no thread per line).
+
+    A line over :data:`MAX_REQUEST_LINE_BYTES` is never held whole: its first
+    bytes are kept (to find the request's id), the rest is skipped up to its
+    newline, and ``refuse(id)`` answers it with a JSON-RPC error; the next
+    line is served as usual.
+    """
+
+    def __init__(self, reader, refuse=None, *, limit: int = MAX_REQUEST_LINE_BYTES):
         self._reader = reader
+        self._refuse = refuse
+        self._limit = limit
+        self._buf = bytearray()
+        self._eof = False
 
     def __aiter__(self):
         return self
 
     async def __anext__(self) -> str:
-        line = await self._reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", "replace")
+        while True:
+            nl = self._buf.find(b"\n")
+            if nl > self._limit:  # the whole over-long line arrived at once: drop it, keep what follows
+                head = bytes(self._buf[:4096])
+                del self._buf[: nl + 1]
+                await self._refused(head)
+                continue
+            if nl >= 0:
+                line = bytes(self._buf[: nl + 1])
+                del self._buf[: nl + 1]
+                return line.decode("utf-8", "replace")
+            if self._eof:
+                if self._buf:
+                    line = bytes(self._buf)
+                    self._buf.clear()
+                    return line.decode("utf-8", "replace")
+                raise StopAsyncIteration
+            if len(self._buf) > self._limit:
+                await self._skip_long_line()
+                continue
+            chunk = await self._reader.read(_READ_CHUNK)
+            if not chunk:
+                self._eof = True
+            self._buf += chunk
+
+    async def _skip_long_line(self) -> None:
+        head = bytes(self._buf[:4096])
+        self._buf.clear()
+        while True:  # drop the rest of this line as it arrives, holding at most one chunk
+            chunk = await self._reader.read(_READ_CHUNK)
+            if not chunk:
+                self._eof = True
+                break
+            nl = chunk.find(b"\n")
+            if nl >= 0:
+                self._buf += chunk[nl + 1 :]
+                break
+        await self._refused(head)
+
+    async def _refused(self, head: bytes) -> None:
+        log.warning("a request line over %d bytes was refused", self._limit)
+        found = _REQUEST_ID.search(head)
+        if self._refuse is not None:
+            await self._refuse(json.loads(found.group(1)) if found else None)
 
 
 class _PipeWriter:
@@ -374,8 +431,19 @@ async def _pipe_streams():
     os.close(null)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+    reader = asyncio.StreamReader(limit=_READ_CHUNK)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(proto_in, "rb", 0))
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, os.fdopen(proto_out, "wb", 0))
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    return _PipeLines(reader), _PipeWriter(writer)
+    out = _PipeWriter(writer)
+
+    async def refuse(request_id) -> None:
+        frame = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "error": {"code": -32600, "message": f"request line over {MAX_REQUEST_LINE_BYTES} bytes; refused"},
+        }
+        await out.write(json.dumps(frame) + "\n")
+        await out.flush()
+
+    return _PipeLines(reader, refuse), out

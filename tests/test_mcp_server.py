@@ -450,3 +450,61 @@ def test_module_level_imports_stay_light():
     code = "import sys, labkit.cli.mcp_cmd, labkit.cli.ledger_cmd; print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout.strip()
     assert out == b"False"
+
+
+def test_an_over_long_request_line_gets_a_json_rpc_error_and_the_session_goes_on(world, tmp_path):
+    """Issue 22: one line over the reader's 64 MiB limit used to end the session with a traceback."""
+    import asyncio
+
+    from labkit.mcp_server import MAX_REQUEST_LINE_BYTES
+
+    # Positive control: a plain asyncio line reader with that limit gives up on such a line.
+    async def plain():
+        reader = asyncio.StreamReader(limit=1024)
+        reader.feed_data(b"x" * 5000 + b"\n")
+        reader.feed_eof()
+        await reader.readline()
+
+    with pytest.raises(ValueError):
+        asyncio.run(plain())
+
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }
+    huge_path = "a" * (MAX_REQUEST_LINE_BYTES + 1024)
+    huge = json.dumps(
+        {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": ""}}}
+    ).replace('"path": ""', f'"path": "{huge_path}"')
+    after = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 10,
+            "method": "tools/call",
+            "params": {"name": "read_file", "arguments": {"path": "src/util.py"}},
+        }
+    )
+    params = server_parameters(world.path)
+    env = dict(os.environ, LABKIT_SNAPSHOT_DIR=str(tmp_path / "snapshots"))
+    proc = subprocess.Popen(
+        [params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    initialized = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    proc.stdin.write((json.dumps(init) + "\n" + initialized + "\n").encode())
+    proc.stdin.write(huge.encode() + b"\n")
+    proc.stdin.write(after.encode() + b"\n")
+    proc.stdin.flush()
+    frames = {}
+    while 10 not in frames:
+        line = proc.stdout.readline()
+        assert line, "server closed stdout before answering"
+        frame = json.loads(line)
+        frames[frame.get("id")] = frame
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    assert frames[9]["error"]["code"] == -32600 and "over" in frames[9]["error"]["message"]
+    assert frames[10]["result"]["structuredContent"]["content"].startswith("import os")
+    assert proc.returncode == 0
+    assert b"Traceback" not in proc.stderr.read()
