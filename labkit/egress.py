@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -215,6 +216,8 @@ class Scrub:
         add(cwd, "<cwd>")
         add(os.path.realpath(tempfile.gettempdir()), "<tmp>")
         add(tempfile.gettempdir(), "<tmp>")
+        add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "<labkit>")  # the package's own folder
+        add(sys.prefix, "<python>")
         home = os.path.expanduser("~")
         if home != "~":
             add(os.path.realpath(home), "~")

@@ -88,17 +88,19 @@ class StepResult:
 def run_experiment_step(name: str, *, quick: bool) -> StepResult:
     from labkit.course.experiments import load_target, run_experiment
     from labkit.course.plots import FIGURES, figure_to_png
+    from labkit.egress import clean_text, release
 
     start = time.perf_counter()
     try:
-        data = run_experiment(name, quick=quick)
+        # The page is an output like any other: its data leave through the output gate.
+        data = release(run_experiment(name, quick=quick))
     except Exception as exc:  # a failing experiment is reported, not fatal to the report
         return StepResult(
             name,
             False,
             time.perf_counter() - start,
-            error=f"{type(exc).__name__}: {exc}",
-            detail=traceback.format_exc(limit=3),
+            error=clean_text(f"{type(exc).__name__}: {exc}"),
+            detail=clean_text(traceback.format_exc(limit=3)),
         )
     step = StepResult(name, True, time.perf_counter() - start, data=data)
     for target in FIGURES.get(name, []):
