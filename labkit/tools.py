@@ -251,11 +251,12 @@ TOOLS: tuple[Tool, ...] = (
             "(`textTruncated`), and `column` is the match's 1-based character column in the line. "
             "`complete` is false, with `incompleteReasons`, when a text file that could have matched "
             "was not searched: `oversize` (over 2 MiB), `unreadable`, `deadline` (`--timeout`), "
-            "`limit` (`truncated`). Binary files never make a result incomplete. A detected secret in "
-            "a returned line is replaced by `[REDACTED:<type>]` (`redacted` per match, `redactions` in "
-            "all); a line that matched only inside a secret is returned with `matchInSecret` and the "
-            "secret withheld: a series of searches can learn that such a match exists, not the "
-            "secret. A path that is not UTF-8 or holds a backslash is escaped (`\\xNN`, `\\\\`) and "
+            "`limit` (`truncated`). Binary files never make a result incomplete. The search runs over the "
+            "text a read would show: a detected secret is replaced by `[REDACTED:<type>]` (`redacted` "
+            "per match, `redactions` in all; every line of a key block), and a line that matched only "
+            "inside a secret is no match at all (never returned, never counted: `matchesInSecrets` is "
+            "always 0 and `matchInSecret` never set, both kept for compatibility), so a series of "
+            "searches learns nothing a read would not. A path that is not UTF-8 or holds a backslash is escaped (`\\xNN`, `\\\\`) and "
             "flagged `pathEscaped` (`pathNotUtf8` for bytes)."
         ),
     ),
