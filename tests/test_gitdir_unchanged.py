@@ -186,7 +186,7 @@ def test_no_mcp_tool_writes_into_the_repository_or_leaves_a_temp_folder(world):
     ]
 
     async def go():
-        results = []
+        results: list = []
         params = server_parameters(world.repo, index=world.index, env=world.env())
         async with connect(params) as client:
             listed = {t.name for t in (await client.list_tools()).tools}
