@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from labkit.diff import git_diff
 from labkit.errors import LabkitError
 from labkit.mcp_client import connect, server_parameters
 from labkit.status import git_status
-from labkit.workspace import Workspace
+from labkit.workspace import MAX_COPIED_BYTES, Workspace
 
 from .conftest import plain_git
 from .test_attack_corpus import cli_in_process
@@ -312,3 +313,47 @@ def test_a_split_index_is_read(tmp_path):
     assert list((repo.path / ".git").glob("sharedindex.*")), "positive control: the index is split"
     _changed(repo.path)
     assert git_status(repo.path)["unstaged"] == [{"path": "a.txt", "status": "M"}]
+
+
+def test_a_workspace_open_for_long_sees_the_index_and_packed_refs_as_they_are_now(tmp_path):
+    """The private copies follow the repository: a file staged or a ref packed after opening is seen."""
+    repo = IsolatedRepo(tmp_path / "live")
+    repo.write("a.txt", "a\n")
+    repo.commit("a")
+    with Workspace.open(repo.path, require_git=True) as ws:
+        assert git_status(ws)["staged"] == []
+        repo.write("a.txt", "b\n")
+        plain_git(repo.path, "add", "a.txt")
+        assert git_status(ws)["staged"] == [{"path": "a.txt", "status": "M"}]
+        plain_git(repo.path, "tag", "later")
+        plain_git(repo.path, "pack-refs", "--all")
+        assert not (repo.path / ".git/refs/tags/later").exists() and (repo.path / ".git/packed-refs").exists()
+        assert ws.git.resolve_commit("later") == repo.head()
+        (repo.path / ".git/packed-refs").unlink()
+        assert ws.git.resolve_commit("later") is None
+
+
+def test_fifos_and_an_oversized_index_are_refused_without_waiting_or_copying(tmp_path):
+    repo = IsolatedRepo(tmp_path / "odd")
+    repo.write("a.txt", "a\n")
+    repo.commit("a")
+    index = repo.path / ".git/index"
+    index.unlink()
+    os.mkfifo(index)
+    with pytest.raises(subprocess.TimeoutExpired):  # positive control: plain git waits for a writer
+        plain_git(repo.path, "status", timeout=3)
+    for name in ("index", "HEAD"):
+        if name == "HEAD":
+            index.unlink()
+            (repo.path / ".git/HEAD").unlink()
+            os.mkfifo(repo.path / ".git/HEAD")
+        with pytest.raises(LabkitError) as err:
+            git_status(repo.path)
+        assert err.value.code == "not_a_repository", name
+    (repo.path / ".git/HEAD").unlink()
+    (repo.path / ".git/HEAD").write_text("ref: refs/heads/main\n")
+    with open(index, "wb") as fh:  # sparse: it takes no room, but a copy would write every byte
+        fh.truncate(MAX_COPIED_BYTES + 1)
+    with pytest.raises(LabkitError) as err:
+        git_status(repo.path)
+    assert err.value.code == "output_too_large"
