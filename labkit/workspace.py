@@ -319,7 +319,6 @@ class GitDir:
             self._refs_fd = self._hold_entry(self._common_fd, "refs")
             self._vet()
             via_fd = _proc_fd_works(self._own_fd)
-            self._via_fd = via_fd
             common = f"/proc/self/fd/{self._common_fd}" if via_fd else layout.common_dir
             self._objects = f"/proc/self/fd/{self._objects_fd}" if via_fd else os.path.join(common, "objects")
             refs = f"/proc/self/fd/{self._refs_fd}" if via_fd else os.path.join(common, "refs")
@@ -398,7 +397,7 @@ class GitDir:
         if not self.alternates_ignored:
             try:
                 os.stat("info/alternates", dir_fd=self._objects_fd, follow_symlinks=False)
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):
                 pass
             else:
                 self._ignore_alternates()
@@ -414,7 +413,7 @@ class GitDir:
         try:
             src = os.open(name, _FILE_FLAGS, dir_fd=parent_fd)
         except FileNotFoundError:
-            if self._copied.get(name) is not None or os.path.lexists(dest):
+            if os.path.lexists(dest):
                 os.unlink(dest)
             self._copied[name] = None
             return
@@ -438,7 +437,7 @@ class GitDir:
         """A split index reads ``sharedindex.<id>`` beside it: copy each one not yet here (named
         by its content's id, so a copy never goes stale)."""
         with os.scandir(self._own_fd) as entries:
-            names = [e.name for e in entries if e.name.startswith("sharedindex.") and "/" not in e.name]
+            names = [e.name for e in entries if e.name.startswith("sharedindex.")]
         for name in names:
             dest = os.path.join(self._shadow, name)
             if os.path.lexists(dest):
