@@ -203,7 +203,7 @@ def test_a_git_dir_that_leads_into_another_repository_lends_it_nothing(tmp_path,
         assert result["error"]["code"] in expected, (label, result)
         assert str(tmp_path) not in text
     for page in _mcp_git_diff(ws, tmp_path):
-        assert page.is_error and SECRET not in page.content[0].text
+        assert page.is_error and SECRET not in page.content[0].text + json.dumps(page.structured_content or {})
         expected_code = "git_failed" if attack == "alternates_and_a_ref_of_its_own" else "not_a_repository"
         assert json.loads(page.content[0].text)["error"]["code"] == expected_code
 
