@@ -111,6 +111,10 @@ def head_and_policy(ws: Workspace) -> tuple[str | None, ChangedPolicy]:
     """HEAD's commit and the path policy of the change (HEAD's ``.labignore`` with the work tree's): one git call."""
     git = ws.git
     head, labignore = git.objects(["HEAD^{commit}", git.spec("HEAD", LABIGNORE)])
+    if head is None:
+        git.confirm_no_commit()
+    elif labignore is None:
+        git.confirm_absent("HEAD", LABIGNORE)
     data = labignore[2] if labignore is not None and labignore[1] == "blob" else None
     return (head[0] if head is not None else None), git.policy_at("HEAD" if head else None, ws.rules, data)
 

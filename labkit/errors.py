@@ -18,7 +18,8 @@ CODES: dict[str, str] = {
     "path_outside_workspace": "a path climbs out of the root with '..' or through a symlink",
     "sensitive_path": "the path is sensitive (built-in list or .labignore): never searched, read or diffed",
     "not_a_repository": "the root is not a git work tree, or its layout is refused (a .git that belongs to "
-    "another work tree, core.worktree elsewhere, a bare repository)",
+    "another work tree, core.worktree elsewhere, a bare repository, a commondir, objects, refs, packed-refs or "
+    "index that leads outside its own git folder)",
     "git_failed": "git failed (details say why; never git's raw stderr)",
     "git_timeout": "a git child ran past its deadline and was killed with everything it spawned",
     "git_memory_limit": "a git child went over labkit's memory cap (RLIMIT_DATA) and was stopped",

@@ -34,6 +34,7 @@ Repositories under inspection are read through ``Workspace.git`` only.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
@@ -93,19 +94,35 @@ class GitResult:
 
 
 _PRIVATE: Path | None = None
+_PRIVATE_PID = 0
 _PRIVATE_LOCK = threading.Lock()
+#: Name prefix of :func:`private_dir` in the system's temp folder (tests count them).
+PRIVATE_PREFIX = "labkit-git-"
 
 
 def private_dir() -> Path:
-    """A private folder (mode 0700) holding an empty hooks folder and empty files."""
-    global _PRIVATE
+    """This process's private folder (mode 0700): an empty hooks folder, empty files, and the
+    private git dirs of open workspaces. Removed when the process exits."""
+    global _PRIVATE, _PRIVATE_PID
     with _PRIVATE_LOCK:
-        if _PRIVATE is None or not _PRIVATE.exists():
-            base = Path(tempfile.mkdtemp(prefix="labkit-git-"))
+        if _PRIVATE is None or _PRIVATE_PID != os.getpid() or not _PRIVATE.exists():
+            base = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
             (base / "hooks").mkdir()
             (base / "empty").write_bytes(b"")
-            _PRIVATE = base
+            if _PRIVATE_PID == 0:
+                atexit.register(_remove_private_dir)
+            _PRIVATE, _PRIVATE_PID = base, os.getpid()
         return _PRIVATE
+
+
+def _remove_private_dir() -> None:
+    # Only the process that made it removes it: a forked child inherits this
+    # exit handler, and must not pull the folder from under its parent.
+    global _PRIVATE
+    with _PRIVATE_LOCK:
+        if _PRIVATE is not None and _PRIVATE_PID == os.getpid():
+            shutil.rmtree(_PRIVATE, ignore_errors=True)
+            _PRIVATE = None
 
 
 def _no_program() -> str:

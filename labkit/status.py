@@ -119,7 +119,10 @@ def git_status(workspace) -> dict:
             policy = ChangedPolicy(ws.rules, PathRules())
         else:
             policy = git.policy_at("HEAD", ws.rules)
-        return status_result(raw, git.prefix, policy)
+        result = status_result(raw, git.prefix, policy)
+        if git.alternates_ignored:  # git reads only the repository's own objects: ahead/behind may be unknown
+            result["alternatesIgnored"] = True
+        return result
 
 
 def status_result(raw: dict, root_prefix: str, policy) -> dict:

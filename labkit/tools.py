@@ -273,7 +273,7 @@ TOOLS: tuple[Tool, ...] = (
         args=(),
         output=_obj(
             {"branch": _O, "staged": _A, "unstaged": _A, "untracked": _A, "conflicted": _A, "hidden": _O},
-            {"totals": _O, "truncated": _B, "hiddenByChangedPolicy": _A},
+            {"totals": _O, "truncated": _B, "hiddenByChangedPolicy": _A, "alternatesIgnored": _B},
         ),
         errors=("not_a_repository", "git_failed", "git_timeout", "git_memory_limit", "internal_error"),
         output_notes=(
@@ -283,7 +283,10 @@ TOOLS: tuple[Tool, ...] = (
             "holds at most 1,000 entries: `totals` counts them all and `truncated` says a list was cut. "
             "`.labignore` is read from HEAD and the work tree: a path HEAD's rules hide stays hidden, "
             "and a path hidden only by the work tree's new rules is withheld but named in "
-            "`hiddenByChangedPolicy`."
+            "`hiddenByChangedPolicy`. A repository that borrows objects from another one "
+            "(`objects/info/alternates`) is read without them: `alternatesIgnored` is true, and "
+            "`ahead`/`behind` are null when the commits to count are kept only there (every other "
+            "tool fails with `git_failed` rather than answer without an object it needs)."
         ),
     ),
     Tool(

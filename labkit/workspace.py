@@ -13,19 +13,39 @@ tools, works out the repository's layout *without asking git*:
   that borrows another repository's git dir) is ``not_a_repository``, as is a
   config whose ``core.worktree`` moves the work tree elsewhere, or a bare one.
 
+The git dir is inspected, not trusted. Its ``commondir`` is honoured only in
+git's own linked-worktree layout (the git dir is ``<common>/worktrees/<name>``
+and names this work tree); its ``objects`` and ``refs`` must be folders of its
+own, holding no symlink at their top (nor ``objects/pack`` and
+``objects/info``); ``logs`` and ``shallow`` are not symlinks; ``index`` and
+``packed-refs`` are regular files. Anything else that would lead git into
+another repository is ``not_a_repository``. ``objects/info/alternates`` is not
+refused (``git clone --shared`` makes one) but ignored: git sees a view of the
+repository's own objects only, status says ``alternatesIgnored``, and a call
+that needed an object kept only there fails (``git_failed``) instead of
+answering "no commit" or "no such file".
+
 Git then runs against a **private git dir**: a folder labkit owns, whose
 ``config`` labkit writes (the pinned settings of :mod:`labkit.gitrunner`, the
 repository's object format, and the branch-tracking keys ``status`` needs,
-copied verbatim), and whose ``objects``, ``refs``, ``index`` ... are symlinks to
-the real ones through ``/proc/self/fd``: they follow the descriptors opened
-here, so a ``.git`` swapped after opening cannot redirect git. No key the
+copied verbatim), and whose ``objects`` and ``refs`` are symlinks to the real
+ones through ``/proc/self/fd``: they follow the descriptors opened here, so a
+``.git`` swapped after opening cannot redirect git. ``HEAD``, ``index`` and
+``packed-refs`` are *copies*, taken again (through the held descriptors, never
+following a symlink) whenever the repository's file changes. No key the
 repository sets (in its config, an included file, a submodule's config,
 ``info/attributes`` or ``.gitattributes``) can make git start a program,
 whatever the driver is called: the repository's config is never read by the
 git that runs, and a driver named in ``.gitattributes`` but not defined is
-ignored. ``--git-dir`` and ``--work-tree`` are passed to every call. Git never
-writes into the inspected repository: optional locks are off, and anything git
-might still write lands in the private folder.
+ignored. ``--git-dir`` and ``--work-tree`` are passed to every call.
+
+Nothing is ever written into the inspected repository. Optional locks are off;
+git's porcelain ``diff`` still refreshes the index after printing, but the
+index it sees is the private copy and its ``index.lock`` is a folder in the
+private git dir, so the refresh is skipped (the output is the same: git
+compares a stat-dirty file's content before it prints). The private git dir
+is removed when the workspace closes, and :func:`labkit.gitrunner.private_dir`
+when the process exits.
 """
 
 from __future__ import annotations
@@ -61,12 +81,20 @@ from .gitrunner import (
 )
 from .rules import LABIGNORE, ChangedPolicy, PathRules
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+#: A file of the git dir is opened without following a symlink, and without blocking on a FIFO.
+_FILE_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 _SMALL_FILE = 64 * 1024
 _HEAD_RE = re.compile(rb"\A(?:ref: refs/[^\0\n]{1,1024}|[0-9a-f]{40}|[0-9a-f]{64})\n?\Z")
-#: Git-dir entries the private git dir links to (the worktree's own, then the shared ones).
-_OWN_ENTRIES = ("index",)
-_SHARED_ENTRIES = ("objects", "refs", "packed-refs", "logs", "shallow")
+#: Shared git-dir entries the private git dir links to by name (read-only uses: reflogs, shallow roots).
+_LINKED_ENTRIES = ("logs", "shallow")
+#: Files copied into the private git dir, from (own git dir | common dir), again whenever they change.
+_COPIED_OWN = ("index",)
+_COPIED_SHARED = ("packed-refs",)
+#: Above this size an index or packed-refs is not copied (a sparse file could fill the temp folder).
+MAX_COPIED_BYTES = 512 * 1024 * 1024
+_FANOUT = tuple(f"{n:02x}" for n in range(256))
 #: Keys copied from the repository's config, verbatim: only what ``status``
 #: needs to name a branch's upstream. None of them can start a program.
 _COPIED = (re.compile(r"branch\..+\.(remote|merge)"), re.compile(r"remote\..+\.fetch"))
@@ -78,7 +106,7 @@ def _refuse(message: str) -> GitError:
 
 
 def _read_small(path: str, *, dir_fd: int | None = None) -> bytes:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+    fd = os.open(path, _FILE_FLAGS, dir_fd=dir_fd)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError("not a regular file")
@@ -96,6 +124,38 @@ def _config_value(value: str) -> str:
 
 def _proc_fd_works(fd: int) -> bool:
     return os.path.isdir(f"/proc/self/fd/{fd}")
+
+
+def _no_symlink_in(fd: int, what: str) -> None:
+    """Refuse when the folder open at ``fd`` holds a symlink (one ``getdents``, no ``stat``)."""
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if entry.is_symlink():
+                raise _refuse(
+                    f"the git folder's {what} holds a symlink, which could lend it another repository's "
+                    "objects or refs; labkit will not read it"
+                )
+
+
+def _copy_fd(src: int, st: os.stat_result, dest: str, what: str) -> None:
+    """Copy the open file ``src`` to ``dest`` (replaced in one rename), keeping its modification time."""
+    if st.st_size > MAX_COPIED_BYTES:
+        raise GitError(
+            "output_too_large", f"the repository's {what} is over {MAX_COPIED_BYTES >> 20} MiB; labkit does not copy it"
+        )
+    tmp = dest + ".labkit-new"
+    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        offset = 0
+        while offset < MAX_COPIED_BYTES:
+            sent = os.sendfile(out, src, offset, min(1 << 24, MAX_COPIED_BYTES - offset))
+            if sent == 0:
+                break
+            offset += sent
+    finally:
+        os.close(out)
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp, dest)
 
 
 @dataclass
@@ -151,24 +211,45 @@ def _is_git_dir(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "HEAD"))
 
 
-def _common_dir(git_dir: str) -> str:
+def _names_this_work_tree(git_dir: str, top: str) -> bool:
+    """True when ``git_dir``'s ``gitdir`` file (a linked worktree's back link) names ``top``'s ``.git``."""
+    try:
+        named = _read_small(os.path.join(git_dir, "gitdir")).decode("utf-8", "surrogateescape").strip()
+    except OSError:
+        return False
+    return bool(named) and os.path.realpath(os.path.join(git_dir, named)) == os.path.join(top, ".git")
+
+
+def _common_dir(git_dir: str, top: str, borrowed: bool) -> str:
+    """The git dir holding objects and refs: ``git_dir`` itself, or, for git's own linked-worktree
+    layout only, the repository whose ``worktrees/<name>`` is ``git_dir`` and names this work tree.
+
+    A ``commondir`` anywhere else would lend this work tree another repository's objects and refs.
+    """
     try:
         raw = _read_small(os.path.join(git_dir, "commondir")).decode("utf-8", "surrogateescape").strip()
     except FileNotFoundError:
         return git_dir
     except OSError:
         raise _refuse("the repository's commondir file cannot be read") from None
-    return os.path.realpath(os.path.join(git_dir, raw))
+    common = os.path.realpath(os.path.join(git_dir, raw))
+    # git_dir is a real path: its parent is literally <common>/worktrees, no symlink on the way.
+    if (
+        borrowed
+        and os.path.dirname(git_dir) == os.path.join(common, "worktrees")
+        and _names_this_work_tree(git_dir, top)
+    ):
+        return common
+    raise _refuse(
+        "the git folder's commondir leads to another git folder that does not list this work tree "
+        "as one of its worktrees; labkit will not read it"
+    )
 
 
-def _links_back(git_dir: str, dotgit: str, top: str, config: RepoConfig) -> bool:
-    """True when ``git_dir`` belongs to the work tree at ``top`` (whose ``.git`` is ``dotgit``)."""
-    try:  # a linked worktree: <common>/worktrees/<name>/gitdir names this .git file
-        named = _read_small(os.path.join(git_dir, "gitdir")).decode("utf-8", "surrogateescape").strip()
-        if named and os.path.realpath(os.path.join(git_dir, named)) == os.path.join(top, ".git"):
-            return True
-    except OSError:
-        pass
+def _links_back(git_dir: str, top: str, config: RepoConfig) -> bool:
+    """True when ``git_dir`` belongs to the work tree at ``top``."""
+    if _names_this_work_tree(git_dir, top):  # a linked worktree: <common>/worktrees/<name>/gitdir
+        return True
     worktree = config.get("core.worktree")  # a submodule: its git dir names this folder
     return worktree is not None and os.path.realpath(os.path.join(git_dir, worktree)) == top
 
@@ -200,11 +281,9 @@ def discover(root_real: str) -> Layout:
         raise _refuse("the .git entry is neither a folder nor a file")
     if not _is_git_dir(git_dir):
         raise _refuse("the .git entry does not lead to a git folder")
-    common = _common_dir(git_dir)
-    if not (os.path.isdir(os.path.join(common, "objects")) and os.path.isdir(os.path.join(common, "refs"))):
-        raise _refuse("the git folder has no objects or refs")
+    common = _common_dir(git_dir, top, borrowed)
     config = _read_config(os.path.join(common, "config"))
-    if borrowed and not _links_back(git_dir, dotgit, top, config):
+    if borrowed and not _links_back(git_dir, top, config):
         raise _refuse(
             "the .git entry points to a git folder that belongs to another work tree; labkit will not read it"
         )
@@ -226,22 +305,33 @@ class GitDir:
         self.layout = layout
         self.top = layout.top
         self.prefix = layout.prefix
+        #: True when the repository names other object folders (``objects/info/alternates``):
+        #: git reads only its own objects, and the results say so (``alternatesIgnored``).
+        self.alternates_ignored = False
         self._lock = threading.Lock()
         self._fds: list[int] = []
+        self._copied: dict[str, tuple[int, ...] | None] = {}
         self._shadow = tempfile.mkdtemp(prefix="ws-", dir=str(private_dir()))
         try:
             self._own_fd = self._hold(layout.git_dir)
             self._common_fd = self._own_fd if layout.common_dir == layout.git_dir else self._hold(layout.common_dir)
+            self._objects_fd = self._hold_entry(self._common_fd, "objects")
+            self._refs_fd = self._hold_entry(self._common_fd, "refs")
+            self._vet()
             via_fd = _proc_fd_works(self._own_fd)
-            own = f"/proc/self/fd/{self._own_fd}" if via_fd else layout.git_dir
             common = f"/proc/self/fd/{self._common_fd}" if via_fd else layout.common_dir
-            for name in _OWN_ENTRIES:
-                os.symlink(f"{own}/{name}", os.path.join(self._shadow, name))
-            for name in _SHARED_ENTRIES:
+            self._objects = f"/proc/self/fd/{self._objects_fd}" if via_fd else os.path.join(common, "objects")
+            refs = f"/proc/self/fd/{self._refs_fd}" if via_fd else os.path.join(common, "refs")
+            os.symlink(self._objects, os.path.join(self._shadow, "objects"))
+            os.symlink(refs, os.path.join(self._shadow, "refs"))
+            for name in _LINKED_ENTRIES:
                 os.symlink(f"{common}/{name}", os.path.join(self._shadow, name))
+            # git's porcelain diff refreshes the index after it has printed (even with optional
+            # locks off): the lock it would take is a folder here, so it never can.
+            os.mkdir(os.path.join(self._shadow, "index.lock"))
             self._write_config(layout.config, common)
             self._head = b""
-            self._refresh_head()
+            self._sync()
         except BaseException:
             self.close()
             raise
@@ -252,9 +342,136 @@ class GitDir:
         self._pass_fds = tuple(dict.fromkeys(self._fds)) if via_fd else ()
 
     def _hold(self, path: str) -> int:
-        fd = os.open(path, _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, _DIR_FLAGS | _NOFOLLOW)
         self._fds.append(fd)
         return fd
+
+    def _hold_entry(self, parent_fd: int, name: str) -> int:
+        """A descriptor on the git dir's own folder ``name``: never a symlink, never followed later."""
+        try:
+            fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=parent_fd)
+        except OSError:
+            raise _refuse(
+                f"the git folder's {name} is missing or is not a folder of its own (a symlink leads "
+                "elsewhere); labkit will not read it"
+            ) from None
+        self._fds.append(fd)
+        return fd
+
+    def _vet(self) -> None:
+        """Refuse a git dir whose objects, refs, logs or shallow file lead elsewhere by symlink.
+
+        Checked: the entries themselves, what ``objects``, ``objects/pack``, ``objects/info`` and
+        ``refs`` hold directly. (A symlink deeper down, a single ref file or a loose object,
+        could name another repository's commit but, with the objects vetted, not lend it its
+        content.) The index and packed-refs are vetted each time they are copied.
+        """
+        _no_symlink_in(self._objects_fd, "objects")
+        _no_symlink_in(self._refs_fd, "refs")
+        for sub in ("pack", "info"):
+            try:
+                fd = os.open(sub, _DIR_FLAGS | _NOFOLLOW, dir_fd=self._objects_fd)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                raise _refuse(f"the git folder's objects/{sub} is not a folder of its own") from None
+            try:
+                _no_symlink_in(fd, f"objects/{sub}")
+            finally:
+                os.close(fd)
+        for name in _LINKED_ENTRIES:
+            try:
+                if stat.S_ISLNK(os.lstat(name, dir_fd=self._common_fd).st_mode):
+                    raise _refuse(f"the git folder's {name} is a symlink; labkit will not read it")
+            except FileNotFoundError:
+                pass
+
+    def _sync(self) -> None:
+        """Bring the private git dir up to date with the repository (under ``_lock``): HEAD,
+        the index and packed-refs copied when they changed, alternates switched off when present."""
+        self._refresh_head()
+        for name in _COPIED_OWN:
+            self._copy_in(self._own_fd, name)
+        for name in _COPIED_SHARED:
+            self._copy_in(self._common_fd, name)
+        if not self.alternates_ignored:
+            try:
+                os.stat("info/alternates", dir_fd=self._objects_fd, follow_symlinks=False)
+            except (FileNotFoundError, NotADirectoryError):
+                pass
+            else:
+                self._ignore_alternates()
+
+    def _copy_in(self, parent_fd: int, name: str) -> None:
+        """Copy the repository's file ``name`` into the private git dir when it changed.
+
+        Git reads the copy (and cannot write the repository's index: its lock is in this
+        folder). The copy keeps the file's modification time, which git's racy-entry check
+        compares entries against. Absent stays absent; a symlink or a non-file is refused.
+        """
+        dest = os.path.join(self._shadow, name)
+        try:
+            src = os.open(name, _FILE_FLAGS, dir_fd=parent_fd)
+        except FileNotFoundError:
+            if os.path.lexists(dest):
+                os.unlink(dest)
+            self._copied[name] = None
+            return
+        except OSError:
+            raise _refuse(f"the git folder's {name} is a symlink or cannot be read; labkit will not read it") from None
+        try:
+            st = os.fstat(src)
+            if not stat.S_ISREG(st.st_mode):
+                raise _refuse(f"the git folder's {name} is not a regular file; labkit will not read it")
+            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            if self._copied.get(name) == key:
+                return
+            if name == "index":
+                self._copy_shared_indexes()
+            _copy_fd(src, st, dest, name)
+            self._copied[name] = key
+        finally:
+            os.close(src)
+
+    def _copy_shared_indexes(self) -> None:
+        """A split index reads ``sharedindex.<id>`` beside it: copy each one not yet here (named
+        by its content's id, so a copy never goes stale)."""
+        with os.scandir(self._own_fd) as entries:
+            names = [e.name for e in entries if e.name.startswith("sharedindex.")]
+        for name in names:
+            dest = os.path.join(self._shadow, name)
+            if os.path.lexists(dest):
+                continue
+            try:
+                src = os.open(name, _FILE_FLAGS, dir_fd=self._own_fd)
+            except OSError:
+                continue  # a symlink or gone: git will say the index is broken
+            try:
+                st = os.fstat(src)
+                if stat.S_ISREG(st.st_mode):
+                    _copy_fd(src, st, dest, name)
+            finally:
+                os.close(src)
+
+    def _ignore_alternates(self) -> None:
+        """Point the private ``objects`` at a view of the repository's own objects without ``info``.
+
+        Git reads other object folders only from ``objects/info/alternates``; the view has
+        every loose-object folder and ``pack`` (linked by name through the held descriptor)
+        and an empty ``info``. It replaces the link in one rename, so a git already running
+        sees one or the other.
+        """
+        view = os.path.join(self._shadow, "objects-own")
+        if not os.path.isdir(view):
+            tmp = tempfile.mkdtemp(prefix="objects-", dir=self._shadow)
+            for name in (*_FANOUT, "pack"):
+                os.symlink(f"{self._objects}/{name}", os.path.join(tmp, name))
+            os.mkdir(os.path.join(tmp, "info"))
+            os.rename(tmp, view)
+        link = os.path.join(self._shadow, "objects.new")
+        os.symlink("objects-own", link)
+        os.replace(link, os.path.join(self._shadow, "objects"))
+        self.alternates_ignored = True
 
     def _write_config(self, config: RepoConfig, common: str) -> None:
         version = config.get("core.repositoryformatversion") or "0"
@@ -312,7 +529,7 @@ class GitDir:
     ) -> GitResult:
         """``git <args>`` in this work tree (from the workspace root, or its top with ``at_top``)."""
         with self._lock:
-            self._refresh_head()
+            self._sync()
         env = self._env if not extra_env else {**self._env, **extra_env}
         what = describe(args)
         where = cwd or (self.top if at_top or not self.prefix else os.path.join(self.top, self.prefix))
@@ -330,8 +547,38 @@ class GitDir:
             keep_stdout=keep_stdout,
         )
         if rc not in tuple(ok_returncodes):
-            raise classify_failure(stderr, rc, what, memory_bytes=memory_bytes)
+            failure = classify_failure(stderr, rc, what, memory_bytes=memory_bytes)
+            raise self._borrowed(what) if self.alternates_ignored and failure.code == "git_failed" else failure
         return GitResult(stdout=stdout, returncode=rc)
+
+    def _borrowed(self, what: str) -> GitError:
+        return GitError(
+            "git_failed",
+            f"{what} failed: this repository borrows objects from another one (objects/info/alternates), "
+            "which labkit does not read, so objects kept only there are missing",
+            details={"reason": "alternates_ignored"},
+        )
+
+    def confirm_no_commit(self) -> None:
+        """HEAD resolved to no commit: true of a new repository. With alternates ignored, HEAD may
+        name a commit kept only in the other repository, and "no commit" would be a false answer."""
+        if not self.alternates_ignored:
+            return
+        res = self.run(["rev-parse", "--verify", "--quiet", "HEAD"], ok_returncodes=(0, 1))
+        if res.returncode == 0 and res.stdout.strip():
+            raise self._borrowed("git rev-parse")
+
+    def confirm_absent(self, rev: str, rel: str) -> None:
+        """``rel`` read as absent at ``rev``: with alternates ignored, make sure it is not listed there
+        (``ls-tree`` fails on a missing tree, and lists an entry whose blob may be missing)."""
+        if not self.alternates_ignored:
+            return
+        literal = ":(literal)" + (self.prefix + "/" if self.prefix else "") + rel
+        listed = self.bytes(["ls-tree", "-z", "--full-tree", rev, "--", literal], at_top=True)
+        if listed:
+            oid = listed.split(b"\t", 1)[0].split()[-1].decode("ascii")
+            if self.run(["cat-file", "-e", oid], ok_returncodes=(0, 1)).returncode != 0:
+                raise self._borrowed("git cat-file")
 
     # Signatures below this method name the builtin as ``builtins.bytes``: in the class body ``bytes`` is the method.
     def bytes(self, args: Sequence[str], **kw) -> bytes:
@@ -341,7 +588,10 @@ class GitDir:
         return resolve_commit_with(lambda a, **kw: self.run(a, **kw), rev)
 
     def head_commit(self) -> str | None:
-        return self.resolve_commit("HEAD")
+        commit = self.resolve_commit("HEAD")
+        if commit is None:
+            self.confirm_no_commit()
+        return commit
 
     def objects(
         self, names: Sequence[str], *, max_bytes: int = 1024 * 1024
@@ -372,6 +622,8 @@ class GitDir:
     def file_at(self, rev: str, rel: str) -> builtins.bytes | None:
         """The bytes of ``rel`` (relative to the workspace root) at revision ``rev``; None when absent."""
         got = self.objects([self.spec(rev, rel)])[0]
+        if got is None:
+            self.confirm_absent(rev, rel)
         return got[2] if got is not None and got[1] == "blob" else None
 
     def spec(self, rev: str, rel: str) -> str:

@@ -207,14 +207,19 @@ def test_filter_smudge(make_repo, payload, operation):
     plain(repo, *args)
     assert_control_fired(payload, f"filter smudge on {operation}")
 
-    if operation == "checkout":
-        (repo.path / "a.txt").unlink()
-    out = git_bytes(repo.path, args)
-    assert not payload.fired
     if operation == "archive":
-        assert b"one\n" in out
+        assert b"one\n" in git_bytes(repo.path, args)
     else:
-        assert repo.read("a.txt") == b"one\n"
+        (repo.path / "a.txt").unlink()
+        # A workspace's git never writes the repository: checkout needs the index lock, so it is refused ...
+        with pytest.raises(LabkitError):
+            git_bytes(repo.path, args)
+        # ... while checking the blob out to a file of its own (no lock) runs the same conversion.
+        plain(repo, "checkout-index", "--temp", "--", "a.txt")
+        assert_control_fired(payload, "filter smudge on checkout-index --temp")
+        out = git_bytes(repo.path, ["checkout-index", "--temp", "--", "a.txt"])
+        assert (repo.path / os.fsdecode(out.split(b"\t")[0])).read_bytes() == b"one\n"
+    assert not payload.fired
 
 
 def _run_on_terminal(argv, cwd, env, pass_fds=()) -> None:
