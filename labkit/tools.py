@@ -256,8 +256,8 @@ TOOLS: tuple[Tool, ...] = (
             "per match, `redactions` in all; every line of a key block), and a line that matched only "
             "inside a secret is no match at all (never returned, never counted: `matchesInSecrets` is "
             "always 0 and `matchInSecret` never set, both kept for compatibility), so a series of "
-            "searches learns nothing a read would not. A path that is not UTF-8 or holds a backslash is escaped (`\\xNN`, `\\\\`) and "
-            "flagged `pathEscaped` (`pathNotUtf8` for bytes)."
+            "searches learns nothing a read would not. A path that is not UTF-8 or holds a backslash "
+            "is escaped (`\\xNN`, `\\\\`) and flagged `pathEscaped` (`pathNotUtf8` for bytes)."
         ),
     ),
     Tool(
