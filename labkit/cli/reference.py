@@ -143,13 +143,19 @@ def render() -> str:
         "Built-in names are matched case-insensitively at any depth; a workspace's `.labignore` "
         "(gitignore syntax) adds patterns.",
         "",
-        "Names are compared lower-cased, without trailing dots and spaces, and again with backup "
-        "endings removed (" + ", ".join(f"`{e}`" for e in rules.BACKUP_ENDINGS) + "). Templates stay "
+        "Names are compared lower-cased, without trailing dots and spaces, and again as what they "
+        "are a copy of: backup endings removed (" + ", ".join(f"`{e}`" for e in rules.BACKUP_ENDINGS) + ") and "
+        "editors' wrappings undone (" + "; ".join(why for _, why in rules.AUTOSAVE_FORMS) + "). Templates stay "
         "readable: " + ", ".join(f"`{t}`" for t in sorted(rules.SENSITIVE_TEMPLATES)) + ".",
         "",
-        "| kind | pattern | why |",
-        "|---|---|---|",
-        *[f"| {r.kind} | `{r.pattern}` | {_cell(r.reason)} |" for r in rules.SENSITIVE_RULES],
+        "Entries come from maintained catalogues of credential file names, each cited by key: "
+        + "; ".join(f"`{k}`: {v}" for k, v in rules.SOURCES.items())
+        + ". Only files whose purpose is to hold a credential are taken; files that merely may hold one "
+        "(`settings.py`, `*.log`, `*.sql`) are left to secret detection in their content.",
+        "",
+        "| kind | pattern | why | source |",
+        "|---|---|---|---|",
+        *[f"| {r.kind} | `{_cell(r.pattern)}` | {_cell(r.reason)} | {r.source} |" for r in rules.SENSITIVE_RULES],
         "",
         "- Noise folders (skipped by content tools, not an error): "
         + ", ".join(f"`{d}/`" for d in sorted(rules.NOISE_DIRS))
