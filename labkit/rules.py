@@ -338,55 +338,106 @@ class SensitivePolicy(Protocol):
     def is_sensitive(self, rel: str, *, is_dir: bool = False) -> bool: ...
 
 
+@dataclass(frozen=True)
+class LabignoreLayer:
+    """The ``.labignore`` of one folder above a workspace root (see :mod:`labkit.labignore`)."""
+
+    base: str  # the folder, relative to the repository's top ("" = the top)
+    lines: tuple[str, ...]
+
+
+def _compile(lines: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    import pathspec
+
+    # GitIgnoreSpec follows git's own precedence rules (and is not the
+    # deprecated "gitwildmatch" factory, which warns on every use).
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _spec_hides(spec: pathspec.GitIgnoreSpec, rel: str, is_dir: bool) -> bool:
+    """True when ``spec`` (anchored where ``rel`` is relative to) matches ``rel`` or a folder above it."""
+    if spec.match_file(rel + "/" if is_dir else rel):
+        return True
+    # A matching parent folder hides everything under it.
+    parts = rel.split("/")
+    return any(spec.match_file("/".join(parts[:i]) + "/") for i in range(1, len(parts)))
+
+
 @dataclass
 class PathRules:
-    """Sensitive + noise rules for one root, including its ``.labignore``."""
+    """Sensitive + noise rules for one root: the built-in list, its ``.labignore`` and those above it.
+
+    ``labignore_lines`` is the root's own file; ``layers`` are the files of the
+    folders from the repository's top down to the root's parent, and ``prefix``
+    is the root relative to the top. Paths given to :meth:`is_sensitive` are
+    relative to the root; each file's patterns are anchored to its own folder.
+    """
 
     labignore_lines: tuple[str, ...] = ()
+    layers: tuple[LabignoreLayer, ...] = ()
+    prefix: str = ""
     _spec: pathspec.GitIgnoreSpec | None = field(default=None, repr=False)
+    _layer_specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = field(default=(), repr=False)
 
     @classmethod
     def for_root(cls, root: str | os.PathLike | None) -> PathRules:
-        """The rules of a folder, its ``.labignore`` read without following a symlink.
+        """The rules of a folder, its ``.labignore`` files read without following a symlink.
 
         Tools get their rules from :class:`~labkit.workspace.Workspace`; this is
         for course code that has a folder and no workspace.
         """
-        lines: tuple[str, ...] = ()
-        if root is not None:
-            from .fsread import DIR_FLAGS, read_labignore
+        if root is None:
+            return cls()
+        from .fsread import DIR_FLAGS
+        from .labignore import rules_for
 
-            try:
-                fd = os.open(os.fspath(root), DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
-            except OSError:
-                return cls()
-            try:
-                lines = read_labignore(fd)
-            finally:
-                os.close(fd)
-        return cls(labignore_lines=lines)
+        real = os.path.realpath(os.fspath(root))
+        try:
+            fd = os.open(real, DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return cls()
+        try:
+            return rules_for(real, fd)
+        finally:
+            os.close(fd)
 
     def __post_init__(self) -> None:
         if self.labignore_lines:
-            import pathspec
+            self._spec = _compile(self.labignore_lines)
+        self._layer_specs = tuple((layer.base, _compile(layer.lines)) for layer in self.layers if layer.lines)
 
-            # GitIgnoreSpec follows git's own precedence rules (and is not the
-            # deprecated "gitwildmatch" factory, which warns on every use).
-            self._spec = pathspec.GitIgnoreSpec.from_lines(self.labignore_lines)
+    def with_root_lines(self, lines: tuple[str, ...]) -> PathRules:
+        """The same rules with another ``.labignore`` at the root (a revision's)."""
+        return PathRules(labignore_lines=lines, layers=self.layers, prefix=self.prefix)
+
+    def from_top(self) -> PathRules:
+        """These rules for paths relative to the repository's top instead of the root (the review gate's paths)."""
+        if not self.prefix:
+            return self
+        own = (LabignoreLayer(self.prefix, self.labignore_lines),) if self.labignore_lines else ()
+        return PathRules(layers=self.layers + own)
+
+    def policy_key(self) -> tuple:
+        """What decides these rules' answers besides the built-in list: two rules with equal keys agree."""
+        return (self.prefix, self.labignore_lines, self.layers)
 
     def is_sensitive(self, rel: str, *, is_dir: bool = False) -> bool:
         if is_builtin_sensitive(rel + ("/x" if is_dir else "")) or (
             is_dir and _name_is_sensitive(rel.rsplit("/", 1)[-1])
         ):
             return True
-        if self._spec is not None:
-            spec = self._spec
-            if spec.match_file(rel + "/" if is_dir else rel):
-                return True
-            # A matching parent folder hides everything under it.
-            parts = rel.split("/")
-            for i in range(1, len(parts)):
-                if spec.match_file("/".join(parts[:i]) + "/"):
+        if self._spec is not None and _spec_hides(self._spec, rel, is_dir):
+            return True
+        if self._layer_specs:
+            top_rel = f"{self.prefix}/{rel}" if self.prefix and rel else (self.prefix or rel)
+            for base, spec in self._layer_specs:
+                if not base:
+                    inner = top_rel
+                elif top_rel.startswith(base + "/"):
+                    inner = top_rel[len(base) + 1 :]
+                else:
+                    continue
+                if _spec_hides(spec, inner, is_dir):
                     return True
         return False
 
@@ -417,7 +468,11 @@ class ChangedPolicy:
 
     @property
     def changed(self) -> bool:
-        return self.current.labignore_lines != self.base.labignore_lines
+        return self.current.policy_key() != self.base.policy_key()
+
+    def from_top(self) -> ChangedPolicy:
+        """Both sides for paths relative to the repository's top (see :meth:`PathRules.from_top`)."""
+        return ChangedPolicy(self.current.from_top(), self.base.from_top())
 
     def is_sensitive(self, rel: str, *, is_dir: bool = False) -> bool:
         return self.current.is_sensitive(rel, is_dir=is_dir) or self.base.is_sensitive(rel, is_dir=is_dir)

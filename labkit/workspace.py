@@ -379,13 +379,21 @@ class GitDir:
         return f"{rev}:{self.prefix + '/' if self.prefix else ''}{rel}"
 
     def policy_at(self, rev: str | None, current: PathRules, data: builtins.bytes | None = None) -> ChangedPolicy:
-        """``current`` rules together with the ``.labignore`` of revision ``rev`` (none without a commit).
+        """``current`` rules together with the ``.labignore`` files of revision ``rev`` (none without a commit).
 
-        ``data``: that file's bytes when the caller already fetched them.
+        The root's file and, for a root below the top, every folder's above it.
+        ``data``: the root's file's bytes when the caller already fetched them.
         """
         if rev is not None and data is None:
             data = self.file_at(rev, LABIGNORE)
-        base = PathRules(labignore_lines=tuple(data.decode("utf-8", "replace").splitlines()) if data else ())
+        base = current.with_root_lines(tuple(data.decode("utf-8", "replace").splitlines()) if data else ())
+        if current.prefix:  # the .labignore files above the root, as the revision has them
+            from .labignore import layers_from, upper_paths
+
+            paths = upper_paths(current.prefix)
+            got = self.objects([f"{rev}:{p}" for p in paths]) if rev is not None else [None] * len(paths)
+            blobs = [g[2] if g is not None and g[1] == "blob" else None for g in got]
+            base = PathRules(base.labignore_lines, layers_from(current.prefix, blobs), current.prefix)
         return ChangedPolicy(current, base)
 
     def close(self) -> None:
@@ -419,10 +427,10 @@ class Workspace:
             fd = os.open(real, _DIR_FLAGS)
         except OSError:
             raise LabkitError(code, "the given root does not exist or is not a folder") from None
-        from .fsread import read_labignore
+        from .labignore import rules_for
 
         try:
-            ws = cls(real, fd, PathRules(labignore_lines=read_labignore(fd)))
+            ws = cls(real, fd, rules_for(real, fd))
             if require_git:
                 ws.git  # noqa: B018 - refuse now, before any tool runs
         except BaseException:

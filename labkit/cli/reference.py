@@ -140,8 +140,10 @@ def render() -> str:
         "## Sensitive and noise paths",
         "",
         "One rule set serves search, status, diff, review, reads, the index and the MCP tools. "
-        "Built-in names are matched case-insensitively at any depth; a workspace's `.labignore` "
-        "(gitignore syntax) adds patterns.",
+        "Built-in names are matched case-insensitively at any depth. `.labignore` files (gitignore syntax) "
+        "add patterns: the workspace root's and, when the root is a folder inside a repository, that of "
+        "every folder from the repository's top down to the root, each anchored to its own folder; a "
+        "deeper file's `!` cannot re-include what another file hides.",
         "",
         "Names are compared lower-cased, without trailing dots and spaces, and again as what they "
         "are a copy of: backup endings removed (" + ", ".join(f"`{e}`" for e in rules.BACKUP_ENDINGS) + ") and "

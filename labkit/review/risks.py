@@ -128,10 +128,15 @@ def risk_entry(code: str, path: str, severity: str | None = None) -> dict:
 
 
 def policy_risks(fact: FileFact, root_prefix: str) -> list[dict]:
-    """POLICY_FILE_CHANGED for the workspace's own .labignore (blocks) and any .gitignore (review)."""
+    """POLICY_FILE_CHANGED for a .labignore that applies to the workspace (blocks) and any .gitignore (review).
+
+    The workspace's own .labignore applies, and so does that of every folder above it up to the
+    repository's top (``root_prefix`` is the root relative to the top, with a trailing ``/``).
+    """
     risks = []
     for p in fact.paths():
-        if p == root_prefix + LABIGNORE:
+        folder, _, name = p.rpartition("/")
+        if name == LABIGNORE and (not folder or root_prefix.startswith(folder + "/")):
             risks.append(risk_entry(POLICY_FILE_CHANGED, names.printable(p), "block"))
         elif p.rsplit("/", 1)[-1] == ".gitignore":
             risks.append(risk_entry(POLICY_FILE_CHANGED, names.printable(p)))
