@@ -241,6 +241,13 @@ def test_a_glob_over_a_name_that_is_not_utf8(repo, glob):
     assert got, "the glob took no file at all"
 
 
+def test_a_hard_link_to_a_sensitive_file_is_hidden_by_every_engine(repo):
+    repo.write_many({".env": "needle=secret\n", "a.txt": "needle\n"})
+    os.link(repo.path / ".env", repo.path / "innocent.txt")
+    result = both(repo.path, "needle")
+    assert hits(result) == [("a.txt", 1)] and result["stats"]["hiddenSensitive"] == 2
+
+
 def test_path_narrows_and_paths_stay_root_relative(repo):
     repo.write_many({"src/a.py": "needle\n", "src/deep/b.py": "needle\n", "docs/c.md": "needle\n"})
     assert hits(both(repo.path, "needle", path="src")) == [("src/a.py", 1), ("src/deep/b.py", 1)]

@@ -143,7 +143,9 @@ def render() -> str:
         "Built-in names are matched case-insensitively at any depth. `.labignore` files (gitignore syntax) "
         "add patterns: the workspace root's and, when the root is a folder inside a repository, that of "
         "every folder from the repository's top down to the root, each anchored to its own folder; a "
-        "deeper file's `!` cannot re-include what another file hides.",
+        "deeper file's `!` cannot re-include what another file hides. A regular file with more than one "
+        "link whose inode is a sensitive file's under the workspace root is sensitive too (a hard link "
+        "under an innocent name): search counts it hidden, read_file refuses it with `sensitive_path`.",
         "",
         "Names are compared lower-cased, without trailing dots and spaces, and again as what they "
         "are a copy of: backup endings removed (" + ", ".join(f"`{e}`" for e in rules.BACKUP_ENDINGS) + ") and "

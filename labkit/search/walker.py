@@ -19,7 +19,9 @@ behave alike. The walk:
   excludes (``core.excludesFile``) are deliberately not read: they are a
   property of one machine, not of the workspace;
 - includes hidden files, never a ``.git`` folder or file at any depth;
-- drops noise and sensitive paths through :mod:`labkit.rules`;
+- drops noise and sensitive paths through :mod:`labkit.rules`, and a file
+  with more than one link whose inode is a sensitive file's
+  (:mod:`labkit.hardlinks`: the census runs once, on the first such file);
 - skips files over 2 MiB and binary files (a NUL byte in the first 8 KiB), and
   files it cannot read, counting each kind in :class:`WalkStats`.
 
@@ -35,7 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from labkit import fsread
+from labkit import fsread, hardlinks
 from labkit.errors import LabkitError
 from labkit.paths import check_relative_syntax
 
@@ -231,6 +233,7 @@ class Walk:
         self.deadline = deadline  # time.monotonic() value; past it the walk stops and says so
         self.timed_out = False
         self._dirs = fsread.DirCache(workspace.root_fd, OPEN_FOLDERS)
+        self._inodes: hardlinks.SensitiveInodes | None = None  # taken on the first multiply-linked file
         try:
             self._glob = _compile_glob(glob) if glob is not None else None
             self._start_rel = ""
@@ -405,8 +408,21 @@ class Walk:
                 if cand is not None:
                     yield cand
 
+    def linked_to_sensitive(self, st: os.stat_result) -> bool:
+        """True (and counted as hidden) when a file with this ``stat`` is another name of a sensitive file."""
+        if st.st_nlink <= 1:
+            return False
+        if self._inodes is None:
+            self._inodes = hardlinks.census(self.workspace.root_fd, self.rules, deadline=self.deadline)
+        if self._inodes.refuses(st):
+            self.stats.hiddenSensitive += 1
+            return True
+        return False
+
     def _file_candidate(self, rel: str, folder: str, name: str, st: os.stat_result) -> Candidate | None:
         if self._glob is not None and not self._glob(rel):
+            return None
+        if self.linked_to_sensitive(st):
             return None
         if st.st_size > MAX_FILE_BYTES:
             # Only a text file that could have matched makes a result incomplete: look at its head.
@@ -437,9 +453,11 @@ class Walk:
     def read_text(self, cand: Candidate) -> bytes | None:
         """The whole file when it is searchable text, else None (and counted)."""
         try:
-            data, _ = self.read_bytes(cand, MAX_FILE_BYTES + 1)
+            data, st = self.read_bytes(cand, MAX_FILE_BYTES + 1)
         except OSError:
             self.stats.skippedUnreadable += 1
+            return None
+        if self.linked_to_sensitive(st):  # replaced by a link since it was listed
             return None
         if len(data) > MAX_FILE_BYTES:
             self.stats.skippedOversize += 1
@@ -453,9 +471,11 @@ class Walk:
     def is_text(self, cand: Candidate) -> bool:
         """Probe only the first 8 KiB: the check an out-of-process engine needs."""
         try:
-            head, _ = self.read_bytes(cand, BINARY_PROBE_BYTES)
+            head, st = self.read_bytes(cand, BINARY_PROBE_BYTES)
         except OSError:
             self.stats.skippedUnreadable += 1
+            return False
+        if self.linked_to_sensitive(st):
             return False
         if b"\0" in head:
             self.stats.skippedBinary += 1
@@ -470,5 +490,7 @@ class Walk:
         except OSError:
             return None
         if (st.st_dev, st.st_ino) != (cand.dev, cand.ino) or len(data) > MAX_FILE_BYTES:
+            return None
+        if self.linked_to_sensitive(st):
             return None
         return data
