@@ -406,6 +406,28 @@ class GitDir:
         shutil.rmtree(self._shadow, ignore_errors=True)
 
 
+#: Most bytes of ``git ls-files -z`` read for the tracked list (about a million paths).
+TRACKED_LIST_MAX_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class TrackedPaths:
+    """The files in a work tree's index under the workspace root (root-relative), and the folders holding them."""
+
+    files: frozenset[str]
+    dirs: frozenset[str]
+
+    @classmethod
+    def from_listing(cls, out: builtins.bytes) -> TrackedPaths:
+        files = [os.fsdecode(p) for p in zsplit(out)]
+        dirs = {f[:i] for f in files for i, ch in enumerate(f) if ch == "/"}
+        return cls(frozenset(files), frozenset(dirs))
+
+    def holds(self, rel: str, is_dir: bool) -> bool:
+        """True for a tracked file, and for a folder with a tracked file (or a submodule) at or under it."""
+        return (rel in self.dirs or rel in self.files) if is_dir else rel in self.files
+
+
 class Workspace:
     """A root folder opened once: its real path, a descriptor on it, its path rules, its git."""
 
@@ -415,6 +437,7 @@ class Workspace:
         self.rules = rules
         self._git: GitDir | GitError | None = None
         self._lock = threading.Lock()
+        self._tracked: tuple[tuple, TrackedPaths] | None = None
 
     @classmethod
     def open(cls, root, *, require_git: bool = False) -> Workspace:
@@ -452,6 +475,35 @@ class Workspace:
             if isinstance(self._git, GitError):
                 raise GitError(self._git.code, self._git.message, details=self._git.details)
             return self._git
+
+    def tracked_paths(self) -> TrackedPaths | None:
+        """The index's files under the root (``git ls-files``), or None when there is no index labkit can read.
+
+        Kept while the index file stays the same: git writes a new index through
+        a lock file and a rename, so any change gives it a new inode and times,
+        and the next call lists it again. A long-lived server pays one listing
+        per change of the index, not one per search.
+        """
+        try:
+            git = self.git
+        except GitError:
+            return None
+        try:
+            st = os.stat(os.path.join(git.layout.git_dir, "index"))
+            key: tuple = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        except OSError:
+            key = ("no index",)
+        with self._lock:
+            if self._tracked is not None and self._tracked[0] == key:
+                return self._tracked[1]
+        try:
+            out = git.bytes(["ls-files", "-z", "--cached", "--", "."], max_bytes=TRACKED_LIST_MAX_BYTES, timeout=60)
+        except GitError:
+            return None
+        paths = TrackedPaths.from_listing(out)
+        with self._lock:
+            self._tracked = (key, paths)
+        return paths
 
     def close(self) -> None:
         if isinstance(self._git, GitDir):

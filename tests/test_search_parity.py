@@ -8,6 +8,7 @@ answers are the same: same matches in the same order, same ``truncated``.
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -246,6 +247,99 @@ def test_a_hard_link_to_a_sensitive_file_is_hidden_by_every_engine(repo):
     os.link(repo.path / ".env", repo.path / "innocent.txt")
     result = both(repo.path, "needle")
     assert hits(result) == [("a.txt", 1)] and result["stats"]["hiddenSensitive"] == 2
+
+
+# -- tracked means searched (issue 22) -------------------------------------------------------------
+
+
+def _plant_tracked_behind_gitignore(repo) -> None:
+    """The attack: the repository ignores files it tracks, so an ignore-honouring search never sees them."""
+    repo.write_many(
+        {
+            ".gitignore": "src/helper.py\ngen-out/\n*.gen\ncaf*\n",
+            "src/helper.py": "def needle(): exfiltrate()\n",
+            "src/main.py": "from helper import needle\n",
+            "gen-out/keep/tracked.txt": "needle tracked in an ignored folder\n",
+            "x.gen": "needle generated but tracked\n",
+        }
+    )
+    _write_raw(repo.path, b"caf\xe9.txt", b"needle with a name that is not UTF-8\n")
+    repo.git("add", "-f", "--", "src/helper.py", "gen-out/keep/tracked.txt", "x.gen", os.fsdecode(b"caf\xe9.txt"))
+    repo.commit("tracked, and ignored")
+    # Untracked files the same rules ignore: still not searched.
+    repo.write_many({"gen-out/out.txt": "needle untracked build output\n", "y.gen": "needle untracked\n"})
+    repo.write("gen-out/keep/untracked.txt", "needle untracked beside a tracked one\n")
+
+
+TRACKED_HITS = sorted(["gen-out/keep/tracked.txt", "caf\\xe9.txt", "src/helper.py", "src/main.py", "x.gen"])
+
+
+def test_a_tracked_file_the_gitignore_matches_is_searched(repo):
+    _plant_tracked_behind_gitignore(repo)
+    # Positive control: git lists them as tracked and says the ignore rules match them; ripgrep, which
+    # honours .gitignore without asking the index, never searches them (what main's walker did).
+    tracked = plain_git(repo.path, "ls-files", "-z").stdout.split(b"\0")
+    assert b"src/helper.py" in tracked and b"caf\xe9.txt" in tracked
+    assert plain_git(repo.path, "check-ignore", "--no-index", "-q", "src/helper.py", check=False).returncode == 0
+    naive = subprocess.run([find_rg(), "--no-config", "-l", "needle"], cwd=repo.path, capture_output=True)
+    assert naive.stdout.splitlines() == [b"src/main.py"]
+    result = both(repo.path, "needle")
+    assert sorted(p for p, _ in hits(result)) == TRACKED_HITS
+    assert result["complete"] is True
+    assert result["stats"]["ignoredByGitignore"] == 3  # gen-out/out.txt, gen-out/keep/untracked.txt, y.gen
+
+
+def test_tracked_means_searched_from_a_sub_folder_and_with_path(repo):
+    _plant_tracked_behind_gitignore(repo)
+    assert hits(both(repo.path / "src", "needle")) == [("helper.py", 1), ("main.py", 1)]
+    assert hits(both(repo.path, "needle", path="src/helper.py")) == [("src/helper.py", 1)]
+    assert hits(both(repo.path, "needle", path="gen-out")) == [("gen-out/keep/tracked.txt", 1)]
+    assert hits(both(repo.path, "needle", glob="*.gen")) == [("x.gen", 1)]
+
+
+def test_an_index_labkit_cannot_read_switches_ignore_rules_off_rather_than_hide(tmp_path, make_repo):
+    """A .git that borrows another repository's git folder is refused; then nothing is hidden on a guess."""
+    other = make_repo("other")
+    other.write("a.txt", "x\n")
+    other.commit("other")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").write_text(f"gitdir: {other.path / '.git'}\n")
+    (ws / ".gitignore").write_text("*.txt\n")
+    (ws / "a.txt").write_text("needle\n")
+    result = both(ws, "needle")
+    assert hits(result) == [("a.txt", 1)] and result["stats"]["ignoredByGitignore"] == 0
+
+
+def test_the_index_is_read_only_when_an_ignore_rule_matches(repo, monkeypatch):
+    from labkit.workspace import GitDir
+
+    calls = []
+    real = GitDir.run
+    monkeypatch.setattr(GitDir, "run", lambda self, args, **kw: calls.append(args[0]) or real(self, args, **kw))
+    repo.write_many({".gitignore": "*.tmp\n", "a.py": "needle\n"})
+    search_workspace(repo.path, "needle", engine="python")
+    assert "ls-files" not in calls
+    repo.write("b.tmp", "needle\n")
+    assert hits(search_workspace(repo.path, "needle", engine="python")) == [("a.py", 1)]
+    assert calls.count("ls-files") == 1
+
+
+def test_an_open_workspace_lists_the_index_again_only_when_it_changed(repo, monkeypatch):
+    from labkit.workspace import GitDir, Workspace
+
+    calls = []
+    real = GitDir.run
+    monkeypatch.setattr(GitDir, "run", lambda self, args, **kw: calls.append(args[0]) or real(self, args, **kw))
+    repo.write_many({".gitignore": "*.tmp\n", "a.py": "needle\n", "b.tmp": "needle\n"})
+    repo.commit("base")
+    with Workspace.open(repo.path) as ws:
+        for _ in range(3):
+            assert hits(search_workspace(ws, "needle", engine="python")) == [("a.py", 1)]
+        assert calls.count("ls-files") == 1
+        repo.git("add", "-f", "--", "b.tmp")  # git writes a new index: the tracked list is read again
+        assert hits(search_workspace(ws, "needle", engine="python")) == [("a.py", 1), ("b.tmp", 1)]
+        assert calls.count("ls-files") == 2
 
 
 def test_path_narrows_and_paths_stay_root_relative(repo):

@@ -147,6 +147,12 @@ def render() -> str:
         "link whose inode is a sensitive file's under the workspace root is sensitive too (a hard link "
         "under an innocent name): search counts it hidden, read_file refuses it with `sensitive_path`.",
         "",
+        "`.gitignore` and `.git/info/exclude` hide only untracked files, as in git: search searches a file "
+        "in the index of the workspace's repository whatever the ignore files say (`git ls-files`, read "
+        "when an ignore rule first matches and kept while the index is unchanged). When that index cannot "
+        "be read, ignore rules are not applied in that repository. Repositories nested inside it keep "
+        "their ignore rules unchecked; outside any repository `.gitignore` is not read.",
+        "",
         "Names are compared lower-cased, without trailing dots and spaces, and again as what they "
         "are a copy of: backup endings removed (" + ", ".join(f"`{e}`" for e in rules.BACKUP_ENDINGS) + ") and "
         "editors' wrappings undone (" + "; ".join(why for _, why in rules.AUTOSAVE_FORMS) + "). Templates stay "
