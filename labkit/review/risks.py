@@ -70,12 +70,17 @@ _BLOCKING = frozenset({UNAUTHORIZED_PATH})
 
 
 def unauthorized_sides(fact: FileFact, allow: tuple[str, ...]) -> list[str]:
-    """The paths of ``fact`` (new side, and old side of a rename) not allowed."""
-    if fact.escaped:
-        # A name we cannot show faithfully cannot be matched faithfully either.
-        return fact.paths()
+    """The paths of ``fact`` (new side, and old side of a rename) not allowed.
+
+    An escaped name is matched by folder entries only (see :func:`path_allowed`).
+    """
     folder_like = fact.repository or GITLINK in (fact.old_mode, fact.new_mode)
-    return [p for p in fact.paths() if not (path_allowed(p, allow) or (folder_like and path_allowed(p + "/", allow)))]
+    esc = fact.escaped
+    return [
+        p
+        for p in fact.paths()
+        if not (path_allowed(p, allow, escaped=esc) or (folder_like and path_allowed(p + "/", allow, escaped=esc)))
+    ]
 
 
 def _in_folder(path: str, folder: tuple[str, ...]) -> bool:
