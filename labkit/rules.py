@@ -305,22 +305,37 @@ def _name_is_sensitive(name: str) -> bool:
     return False
 
 
+def _tails_by_folder() -> dict[str, frozenset[str]]:
+    by: dict[str, set[str]] = {}
+    for tail in SENSITIVE_TAILS:
+        assert len(tail) == 2, tail  # a folder and a file name: what the lookup below handles
+        by.setdefault(tail[0], set()).add(tail[1])
+    return {k: frozenset(v) for k, v in by.items()}
+
+
+#: Lookups that keep the per-path cost to a few set probes (search asks for every entry it walks).
+_PATH_HEADS = frozenset(folder[0] for folder in SENSITIVE_PATHS)
+_TAILS = _tails_by_folder()
+
+
 def is_builtin_sensitive(rel: str) -> bool:
     """True when a relative POSIX path is sensitive by the built-in rules."""
     parts = rel.split("/")
-    normal = [_normal(p) for p in parts]
+    last = len(parts) - 1
     for i, part in enumerate(parts):
         if _name_is_sensitive(part):
             return True
-        if i < len(parts) - 1 and normal[i] in SENSITIVE_DIRS:
-            return True
-    for folder in SENSITIVE_PATHS:
-        n = len(folder)
-        if any(tuple(normal[i : i + n]) == folder for i in range(len(parts) - n)):
-            return True
-    for tail in SENSITIVE_TAILS:
-        n = len(tail)
-        if len(parts) >= n and tuple(normal[-n:-1]) == tail[:-1] and tail[-1] in _forms(parts[-1]):
+        if i < last:
+            low = _normal(part)
+            if low in SENSITIVE_DIRS:
+                return True
+            if low in _PATH_HEADS:
+                normal = [_normal(p) for p in parts[i:last]]
+                if any(tuple(normal[: len(f)]) == f for f in SENSITIVE_PATHS):
+                    return True
+    if last >= 1:
+        names = _TAILS.get(_normal(parts[-2]))
+        if names and any(form in names for form in _forms(parts[-1])):
             return True
     return False
 
