@@ -8,6 +8,13 @@
 - ``gitignore``: a search over 1,000 files under a 100,000-line .gitignore
   (four kinds of line). Target: <= 2 s.
 
+- ``tracked``: a search over a committed copy of the standard library whose
+  ``.gitignore`` matches untracked scratch files, with the walker's tracked-file
+  check (one ``git ls-files`` per search, on the first ignored path) against the
+  same search with the check switched off in-process; both variants find the
+  same matches. ``cold`` opens a workspace per search (a CLI call), ``warm``
+  keeps one open (the MCP server). Target: <= 1.2x.
+
 Medians of ``rounds``; the two variants of a comparison alternate within each
 round so machine noise hits both. Not a test: nothing here asserts a time.
 """
@@ -92,13 +99,70 @@ def gitignore_scale(rounds: int) -> dict:
     return {"lines": 100_000, "files": 1000, "medianMs": {k: round(v, 1) for k, v in ms.items()}, "targetMs": 2000}
 
 
+def tracked_lookup_cost(rounds: int) -> dict:
+    from labkit.course import search_corpora as corpora
+    from labkit.course.repo_builder import IsolatedRepo
+    from labkit.search import search_workspace, walker
+    from labkit.workspace import Workspace
+
+    queries = [("getpreferredencoding", False), ("KeyboardInterrupt", False), (r"def \w+_cache", True)]
+    rows = []
+    real = walker.TrackedFiles.holds
+
+    def untracked_only(self, rel: str, is_dir: bool) -> bool:
+        return False  # the check switched off: an ignore rule's verdict stands, as on main
+
+    with IsolatedRepo(prefix="labkit-bounds-") as repo:
+        corpora.build_stdlib(repo)
+        tracked = len(repo.git("ls-files", "-z").split(b"\0")) - 1
+        repo.write(".gitignore", "*.scratch\n")
+        for i in range(200):
+            repo.write(f"scratch/s{i}.scratch", f"KeyboardInterrupt {i}\n")
+        with Workspace.open(repo.path) as ws:
+            # cold: a fresh workspace per search (one CLI call: one ls-files); warm: one open workspace
+            # (the MCP server: the list is kept while the index is unchanged).
+            for mode, where in (("cold", repo.path), ("warm", ws)):
+                for query, regex in queries:
+                    for engine in ("python", "ripgrep"):
+                        on: list[float] = []
+                        off: list[float] = []
+                        found: dict[str, list] = {}
+                        for _ in range(rounds):
+                            for variant in ("on", "off"):
+                                walker.TrackedFiles.holds = real if variant == "on" else untracked_only  # type: ignore[method-assign]
+                                t0 = time.perf_counter()
+                                result = search_workspace(where, query, regex=regex, engine=engine, limit=200)
+                                (on if variant == "on" else off).append((time.perf_counter() - t0) * 1000)
+                                found[variant] = result["matches"]
+                        walker.TrackedFiles.holds = real  # type: ignore[method-assign]
+                        rows.append(
+                            {
+                                "mode": mode,
+                                "query": query,
+                                "engine": engine,
+                                "withTrackedCheckMs": round(statistics.median(on), 2),
+                                "withoutMs": round(statistics.median(off), 2),
+                                "ratio": round(statistics.median(on) / statistics.median(off), 3),
+                                "matches": len(found["on"]),
+                                "sameMatches": found["on"] == found["off"],
+                            }
+                        )
+    worst = {m: max(r["ratio"] for r in rows if r["mode"] == m) for m in ("cold", "warm")}
+    return {"trackedFiles": tracked, "rows": rows, "worstRatio": worst, "target": 1.2}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
     print(
         json.dumps(
-            {"redaction": redaction_cost(args.rounds), "gitignore": gitignore_scale(max(3, args.rounds // 3))}, indent=1
+            {
+                "redaction": redaction_cost(args.rounds),
+                "gitignore": gitignore_scale(max(3, args.rounds // 3)),
+                "tracked": tracked_lookup_cost(args.rounds),
+            },
+            indent=1,
         )
     )
 

@@ -113,10 +113,11 @@ def git_status(workspace) -> dict:
         prefix = git.prefix + "/" if git.prefix else ""
         raw = parse_porcelain_v2(data, watch=prefix + LABIGNORE)
         watched = raw["watched"]
-        if watched is None:  # .labignore did not change: one policy (and no further git process)
+        above = bool(ws.rules.prefix)  # a root below the top: the .labignore files above it may have changed too
+        if watched is None and not above:  # .labignore did not change: one policy (and no further git process)
             policy = ChangedPolicy.unchanged(ws.rules)
-        elif watched == "untracked" or set(watched) == {"0"}:
-            policy = ChangedPolicy(ws.rules, PathRules())
+        elif watched is not None and (watched == "untracked" or set(watched) == {"0"}) and not above:
+            policy = ChangedPolicy(ws.rules, ws.rules.with_root_lines(()))
         else:
             policy = git.policy_at("HEAD", ws.rules)
         result = status_result(raw, git.prefix, policy)

@@ -467,8 +467,11 @@ TOOLS: tuple[Tool, ...] = (
         output_notes=(
             "Risk codes: UNAUTHORIZED_PATH, LOCKFILE_CHANGED, BINARY_CHANGED, SUBMODULE_CHANGED, "
             "SENSITIVE_PATH, DEPENDENCY_MANIFEST_CHANGED, CI_CONFIG_CHANGED, EXECUTABLE_MODE_CHANGED, "
-            "POLICY_FILE_CHANGED (the workspace's `.labignore`: severity block; a `.gitignore`: review). "
-            "`.labignore` is read from the base revision and the work tree. "
+            "POLICY_FILE_CHANGED (a `.labignore` that applies to the workspace, its own or one in a folder "
+            "above it: severity block; a `.gitignore`: review). "
+            "`.labignore` is read from the base revision and the work tree. An escaped name (not UTF-8, or "
+            "holding a backslash) is authorized by a folder entry only, matched on the raw name; an allow "
+            "entry must be valid UTF-8. "
             "`gate` is block when any risk has severity block or the report is incomplete, review on "
             "any other risk, else pass. `reportSha256` hashes the canonical JSON of the report without "
             "itself. A sensitive path is named (as a SENSITIVE_PATH risk) with `contentWithheld`; its "

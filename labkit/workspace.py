@@ -631,13 +631,21 @@ class GitDir:
         return f"{rev}:{self.prefix + '/' if self.prefix else ''}{rel}"
 
     def policy_at(self, rev: str | None, current: PathRules, data: builtins.bytes | None = None) -> ChangedPolicy:
-        """``current`` rules together with the ``.labignore`` of revision ``rev`` (none without a commit).
+        """``current`` rules together with the ``.labignore`` files of revision ``rev`` (none without a commit).
 
-        ``data``: that file's bytes when the caller already fetched them.
+        The root's file and, for a root below the top, every folder's above it.
+        ``data``: the root's file's bytes when the caller already fetched them.
         """
         if rev is not None and data is None:
             data = self.file_at(rev, LABIGNORE)
-        base = PathRules(labignore_lines=tuple(data.decode("utf-8", "replace").splitlines()) if data else ())
+        base = current.with_root_lines(tuple(data.decode("utf-8", "replace").splitlines()) if data else ())
+        if current.prefix:  # the .labignore files above the root, as the revision has them
+            from .labignore import layers_from, upper_paths
+
+            paths = upper_paths(current.prefix)
+            got = self.objects([f"{rev}:{p}" for p in paths]) if rev is not None else [None] * len(paths)
+            blobs = [g[2] if g is not None and g[1] == "blob" else None for g in got]
+            base = PathRules(base.labignore_lines, layers_from(current.prefix, blobs), current.prefix)
         return ChangedPolicy(current, base)
 
     def close(self) -> None:
@@ -650,6 +658,28 @@ class GitDir:
         shutil.rmtree(self._shadow, ignore_errors=True)
 
 
+#: Most bytes of ``git ls-files -z`` read for the tracked list (about a million paths).
+TRACKED_LIST_MAX_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class TrackedPaths:
+    """The files in a work tree's index under the workspace root (root-relative), and the folders holding them."""
+
+    files: frozenset[str]
+    dirs: frozenset[str]
+
+    @classmethod
+    def from_listing(cls, out: builtins.bytes) -> TrackedPaths:
+        files = [os.fsdecode(p) for p in zsplit(out)]
+        dirs = {f[:i] for f in files for i, ch in enumerate(f) if ch == "/"}
+        return cls(frozenset(files), frozenset(dirs))
+
+    def holds(self, rel: str, is_dir: bool) -> bool:
+        """True for a tracked file, and for a folder with a tracked file (or a submodule) at or under it."""
+        return (rel in self.dirs or rel in self.files) if is_dir else rel in self.files
+
+
 class Workspace:
     """A root folder opened once: its real path, a descriptor on it, its path rules, its git."""
 
@@ -659,6 +689,7 @@ class Workspace:
         self.rules = rules
         self._git: GitDir | GitError | None = None
         self._lock = threading.Lock()
+        self._tracked: tuple[tuple, TrackedPaths] | None = None
 
     @classmethod
     def open(cls, root, *, require_git: bool = False) -> Workspace:
@@ -671,10 +702,10 @@ class Workspace:
             fd = os.open(real, _DIR_FLAGS)
         except OSError:
             raise LabkitError(code, "the given root does not exist or is not a folder") from None
-        from .fsread import read_labignore
+        from .labignore import rules_for
 
         try:
-            ws = cls(real, fd, PathRules(labignore_lines=read_labignore(fd)))
+            ws = cls(real, fd, rules_for(real, fd))
             if require_git:
                 ws.git  # noqa: B018 - refuse now, before any tool runs
         except BaseException:
@@ -696,6 +727,35 @@ class Workspace:
             if isinstance(self._git, GitError):
                 raise GitError(self._git.code, self._git.message, details=self._git.details)
             return self._git
+
+    def tracked_paths(self) -> TrackedPaths | None:
+        """The index's files under the root (``git ls-files``), or None when there is no index labkit can read.
+
+        Kept while the index file stays the same: git writes a new index through
+        a lock file and a rename, so any change gives it a new inode and times,
+        and the next call lists it again. A long-lived server pays one listing
+        per change of the index, not one per search.
+        """
+        try:
+            git = self.git
+        except GitError:
+            return None
+        try:
+            st = os.stat(os.path.join(git.layout.git_dir, "index"))
+            key: tuple = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        except OSError:
+            key = ("no index",)
+        with self._lock:
+            if self._tracked is not None and self._tracked[0] == key:
+                return self._tracked[1]
+        try:
+            out = git.bytes(["ls-files", "-z", "--cached", "--", "."], max_bytes=TRACKED_LIST_MAX_BYTES, timeout=60)
+        except GitError:
+            return None
+        paths = TrackedPaths.from_listing(out)
+        with self._lock:
+            self._tracked = (key, paths)
+        return paths
 
     def close(self) -> None:
         if isinstance(self._git, GitDir):

@@ -10,8 +10,9 @@ used to test a guess at the secret). The ledger keeps that hash, so later
 anyone can ask "does the file still hold what the agent read?".
 
 Path safety: the path's syntax through :func:`labkit.paths.check_relative_syntax`,
-the one rule set in :mod:`labkit.rules`, and a race-free open through
-:mod:`labkit.fsread`; nothing here decides on its own what is secret.
+the one rule set in :mod:`labkit.rules`, a race-free open through
+:mod:`labkit.fsread`, and for a file with more than one link the inode check of
+:mod:`labkit.hardlinks`; nothing here decides on its own what is secret.
 """
 
 from __future__ import annotations
@@ -78,6 +79,15 @@ def read_file(workspace, path: str, *, start_line: int = 1, end_line: int | None
             ) from None
         except OSError as exc:
             raise fsread.refuse_unreadable(shown, exc) from None
+        if st.st_nlink > 1:  # another name of the same bytes may be a sensitive file (see labkit.hardlinks)
+            from .hardlinks import census
+
+            inodes = census(ws.root_fd, ws.rules)
+            if inodes.refuses(st):
+                why = "is a hard link to a sensitive file"
+                if not inodes.complete:
+                    why = "has other names (hard links) that could not all be checked"
+                raise LabkitError("sensitive_path", f"'{shown}' {why}; its content is never read")
     if len(data) > MAX_FILE_BYTES:
         raise LabkitError("file_too_large", f"'{shown}' is larger than {MAX_FILE_BYTES} bytes")
     if b"\0" in data[:_BINARY_PROBE]:

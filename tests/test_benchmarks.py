@@ -25,7 +25,7 @@ SMOKE = {
     "ledger_summarize.py": (["--lines", "2000", "--rounds", "1", "--json"], {0, 1}, {"target", "rows"}),
     "mcp_paging.py": (["--quick", "--rounds", "1"], {0, 1}, {"diffBytes", "pages", "ratio", "target"}),
     "pagination_cost.py": (["--sizes", "1", "--repeats", "1", "--json"], {0}, {"rows", "maxSnapshotRatio"}),
-    "search_bounds.py": (["--rounds", "1"], {0}, {"redaction", "gitignore"}),
+    "search_bounds.py": (["--rounds", "1"], {0}, {"redaction", "gitignore", "tracked"}),
     "trusted_boundary.py": (["--repeats", "3", "--rounds", "1"], {0}, {"status", "pagination", "mcp"}),
 }
 

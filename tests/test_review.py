@@ -281,18 +281,51 @@ def test_a_file_can_carry_several_risks(based):
     ]
 
 
-def test_non_utf8_name_is_escaped_and_never_authorized(repo):
+def _escaped_names(repo) -> None:
+    """Two names with no faithful printed form: bytes that are not UTF-8, and a backslash."""
     repo.write("keep.txt", "k\n")
     repo.commit("base")
-    raw = os.fsencode(repo.path) + b"/dir/bad\xff.txt"
-    os.makedirs(os.path.dirname(raw), exist_ok=True)
-    with open(raw, "wb") as fh:
-        fh.write(b"x\n")
-    report = review_diff(repo.path, allow=["dir/"])
-    (item,) = report["files"]
-    assert item["path"] == "dir/bad\\xff.txt" and item["pathEscaped"] is True
-    assert risk_set(report) == {("UNAUTHORIZED_PATH", "dir/bad\\xff.txt")}
+    for raw in (b"/dir/bad\xff.txt", b"/odd/back\\slash.txt"):
+        target = os.fsencode(repo.path) + raw
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as fh:
+            fh.write(b"x\n")
+
+
+def test_an_escaped_name_inside_an_allowed_folder_is_authorized(repo):
+    """A folder entry compares as a prefix of the raw name: exact, whatever the name's printed form."""
+    _escaped_names(repo)
+    blocked = review_diff(repo.path, allow=["elsewhere/"])
+    assert risk_set(blocked) == {
+        ("UNAUTHORIZED_PATH", "dir/bad\\xff.txt"),
+        ("UNAUTHORIZED_PATH", "odd/back\\\\slash.txt"),
+    }
+    report = review_diff(repo.path, allow=["dir/", "odd/"])
+    items = {f["path"]: f for f in report["files"]}
+    assert items["dir/bad\\xff.txt"]["pathNotUtf8"] is True and items["odd/back\\\\slash.txt"]["pathEscaped"] is True
+    assert report["risks"] == [] and report["gate"] == "pass"
+    assert review_diff(repo.path, allow=["dir/"])["risks"] == [
+        {"code": "UNAUTHORIZED_PATH", "path": "odd/back\\\\slash.txt", "severity": "block"}
+    ]
     review.canonical_json(report).decode("utf-8")  # representable as UTF-8
+
+
+def test_an_exact_file_entry_never_authorizes_an_escaped_name(repo):
+    from labkit.review.allow import path_allowed
+
+    _escaped_names(repo)
+    # Neither the printed (escaped) form nor the raw form (undecodable bytes as a POSIX command line
+    # delivers them, or a lone surrogate from JSON) is an allow entry: the report could not even carry it.
+    raw = os.fsdecode(b"dir/bad\xff.txt")
+    for entry in ("dir/bad\\xff.txt", "odd/back\\\\slash.txt", raw, "dir/\ud800.txt"):
+        with pytest.raises(LabkitError) as err:
+            review_diff(repo.path, allow=[entry])
+        assert err.value.code == "invalid_argument", entry
+    # And the matcher itself: an exact entry equal to an escaped name is not trusted; a folder entry is.
+    assert not path_allowed(raw, (raw,), escaped=True) and path_allowed(raw, (raw,))
+    assert path_allowed(raw, ("dir/",), escaped=True)
+    report = review_diff(repo.path, allow=["odd/"])
+    assert risk_set(report) == {("UNAUTHORIZED_PATH", "dir/bad\\xff.txt")} and report["gate"] == "block"
 
 
 def test_rename_needs_both_paths_authorized(based):

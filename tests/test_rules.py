@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import warnings
 
 import pytest
@@ -268,12 +270,168 @@ def test_templates_and_lookalikes_stay_readable(name):
     assert not RULES.is_sensitive(name), name
 
 
-def test_every_sensitive_rule_says_why():
-    from labkit.rules import SENSITIVE_RULES
+def test_every_sensitive_rule_says_why_and_where_from():
+    from labkit.rules import SENSITIVE_RULES, SOURCES
 
     assert len({(r.kind, r.pattern) for r in SENSITIVE_RULES}) == len(SENSITIVE_RULES)
     for rule in SENSITIVE_RULES:
-        assert rule.kind in ("name", "suffix", "prefix", "glob", "folder", "path") and len(rule.reason) >= 8, rule
+        assert rule.kind in ("name", "suffix", "prefix", "glob", "folder", "path", "tail"), rule
+        assert len(rule.reason) >= 8 and rule.sources and set(rule.sources) <= set(SOURCES), rule
+        assert rule.pattern == rule.pattern.lower(), rule  # names are compared lower-cased
+    # The maintained catalogues, not only labkit's own reading of vendors' documentation.
+    cited = {s for r in SENSITIVE_RULES for s in r.sources}
+    assert {"gitrob", "shhgit", "earlybird", "gitleaks"} <= cited
+
+
+# -- issue 22: credential files from the maintained catalogues, and their backup forms ----------
+
+#: Credential files as their tools write them. On main none of these was a sensitive path.
+CREDENTIAL_FILES = [
+    "serviceAccountKey.json",
+    "my-app-firebase-adminsdk-fbsvc-1a2b3c4d5e.json",
+    "my-project-0123456789ab.json",
+    "client_secret_1234-abcd.apps.googleusercontent.com.json",
+    "etc/ssh/ssh_host_ed25519_key",
+    "etc/ssh/ssh_host_rsa_key",
+    "AuthKey_ABCDE12345.p8",
+    "keys/private.asc",
+    "vpn/client.ovpn",
+    "#.env#",
+    ".#.env",
+    ".id_rsa.swp",
+    "server.key.~1~",
+    "credentials.json___jb_tmp___",
+    "deploy_rsa",
+    "github_ed25519",
+    "config/secrets.yml",
+    ".streamlit/secrets.toml",
+    "wp-config.php",
+    ".bash_history",
+    ".psql_history",
+    ".mylogin.cnf",
+    "etc/shadow",
+    "jenkins/credentials.xml",
+    "sftp-config.json",
+    ".vscode/sftp.json",
+    "home/.m2/settings.xml",
+    ".gitcookies",
+    "rclone.conf",
+    "android/key.properties",
+    "bundle.pkcs12",
+    "login.keychain-db",
+    "vault.kdb",
+    "home/.config/hub",
+    "home/.oci/oci_api_key",
+]
+
+
+@pytest.mark.parametrize("name", CREDENTIAL_FILES)
+@pytest.mark.parametrize("prefix", ["", "deep/er/"])
+def test_credential_files_of_the_catalogues_are_sensitive(name, prefix):
+    assert RULES.is_sensitive(prefix + name), prefix + name
+
+
+def test_the_catalogue_examples_were_not_sensitive_on_main():
+    """Positive control for the list above: main's rules (its entries, its backup endings) let each one through."""
+    from fnmatch import fnmatchcase
+
+    names_ = {".env", ".envrc", "credentials", "credentials.json", "secrets.json", "auth.json", ".npmrc", ".netrc"}
+    suffixes = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx", ".tfstate", ".tfvars")
+    prefixes = (".env.", ".env-", ".env_", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa")
+    folders = {".ssh", ".aws", ".azure", ".gnupg", ".docker", ".kube", ".password-store"}
+    endings = ("~", ".bak", ".backup", ".old", ".orig", ".save", ".swp", ".tmp")
+
+    def main_hid(rel: str) -> bool:
+        parts = rel.lower().split("/")
+        for i, part in enumerate(parts):
+            forms = [part] + [part[: -len(e)] for e in endings if part.endswith(e)]
+            if any(f in names_ or f.endswith(suffixes) or f.startswith(prefixes) for f in forms):
+                return True
+            if fnmatchcase(part, "service-account*.json") or (i < len(parts) - 1 and part in folders):
+                return True
+        return False
+
+    assert [n for n in CREDENTIAL_FILES if main_hid(n)] == []
+
+
+def test_a_credential_file_hands_its_key_to_a_naive_search_but_not_to_labkit(make_repo):
+    """End to end: plain ripgrep finds the planted key in every file (positive control); labkit never does."""
+    from labkit.errors import LabkitError
+    from labkit.search import search_workspace
+    from labkit.search.ripgrep_engine import find_rg
+    from labkit.workspace_read import read_file
+
+    repo = make_repo()
+    files = {name: f"KEYMATERIAL-{i}\n" for i, name in enumerate(CREDENTIAL_FILES)}
+    repo.write_many({**files, "app.py": "print('KEYMATERIAL is read from the vault')\n"})
+    rg = find_rg()
+    if rg is not None:
+        naive = subprocess.run([rg, "--no-config", "-uuu", "-l", "KEYMATERIAL-"], cwd=repo.path, capture_output=True)
+        assert len(naive.stdout.splitlines()) == len(CREDENTIAL_FILES), "positive control: rg reads every key"
+    for engine in ("python", "ripgrep") if rg is not None else ("python",):
+        result = search_workspace(repo.path, "KEYMATERIAL", engine=engine)
+        assert [m["path"] for m in result["matches"]] == ["app.py"], engine
+        assert result["stats"]["hiddenSensitive"] == len(CREDENTIAL_FILES)  # each hidden on its own
+    for name in CREDENTIAL_FILES:
+        with pytest.raises(LabkitError) as err:
+            read_file(repo.path, name)
+        assert err.value.code == "sensitive_path", name
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "settings.py",
+        "config/database.yml",
+        "app.log",
+        "schema.sql",
+        "data.sqlite",
+        ".bashrc",
+        ".profile",
+        "src/ssh_host.py",
+        "ssh_host_keys.py",
+        "rsa.py",
+        "crypto/test_rsa.py",
+        "history.md",
+        "docs/history.txt",
+        "secrets_test.py",
+        "hub.py",
+        "src/hub",
+        "shadow.py",
+        "etc/passwd",
+        "AuthKey.md",
+        "package.json",
+        "tsconfig.json",
+        "project-abc.json",
+        "build-0123456789ab.js",
+        ".vscode/settings.json",
+        "settings.xml",
+        "docs/key-properties.md",
+        "#readme#",
+        ".#notes.txt",
+        ".main.py.swp",
+        "README.md~",
+    ],
+)
+def test_what_the_catalogues_flag_but_is_ordinary_source_stays_readable(name):
+    assert not RULES.is_sensitive(name), name
+
+
+def test_the_standard_library_gains_no_sensitive_file():
+    """False positives on a real tree: every sensitive path of the standard library is a key or certificate fixture."""
+    from labkit.course.search_corpora import stdlib_dir
+
+    root = stdlib_dir()
+    seen, hidden = 0, []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in ("site-packages", "__pycache__")]
+        for name in files:
+            rel = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+            seen += 1
+            if RULES.is_sensitive(rel):
+                hidden.append(rel)
+    assert seen > 1000
+    assert all(p.endswith((".pem", ".key")) for p in hidden), [p for p in hidden if not p.endswith((".pem", ".key"))]
 
 
 def test_a_sensitive_file_named_by_the_new_rules_is_hidden_end_to_end(make_repo):

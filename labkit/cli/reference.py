@@ -140,16 +140,32 @@ def render() -> str:
         "## Sensitive and noise paths",
         "",
         "One rule set serves search, status, diff, review, reads, the index and the MCP tools. "
-        "Built-in names are matched case-insensitively at any depth; a workspace's `.labignore` "
-        "(gitignore syntax) adds patterns.",
+        "Built-in names are matched case-insensitively at any depth. `.labignore` files (gitignore syntax) "
+        "add patterns: the workspace root's and, when the root is a folder inside a repository, that of "
+        "every folder from the repository's top down to the root, each anchored to its own folder; a "
+        "deeper file's `!` cannot re-include what another file hides. A regular file with more than one "
+        "link whose inode is a sensitive file's under the workspace root is sensitive too (a hard link "
+        "under an innocent name): search counts it hidden, read_file refuses it with `sensitive_path`.",
         "",
-        "Names are compared lower-cased, without trailing dots and spaces, and again with backup "
-        "endings removed (" + ", ".join(f"`{e}`" for e in rules.BACKUP_ENDINGS) + "). Templates stay "
+        "`.gitignore` and `.git/info/exclude` hide only untracked files, as in git: search searches a file "
+        "in the index of the workspace's repository whatever the ignore files say (`git ls-files`, read "
+        "when an ignore rule first matches and kept while the index is unchanged). When that index cannot "
+        "be read, ignore rules are not applied in that repository. Repositories nested inside it keep "
+        "their ignore rules unchecked; outside any repository `.gitignore` is not read.",
+        "",
+        "Names are compared lower-cased, without trailing dots and spaces, and again as what they "
+        "are a copy of: backup endings removed (" + ", ".join(f"`{e}`" for e in rules.BACKUP_ENDINGS) + ") and "
+        "editors' wrappings undone (" + "; ".join(why for _, why in rules.AUTOSAVE_FORMS) + "). Templates stay "
         "readable: " + ", ".join(f"`{t}`" for t in sorted(rules.SENSITIVE_TEMPLATES)) + ".",
         "",
-        "| kind | pattern | why |",
-        "|---|---|---|",
-        *[f"| {r.kind} | `{r.pattern}` | {_cell(r.reason)} |" for r in rules.SENSITIVE_RULES],
+        "Entries come from maintained catalogues of credential file names, each cited by key: "
+        + "; ".join(f"`{k}`: {v}" for k, v in rules.SOURCES.items())
+        + ". Only files whose purpose is to hold a credential are taken; files that merely may hold one "
+        "(`settings.py`, `*.log`, `*.sql`) are left to secret detection in their content.",
+        "",
+        "| kind | pattern | why | source |",
+        "|---|---|---|---|",
+        *[f"| {r.kind} | `{_cell(r.pattern)}` | {_cell(r.reason)} | {r.source} |" for r in rules.SENSITIVE_RULES],
         "",
         "- Noise folders (skipped by content tools, not an error): "
         + ", ".join(f"`{d}/`" for d in sorted(rules.NOISE_DIRS))

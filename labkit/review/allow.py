@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .. import names
 from ..errors import LabkitError
 from ..paths import check_relative_syntax
 
@@ -18,9 +19,9 @@ MAX_ALLOW_ENTRIES = 1000
 def normalize_allow(entries: Iterable[str]) -> tuple[str, ...]:
     """Validate and normalise allow entries; sorted and without duplicates.
 
-    Empty, absolute, ``.``, ``..`` anywhere, backslashes, NUL and drive
-    letters are refused (the syntax is :func:`labkit.paths.check_relative_syntax`'s,
-    without escapes and without ``..``).
+    Empty, absolute, ``.``, ``..`` anywhere, backslashes, NUL, drive letters
+    and text that is not valid UTF-8 are refused (the syntax is
+    :func:`labkit.paths.check_relative_syntax`'s, without escapes and without ``..``).
     """
     if isinstance(entries, (str, bytes)):
         raise LabkitError("invalid_argument", "allow must be a list of paths, not a single string")
@@ -41,6 +42,10 @@ def _normalize_allow_entry(entry) -> str:
         raise LabkitError("invalid_argument", exc.message) from None  # the contract's code for a bad --allow
     if entry.strip() == "":
         raise LabkitError("invalid_argument", "an allow entry is empty; name a file or a folder ending in '/'")
+    if not names.json_safe(entry):  # undecodable bytes from a command line, or a lone surrogate from JSON
+        raise LabkitError(
+            "invalid_argument", "an allow entry must be valid UTF-8; allow the folder that holds such a name"
+        )
     if not rel:
         shown = entry if len(entry) <= 80 else entry[:77] + "..."
         raise LabkitError(
@@ -49,12 +54,20 @@ def _normalize_allow_entry(entry) -> str:
     return rel + ("/" if entry.endswith("/") else "")
 
 
-def path_allowed(path: str, allow: tuple[str, ...]) -> bool:
-    """Exact file match, or inside a folder entry (which ends in '/')."""
+def path_allowed(path: str, allow: tuple[str, ...], *, escaped: bool = False) -> bool:
+    """Exact file match, or inside a folder entry (which ends in '/').
+
+    ``escaped``: the name has no faithful printed form (it is not UTF-8, or
+    holds a backslash). A folder entry still compares exactly, as a prefix of
+    the raw name (``path`` is the internal form, byte for byte the name git
+    listed), so ``odd/`` takes ``odd/back\\slash.txt``; an exact-file entry
+    cannot name such a file faithfully (entries refuse backslashes and
+    escapes), so none is matched.
+    """
     for entry in allow:
         if entry.endswith("/"):
             if path.startswith(entry):
                 return True
-        elif path == entry:
+        elif path == entry and not escaped:
             return True
     return False

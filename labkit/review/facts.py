@@ -408,7 +408,8 @@ def _collect(
 ) -> dict:
     resolved = resolve_base(git, base)
     # What the base revision's .labignore hid stays hidden; what only the change hides is withheld too.
-    rules = git.policy_at(resolved, current)
+    # The listing names paths from the top of the work tree, so the rules see them that way.
+    rules = git.policy_at(resolved, current).from_top()
     reasons: list[str] = []
     listings: dict[str, bytes | None] = {}
     for key, args, what in (

@@ -70,12 +70,17 @@ _BLOCKING = frozenset({UNAUTHORIZED_PATH})
 
 
 def unauthorized_sides(fact: FileFact, allow: tuple[str, ...]) -> list[str]:
-    """The paths of ``fact`` (new side, and old side of a rename) not allowed."""
-    if fact.escaped:
-        # A name we cannot show faithfully cannot be matched faithfully either.
-        return fact.paths()
+    """The paths of ``fact`` (new side, and old side of a rename) not allowed.
+
+    An escaped name is matched by folder entries only (see :func:`path_allowed`).
+    """
     folder_like = fact.repository or GITLINK in (fact.old_mode, fact.new_mode)
-    return [p for p in fact.paths() if not (path_allowed(p, allow) or (folder_like and path_allowed(p + "/", allow)))]
+    esc = fact.escaped
+    return [
+        p
+        for p in fact.paths()
+        if not (path_allowed(p, allow, escaped=esc) or (folder_like and path_allowed(p + "/", allow, escaped=esc)))
+    ]
 
 
 def _in_folder(path: str, folder: tuple[str, ...]) -> bool:
@@ -128,10 +133,15 @@ def risk_entry(code: str, path: str, severity: str | None = None) -> dict:
 
 
 def policy_risks(fact: FileFact, root_prefix: str) -> list[dict]:
-    """POLICY_FILE_CHANGED for the workspace's own .labignore (blocks) and any .gitignore (review)."""
+    """POLICY_FILE_CHANGED for a .labignore that applies to the workspace (blocks) and any .gitignore (review).
+
+    The workspace's own .labignore applies, and so does that of every folder above it up to the
+    repository's top (``root_prefix`` is the root relative to the top, with a trailing ``/``).
+    """
     risks = []
     for p in fact.paths():
-        if p == root_prefix + LABIGNORE:
+        folder, _, name = p.rpartition("/")
+        if name == LABIGNORE and (not folder or root_prefix.startswith(folder + "/")):
             risks.append(risk_entry(POLICY_FILE_CHANGED, names.printable(p), "block"))
         elif p.rsplit("/", 1)[-1] == ".gitignore":
             risks.append(risk_entry(POLICY_FILE_CHANGED, names.printable(p)))

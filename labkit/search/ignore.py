@@ -20,6 +20,11 @@ every line on every path costs rules x paths; here a file is compiled once:
 matches", so a path costs a few hash lookups, the few programs filed under its
 name, and one set match, whatever the file holds. RE2 runs in linear time, so
 no line can make a match backtrack.
+
+RE2 runs in Latin-1 mode over a path's bytes (the UTF-8 of the pattern, the
+file system's bytes of the name): git's wildmatch compares bytes, so ``?``
+is one byte and ``*`` takes any byte but ``/``, and a name that is not UTF-8
+matches like any other instead of failing to encode.
 """
 
 from __future__ import annotations
@@ -78,7 +83,13 @@ def _re2_options():
     options = re2.Options()
     options.log_errors = False
     options.never_capture = True
+    options.encoding = re2.Options.Encoding.LATIN1
     return options
+
+
+def _as_bytes(text: str) -> bytes:
+    """A pattern or a path as the bytes RE2 sees in Latin-1 mode (a name's own bytes, surrogates undone)."""
+    return text.encode("utf-8", "surrogateescape")
 
 
 def _anchor(core: str) -> tuple[str, str] | None:
@@ -175,7 +186,7 @@ class IgnoreRules:
         kept = []
         for number, regex in zip(self._generic_rules, self._generic, strict=False):
             try:
-                rule_set.Add(regex)
+                rule_set.Add(_as_bytes(regex))
             except Exception:  # a line RE2 cannot take is ignored, as an unparsable one
                 continue
             kept.append(number)
@@ -195,7 +206,7 @@ class IgnoreRules:
             program = None
             if regex is not None:
                 try:
-                    program = re2.compile(regex, _re2_options())
+                    program = re2.compile(_as_bytes(regex), _re2_options())
                 except Exception:
                     program = None
             self._programs[number] = program
@@ -210,7 +221,7 @@ class IgnoreRules:
         best = self._any.best(rel, name, self._suffix_lengths)
         if is_dir:
             best = max(best, self._dirs.best(rel, name, self._suffix_lengths))
-        probe = rel + "/" if is_dir else rel
+        probe = _as_bytes(rel + "/" if is_dir else rel)
         if self._lines:
             candidates: list[int] = []
             for n in self._pl:
@@ -225,7 +236,7 @@ class IgnoreRules:
                     best = number
                     break
         if self._set is not None:
-            hits = self._set.Match(probe.encode("utf-8", "surrogateescape"))
+            hits = self._set.Match(probe)
             if hits:
                 best = max(best, max(self._generic_rules[i] for i in hits))
         return None if best < 0 else self._include[best]

@@ -18,8 +18,19 @@ behave alike. The walk:
   Each ignore file is compiled once (:mod:`labkit.search.ignore`). Global
   excludes (``core.excludesFile``) are deliberately not read: they are a
   property of one machine, not of the workspace;
+- but, as in git, ignore rules hide only *untracked* files: a file in the
+  index of the workspace's repository is searched whatever the ignore files
+  say (a repository could otherwise hide its own ``src/helper.py`` from every
+  search behind a ``.gitignore`` line). The index's list comes from
+  ``git ls-files`` through the workspace's hardened git, once, the first time
+  an ignore rule matches; when it cannot be had, ignore rules are not applied
+  in that repository (more is searched, nothing is claimed complete that was
+  not). Repositories nested inside it (submodules, clones) keep their ignore
+  rules without that check: their indexes are not read;
 - includes hidden files, never a ``.git`` folder or file at any depth;
-- drops noise and sensitive paths through :mod:`labkit.rules`;
+- drops noise and sensitive paths through :mod:`labkit.rules`, and a file
+  with more than one link whose inode is a sensitive file's
+  (:mod:`labkit.hardlinks`: the census runs once, on the first such file);
 - skips files over 2 MiB and binary files (a NUL byte in the first 8 KiB), and
   files it cannot read, counting each kind in :class:`WalkStats`.
 
@@ -35,7 +46,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from labkit import fsread
+from labkit import fsread, hardlinks
 from labkit.errors import LabkitError
 from labkit.paths import check_relative_syntax
 
@@ -110,6 +121,8 @@ class _Level:
     repo_prefix: str | None  # folder path relative to its repository's top; None = not in a repo
     gitignores: tuple[IgnoreFile, ...]  # deepest first
     exclude: IgnoreFile | None
+    excluded: bool = False  # the folder itself is ignored: entered only for its tracked files
+    root_repo: bool = False  # the repository that holds the search root (not one nested in it)
 
     def ignored(self, name: str, is_dir: bool) -> bool:
         if self.repo_prefix is None:
@@ -148,17 +161,18 @@ def _exclude_of(folder_fd: int) -> IgnoreFile | None:
 def _child_level(parent: _Level, folder_fd: int, name: str) -> _Level:
     """The ignore state inside a folder (open as ``folder_fd``), entered from ``parent`` as ``name``."""
     chain: tuple[IgnoreFile, ...]
+    root_repo = False
     if _has_git(folder_fd):
         prefix, chain, exclude = "", (), _exclude_of(folder_fd)
     elif parent.repo_prefix is None:
         return parent
     else:
         prefix = f"{parent.repo_prefix}/{name}" if parent.repo_prefix else name
-        chain, exclude = parent.gitignores, parent.exclude
+        chain, exclude, root_repo = parent.gitignores, parent.exclude, parent.root_repo
     own = _load_rules(folder_fd, ".gitignore")
     if own is not None:
         chain = (IgnoreFile(prefix, own), *chain)
-    return _Level(prefix, chain, exclude)
+    return _Level(prefix, chain, exclude, root_repo=root_repo)
 
 
 def _root_level(root_abs: str, root_fd: int) -> _Level:
@@ -192,7 +206,29 @@ def _root_level(root_abs: str, root_fd: int) -> _Level:
             if fd != root_fd:
                 os.close(fd)
     assert level is not None
-    return level
+    return _Level(level.repo_prefix, level.gitignores, level.exclude, root_repo=True)
+
+
+class TrackedFiles:
+    """The workspace's tracked files (:meth:`~labkit.workspace.Workspace.tracked_paths`), asked for on first use.
+
+    Only asked about a path an ignore rule matched, so a search that meets no
+    ignored file never lists the index. ``holds`` is True for a tracked file
+    and for a folder with a tracked file under it, False otherwise, and None
+    when the list cannot be had: the root's repository then applies no ignore
+    rule rather than hide a file on a guess.
+    """
+
+    def __init__(self, workspace):
+        self._workspace = workspace
+        self._paths = None
+        self._loaded = False
+
+    def holds(self, rel: str, is_dir: bool) -> bool | None:
+        if not self._loaded:
+            self._loaded = True
+            self._paths = self._workspace.tracked_paths()
+        return None if self._paths is None else self._paths.holds(rel, is_dir)
 
 
 def _compile_glob(glob: str):
@@ -231,6 +267,8 @@ class Walk:
         self.deadline = deadline  # time.monotonic() value; past it the walk stops and says so
         self.timed_out = False
         self._dirs = fsread.DirCache(workspace.root_fd, OPEN_FOLDERS)
+        self._inodes: hardlinks.SensitiveInodes | None = None  # taken on the first multiply-linked file
+        self._tracked = TrackedFiles(workspace)
         try:
             self._glob = _compile_glob(glob) if glob is not None else None
             self._start_rel = ""
@@ -279,10 +317,21 @@ class Walk:
         if self.rules.is_sensitive(rel, is_dir=is_dir):
             self.stats.hiddenSensitive += 1
             return False
-        if level.ignored(name, is_dir):
-            self.stats.ignoredByGitignore += 1
-            return False
+        if level.excluded or level.ignored(name, is_dir):
+            tracked = self._tracked.holds(rel, is_dir)
+            # Unknown (the index could not be read): the root's repository searches rather than guess.
+            if not (tracked or (tracked is None and level.root_repo)):
+                self.stats.ignoredByGitignore += 1
+                return False
         return True
+
+    def _enter(self, level: _Level, rel: str, name: str) -> _Level:
+        """The ignore state inside the admitted folder ``rel`` (an ignored one is entered for its tracked files)."""
+        inner = _child_level(level, self._dirs.get(rel), name)
+        ignored = level.excluded or level.ignored(name, True)
+        if ignored and inner.repo_prefix != "" and self._tracked.holds(rel, True) is not None:
+            inner = _Level(inner.repo_prefix, inner.gitignores, inner.exclude, excluded=True, root_repo=inner.root_repo)
+        return inner
 
     def _start(self) -> tuple[_Level, str, os.stat_result | None] | None:
         """Descend from the root to ``--path`` applying every rule on the way.
@@ -318,7 +367,7 @@ class Walk:
                 return None
             if is_dir:
                 try:
-                    level = _child_level(level, self._dirs.get(rel), name)
+                    level = self._enter(level, rel, name)
                 except OSError:
                     self.stats.skippedUnreadable += 1
                     return None
@@ -393,7 +442,7 @@ class Walk:
                 continue
             if is_dir:
                 try:
-                    inner = _child_level(level, self._dirs.get(child), name)
+                    inner = self._enter(level, child, name)
                 except OSError:  # gone, or swapped for a symlink since it was listed
                     self.stats.skippedUnreadable += 1
                     continue
@@ -405,8 +454,21 @@ class Walk:
                 if cand is not None:
                     yield cand
 
+    def linked_to_sensitive(self, st: os.stat_result) -> bool:
+        """True (and counted as hidden) when a file with this ``stat`` is another name of a sensitive file."""
+        if st.st_nlink <= 1:
+            return False
+        if self._inodes is None:
+            self._inodes = hardlinks.census(self.workspace.root_fd, self.rules, deadline=self.deadline)
+        if self._inodes.refuses(st):
+            self.stats.hiddenSensitive += 1
+            return True
+        return False
+
     def _file_candidate(self, rel: str, folder: str, name: str, st: os.stat_result) -> Candidate | None:
         if self._glob is not None and not self._glob(rel):
+            return None
+        if self.linked_to_sensitive(st):
             return None
         if st.st_size > MAX_FILE_BYTES:
             # Only a text file that could have matched makes a result incomplete: look at its head.
@@ -437,9 +499,11 @@ class Walk:
     def read_text(self, cand: Candidate) -> bytes | None:
         """The whole file when it is searchable text, else None (and counted)."""
         try:
-            data, _ = self.read_bytes(cand, MAX_FILE_BYTES + 1)
+            data, st = self.read_bytes(cand, MAX_FILE_BYTES + 1)
         except OSError:
             self.stats.skippedUnreadable += 1
+            return None
+        if self.linked_to_sensitive(st):  # replaced by a link since it was listed
             return None
         if len(data) > MAX_FILE_BYTES:
             self.stats.skippedOversize += 1
@@ -453,9 +517,11 @@ class Walk:
     def is_text(self, cand: Candidate) -> bool:
         """Probe only the first 8 KiB: the check an out-of-process engine needs."""
         try:
-            head, _ = self.read_bytes(cand, BINARY_PROBE_BYTES)
+            head, st = self.read_bytes(cand, BINARY_PROBE_BYTES)
         except OSError:
             self.stats.skippedUnreadable += 1
+            return False
+        if self.linked_to_sensitive(st):
             return False
         if b"\0" in head:
             self.stats.skippedBinary += 1
@@ -470,5 +536,7 @@ class Walk:
         except OSError:
             return None
         if (st.st_dev, st.st_ino) != (cand.dev, cand.ino) or len(data) > MAX_FILE_BYTES:
+            return None
+        if self.linked_to_sensitive(st):
             return None
         return data
