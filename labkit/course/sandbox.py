@@ -1,6 +1,6 @@
 """Start one untrusted command (a submission's kernel) in the strongest sandbox the machine allows.
 
-``python -I -m labkit.course.sandbox SPEC.json -- COMMAND...`` reads the spec
+``python -I labkit/course/sandbox.py SPEC.json -- COMMAND...`` reads the spec
 the grader wrote, confines itself, and ``exec``s COMMAND, so the kernel keeps
 the process id (and process group) the kernel manager started. Levels, from
 strongest:
@@ -79,8 +79,14 @@ class SandboxSpec:
 
 
 def launcher(spec_path: str | Path) -> list[str]:
-    """The argv prefix that starts a command inside the sandbox the spec describes."""
-    return [sys.executable, "-I", "-m", "labkit.course.sandbox", str(spec_path), "--"]
+    """The argv prefix that starts a command inside the sandbox the spec describes.
+
+    This very file, run by path in isolated mode (it needs only the standard
+    library): the launcher is the grader's own code even where ``import labkit``
+    in a clean interpreter would find another copy (an editable install of
+    another checkout).
+    """
+    return [sys.executable, "-I", str(Path(__file__).resolve()), str(spec_path), "--"]
 
 
 def python_binds() -> list[str]:
@@ -281,7 +287,7 @@ def _connection_file(cmd: list[str]) -> str | None:
 
 def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[1] != "--":
-        sys.stderr.write("usage: python -m labkit.course.sandbox SPEC.json -- COMMAND...\n")
+        sys.stderr.write("usage: python -I sandbox.py SPEC.json -- COMMAND...\n")
         return 2
     spec = SandboxSpec.read(argv[0])
     cmd = argv[2:]
@@ -301,9 +307,14 @@ def main(argv: list[str]) -> int:
 
 def kernel_env(workdir: str, runtime: str) -> dict[str, str]:
     """The whole environment a kernel starts with: nothing of the grader's (no tokens, no paths)."""
+    import labkit
+
     bindir = str(Path(sys.executable).parent)
     return {
         "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
+        # The kernel imports the labkit the grader runs (its checkers and labs), not another copy the
+        # interpreter would find on its own (an editable install pointing at another checkout).
+        "PYTHONPATH": str(Path(labkit.__file__).resolve().parent.parent),
         "HOME": workdir,
         "TMPDIR": "/tmp",
         "LANG": "C.UTF-8",
