@@ -8,9 +8,9 @@ For each submission the grader
    ``answer_qN`` the lab asks for (:mod:`labkit.course.answer_codec`);
 3. runs it with nbclient in its own kernel, in its own temporary folder that
    holds only its notebook, inside :mod:`labkit.course.sandbox` (memory, CPU and
-   file-size limits, a scrubbed environment, and where the machine allows a
-   PID namespace of its own, a private root, no network and a dedicated
-   unprivileged user), with a per-cell
+   file-size limits, a scrubbed environment, ``/dev/null`` for stdin, stdout
+   and stderr, and where the machine allows a PID namespace of its own, a
+   private root, no network and a dedicated unprivileged user), with a per-cell
    timeout that interrupts the cell and a per-notebook deadline that kills the
    kernel; errors in learner cells do not stop the run;
 4. ends every process the submission started (:mod:`labkit.course.containment`);
@@ -256,6 +256,14 @@ def _client_classes():
 
         def format_kernel_cmd(self, extra_arguments=None):
             return [*sandbox.launcher(self.sandbox_spec), *super().format_kernel_cmd(extra_arguments)]
+
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            # Nothing of the grader's terminal or outputs: the kernel's stdio is /dev/null (and it starts a
+            # new session, jupyter_client's default); only its own channels lead back to the grader.
+            import subprocess
+
+            kw.update(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
 
     class GradingClient(NotebookClient):
         """nbclient with an output budget, no widget mimic, and a record of failed cells."""
