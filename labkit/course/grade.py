@@ -48,6 +48,16 @@ from labkit.errors import LabkitError
 MAX_NOTEBOOK_BYTES = 20 << 20
 OUTPUT_BUDGET_CHARS = 2_000_000  # what the learner's cells may leave in the executed copy
 MAX_MESSAGE_BYTES = 64 << 20  # a bigger kernel message cuts the output channel (answers do not use it)
+# What each of the grader's sockets to a kernel holds: (largest message in bytes, messages queued unread).
+# A bigger message cuts that channel for good; past the count the kernel's side waits, then drops. Their
+# product bounds what a kernel can make the grader hold, whether or not the grader reads the channel.
+CHANNEL_LIMITS = {
+    "shell": (MAX_MESSAGE_BYTES, 4),
+    "iopub": (MAX_MESSAGE_BYTES, 4),
+    "control": (1 << 20, 4),
+    "stdin": (64 << 10, 4),  # never connected (the grader answers no input request); bounded all the same
+}
+OTHER_CHANNEL_LIMIT = (64 << 10, 4)  # heartbeat, and any socket not named above
 GRADER_CELL_TIMEOUT = 60
 
 # Submission statuses. Only GRADER_ERROR makes `labkit labs grade` exit non-zero.
@@ -234,24 +244,44 @@ def check_cell_notes(nb, lab: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _client_classes():
+    import zmq
+    import zmq.asyncio
     from jupyter_client.asynchronous import AsyncKernelClient
     from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
     from traitlets import Unicode
 
-    class CappedKernelClient(AsyncKernelClient):
-        """Its sockets refuse any single kernel message over MAX_MESSAGE_BYTES (that cuts the channel for good)."""
+    def bounded_context():
+        context = zmq.asyncio.Context()
+        context.setsockopt(zmq.MAXMSGSIZE, OTHER_CHANNEL_LIMIT[0])
+        context.setsockopt(zmq.RCVHWM, OTHER_CHANNEL_LIMIT[1])
+        return context
+
+    class BoundedSockets:
+        """Every socket to the kernel is made with its channel's CHANNEL_LIMITS (set before it connects)."""
 
         def _context_default(self):
-            import zmq
-            import zmq.asyncio
-
             self._created_context = True
-            context = zmq.asyncio.Context()
-            context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
-            return context
+            return bounded_context()
 
-    class SandboxedKernelManager(AsyncKernelManager):
+        def _create_connected_socket(self, channel, identity=None):
+            size, count = CHANNEL_LIMITS.get(channel, OTHER_CHANNEL_LIMIT)
+            defaults = self.context.sockopts  # the options pyzmq gives each new socket of this context
+            saved = dict(defaults)
+            defaults.update({zmq.MAXMSGSIZE: size, zmq.RCVHWM: count})
+            try:
+                return super()._create_connected_socket(channel, identity)
+            finally:
+                defaults.clear()
+                defaults.update(saved)
+
+    class CappedKernelClient(BoundedSockets, AsyncKernelClient):
+        """Bounded sockets, and no stdin channel: the grader answers no input request."""
+
+        def start_channels(self, shell=True, iopub=True, stdin=False, hb=True, control=True):
+            super().start_channels(shell=shell, iopub=iopub, stdin=False, hb=hb, control=control)
+
+    class SandboxedKernelManager(BoundedSockets, AsyncKernelManager):
         sandbox_spec = Unicode("")
 
         def format_kernel_cmd(self, extra_arguments=None):
