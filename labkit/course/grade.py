@@ -72,7 +72,8 @@ STATUS_TEXT = {
     GRADED: "graded",
     UNREADABLE: "not a readable notebook",
     UNKNOWN_LAB: "names no lab of this course (not made by `labkit labs starter`?)",
-    TIMEOUT: "ran past the per-notebook time limit; the kernel was stopped",
+    TIMEOUT: "ran past its time limit (the notebook's, or a cell's that went on after the interrupt); "
+    "the kernel was stopped",
     KERNEL_DIED: "the kernel exited or was killed before the answers were read",
     NO_ANSWERS: "the grader cell wrote no readable answers (the notebook interfered with the kernel)",
     GRADER_ERROR: "the grader failed on this submission",
@@ -413,17 +414,18 @@ class Grader:
             resources={"metadata": {"path": str(work)}},
         )
         last = len(run_nb.cells) - 1
-        timed_out: list[int] = []
         cut: list[int] = []
 
         def executed(cell, cell_index, execute_reply, **_):
+            content = (execute_reply or {}).get("content", {})
+            timed_out = content.get("status") == "error" and content.get("ename") == "CellTimeoutError"
             if cell_index not in client.idle_seen and not cut:
+                if timed_out:  # interrupted, and still busy after iopub_timeout: the kernel runs nothing else
+                    raise _CellWentOn(cell_index)
                 cut.append(cell_index)
                 client.iopub_timeout = 0  # the channel does not come back: stop waiting on it for each cell
-            content = (execute_reply or {}).get("content", {})
             if content.get("status") == "error" and cell_index != last:
-                if content.get("ename") == "CellTimeoutError":
-                    timed_out.append(cell_index)
+                if timed_out:
                     client.cell_errors.append((cell_index, f"timed out after {opts.cell_timeout} s (interrupted)"))
                 else:
                     client.cell_errors.append((cell_index, str(content.get("ename", "error"))[:60]))
@@ -457,6 +459,13 @@ class Grader:
                 await task
             except asyncio.CancelledError:
                 pass
+            except _CellWentOn as exc:
+                result.status = TIMEOUT
+                what = "the grader's cell" if exc.cell_index == last else f"cell {exc.cell_index}"
+                result.notes.append(
+                    f"{what}: ran past {client.timeout} s and went on after the interrupt "
+                    "(a loop that swallows KeyboardInterrupt?); the kernel was stopped"
+                )
             except DeadKernelError:
                 if result.status == GRADED:
                     result.status = KERNEL_DIED
@@ -487,6 +496,14 @@ class Grader:
                 f"{MAX_MESSAGE_BYTES >> 20} MB cuts the output channel; answers do not use it)"
             )
         return result
+
+
+class _CellWentOn(Exception):
+    """A cell ran past its timeout and was still running after the interrupt: nothing else can run."""
+
+    def __init__(self, cell_index: int):
+        super().__init__(cell_index)
+        self.cell_index = cell_index
 
 
 # -- verdicts, in this process ------------------------------------------------------------------------------
