@@ -44,6 +44,8 @@ CODES: dict[str, str] = {
     "path_not_allowed": "the path is not on the repository's allowed-files list",
     "ledger_malformed": "a ledger line fails the line schema (reported per line by `ledger summarize`, never a "
     "traceback)",
+    "submission_survived": "`labs grade`: a submission's process still ran after the grader killed it; no grade "
+    "was written and no result reported",
     "file_exists": "`labs starter` would overwrite a learner's notebook; pass --force to replace it",
     "lab_not_found": "a lab file is missing from the package or damaged",
     "resource_not_found": "a file labkit ships in its package (a schema, an eval set) is missing or damaged",

@@ -237,6 +237,10 @@ def test_reference_values_pass_the_checkers_in_process(reference):
 def test_every_submission_gets_a_status_and_the_run_exits_0(matrix):
     result = matrix["result"]
     assert len(result["submissions"]) == 17 and result["graderFailed"] == 0
+    assert (
+        result["processes"]
+        == {"namespaces": "pid_namespace", "user": "user_id", "none": "process_group"}[result["isolation"]]
+    )
     assert set(matrix["by_name"]) >= {"right.ipynb", "nested/right.ipynb", "not_a_notebook.ipynb"}
     assert not any(os.path.isabs(s["submission"]) for s in result["submissions"])
     assert str(matrix["subs"]) not in json.dumps(result["submissions"])
@@ -467,3 +471,5 @@ def test_isolation_none_still_grades(tmp_path, reference):
     result = grade([subs], tmp_path / "out", GradeOptions(jobs=1, timeout=60, cell_timeout=10, isolation="none"))
     sub = result["submissions"][0]
     assert result["isolation"] == "none" and sub["status"] == "graded" and _all(sub, "correct")
+    # Honest about the fallback: only the kernel's process group is killed (docs/grading.md, "Processes").
+    assert result["processes"] == "process_group"

@@ -8,17 +8,22 @@ For each submission the grader
    ``answer_qN`` the lab asks for (:mod:`labkit.course.answer_codec`);
 3. runs it with nbclient in its own kernel, in its own temporary folder that
    holds only its notebook, inside :mod:`labkit.course.sandbox` (memory, CPU and
-   file-size limits, a scrubbed environment, and where the machine allows a
+   file-size limits, a scrubbed environment, ``/dev/null`` for stdin, stdout
+   and stderr, and where the machine allows a PID namespace of its own, a
    private root, no network and a dedicated unprivileged user), with a per-cell
    timeout that interrupts the cell and a per-notebook deadline that kills the
    kernel; errors in learner cells do not stop the run;
-4. reads the answers the grader cell wrote into the folder it shares with the
+4. ends every process the submission started (:mod:`labkit.course.containment`);
+5. reads the answers the grader cell wrote into the folder it shares with the
    kernel, decodes them into plain values and runs the lab's checkers on them
    here, in the grader's process. What the notebook printed, including its own
    check cells, is never read.
 
 Up to ``jobs`` submissions run at once. Every submission ends with a status;
-only ``grader_error`` means the grader itself failed.
+only ``grader_error`` means the grader itself failed. Nothing is published
+until every submission has ended and none of its processes is left (else
+``submission_survived``, and nothing at all is written); then each file is
+renamed into place and the result is returned, for the CLI to print once.
 """
 
 from __future__ import annotations
@@ -37,12 +42,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from labkit.course import answer_codec, sandbox
+from labkit.course import answer_codec, containment, sandbox
 from labkit.errors import LabkitError
 
 MAX_NOTEBOOK_BYTES = 20 << 20
 OUTPUT_BUDGET_CHARS = 2_000_000  # what the learner's cells may leave in the executed copy
 MAX_MESSAGE_BYTES = 64 << 20  # a bigger kernel message cuts the output channel (answers do not use it)
+# What each of the grader's sockets to a kernel holds: (largest message in bytes, messages queued unread).
+# A bigger message cuts that channel for good; past the count the kernel's side waits, then drops. Their
+# product bounds what a kernel can make the grader hold, whether or not the grader reads the channel.
+CHANNEL_LIMITS = {
+    "shell": (MAX_MESSAGE_BYTES, 4),
+    "iopub": (MAX_MESSAGE_BYTES, 4),
+    "control": (1 << 20, 4),
+    "stdin": (64 << 10, 4),  # never connected (the grader answers no input request); bounded all the same
+}
+OTHER_CHANNEL_LIMIT = (64 << 10, 4)  # heartbeat, and any socket not named above
 GRADER_CELL_TIMEOUT = 60
 
 # Submission statuses. Only GRADER_ERROR makes `labkit labs grade` exit non-zero.
@@ -57,7 +72,8 @@ STATUS_TEXT = {
     GRADED: "graded",
     UNREADABLE: "not a readable notebook",
     UNKNOWN_LAB: "names no lab of this course (not made by `labkit labs starter`?)",
-    TIMEOUT: "ran past the per-notebook time limit; the kernel was stopped",
+    TIMEOUT: "ran past its time limit (the notebook's, or a cell's that went on after the interrupt); "
+    "the kernel was stopped",
     KERNEL_DIED: "the kernel exited or was killed before the answers were read",
     NO_ANSWERS: "the grader cell wrote no readable answers (the notebook interfered with the kernel)",
     GRADER_ERROR: "the grader failed on this submission",
@@ -229,28 +245,56 @@ def check_cell_notes(nb, lab: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _client_classes():
+    import zmq
+    import zmq.asyncio
     from jupyter_client.asynchronous import AsyncKernelClient
     from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
     from traitlets import Unicode
 
-    class CappedKernelClient(AsyncKernelClient):
-        """Its sockets refuse any single kernel message over MAX_MESSAGE_BYTES (that cuts the channel for good)."""
+    def bounded_context():
+        context = zmq.asyncio.Context()
+        context.setsockopt(zmq.MAXMSGSIZE, OTHER_CHANNEL_LIMIT[0])
+        context.setsockopt(zmq.RCVHWM, OTHER_CHANNEL_LIMIT[1])
+        return context
+
+    class BoundedSockets:
+        """Every socket to the kernel is made with its channel's CHANNEL_LIMITS (set before it connects)."""
 
         def _context_default(self):
-            import zmq
-            import zmq.asyncio
-
             self._created_context = True
-            context = zmq.asyncio.Context()
-            context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
-            return context
+            return bounded_context()
 
-    class SandboxedKernelManager(AsyncKernelManager):
+        def _create_connected_socket(self, channel, identity=None):
+            size, count = CHANNEL_LIMITS.get(channel, OTHER_CHANNEL_LIMIT)
+            defaults = self.context.sockopts  # the options pyzmq gives each new socket of this context
+            saved = dict(defaults)
+            defaults.update({zmq.MAXMSGSIZE: size, zmq.RCVHWM: count})
+            try:
+                return super()._create_connected_socket(channel, identity)
+            finally:
+                defaults.clear()
+                defaults.update(saved)
+
+    class CappedKernelClient(BoundedSockets, AsyncKernelClient):
+        """Bounded sockets, and no stdin channel: the grader answers no input request."""
+
+        def start_channels(self, shell=True, iopub=True, stdin=False, hb=True, control=True):
+            super().start_channels(shell=shell, iopub=iopub, stdin=False, hb=hb, control=control)
+
+    class SandboxedKernelManager(BoundedSockets, AsyncKernelManager):
         sandbox_spec = Unicode("")
 
         def format_kernel_cmd(self, extra_arguments=None):
             return [*sandbox.launcher(self.sandbox_spec), *super().format_kernel_cmd(extra_arguments)]
+
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            # Nothing of the grader's terminal or outputs: the kernel's stdio is /dev/null (and it starts a
+            # new session, jupyter_client's default); only its own channels lead back to the grader.
+            import subprocess
+
+            kw.update(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
 
     class GradingClient(NotebookClient):
         """nbclient with an output budget, no widget mimic, and a record of failed cells."""
@@ -295,6 +339,7 @@ class Run:
     status: str = GRADED
     notes: list[str] = field(default_factory=list)
     payload: Any = None  # what the grader cell wrote, or an answer_codec.Unreadable
+    left: list[str] = field(default_factory=list)  # what of the submission still ran after the kill (in words)
 
 
 class Grader:
@@ -331,6 +376,7 @@ class Grader:
             gid=uid,
             root=str(root) if self.isolation == "namespaces" else None,
             binds=sandbox.python_binds() if self.isolation == "namespaces" else [],
+            pid_namespace=self.isolation == "namespaces",
             copy_in={f"{lab}.ipynb": str(notebook_copy)},
             memory_bytes=opts.memory_mb << 20,
             cpu_seconds=2 * opts.timeout + 60,
@@ -368,17 +414,18 @@ class Grader:
             resources={"metadata": {"path": str(work)}},
         )
         last = len(run_nb.cells) - 1
-        timed_out: list[int] = []
         cut: list[int] = []
 
         def executed(cell, cell_index, execute_reply, **_):
+            content = (execute_reply or {}).get("content", {})
+            timed_out = content.get("status") == "error" and content.get("ename") == "CellTimeoutError"
             if cell_index not in client.idle_seen and not cut:
+                if timed_out:  # interrupted, and still busy after iopub_timeout: the kernel runs nothing else
+                    raise _CellWentOn(cell_index)
                 cut.append(cell_index)
                 client.iopub_timeout = 0  # the channel does not come back: stop waiting on it for each cell
-            content = (execute_reply or {}).get("content", {})
             if content.get("status") == "error" and cell_index != last:
-                if content.get("ename") == "CellTimeoutError":
-                    timed_out.append(cell_index)
+                if timed_out:
                     client.cell_errors.append((cell_index, f"timed out after {opts.cell_timeout} s (interrupted)"))
                 else:
                     client.cell_errors.append((cell_index, str(content.get("ename", "error"))[:60]))
@@ -390,9 +437,15 @@ class Grader:
         client.on_cell_executed = executed
         client.on_cell_execute = started
         group: list[int | None] = []
+        watch: list[int] = []  # pidfd of the kernel, pid 1 of its PID namespace
         from labkit.course.notebooks import kernel_group, shutdown_kernel
 
-        client.on_notebook_start = lambda **_: group.append(kernel_group(km))
+        def notebook_started(**_):
+            group.append(kernel_group(km))
+            if spec.pid_namespace:  # before any learner cell runs: the kernel has only just answered
+                watch.append(containment.watch_namespace(km.provisioner.process.pid))
+
+        client.on_notebook_start = notebook_started
         result = Run(nb=run_nb)
         from nbclient.exceptions import DeadKernelError
 
@@ -406,6 +459,13 @@ class Grader:
                 await task
             except asyncio.CancelledError:
                 pass
+            except _CellWentOn as exc:
+                result.status = TIMEOUT
+                what = "the grader's cell" if exc.cell_index == last else f"cell {exc.cell_index}"
+                result.notes.append(
+                    f"{what}: ran past {client.timeout} s and went on after the interrupt "
+                    "(a loop that swallows KeyboardInterrupt?); the kernel was stopped"
+                )
             except DeadKernelError:
                 if result.status == GRADED:
                     result.status = KERNEL_DIED
@@ -417,8 +477,12 @@ class Grader:
                     result.status = KERNEL_DIED
         finally:
             shutdown_kernel(km, group[0] if group else None)
-            if uid is not None:
-                _kill_user(uid)
+            result.left = await asyncio.to_thread(
+                containment.end_submission,
+                uid=uid,
+                pidfd=watch[0] if watch else None,
+                pgid=group[0] if group and uid is None else None,
+            )
         try:
             result.payload = answer_codec.read_payload(answers_path)
         except answer_codec.Unreadable as exc:
@@ -434,24 +498,12 @@ class Grader:
         return result
 
 
-def _kill_user(uid: int) -> None:
-    """SIGKILL every process left running as the submission's dedicated user id."""
-    import signal
+class _CellWentOn(Exception):
+    """A cell ran past its timeout and was still running after the interrupt: nothing else can run."""
 
-    import psutil
-
-    for _ in range(3):
-        left = []
-        for proc in psutil.process_iter(["uids"]):
-            try:
-                if proc.info["uids"] and proc.info["uids"].real == uid:
-                    left.append(proc)
-                    os.kill(proc.pid, signal.SIGKILL)
-            except (psutil.Error, ProcessLookupError):
-                pass
-        if not left:
-            return
-        psutil.wait_procs(left, timeout=2)
+    def __init__(self, cell_index: int):
+        super().__init__(cell_index)
+        self.cell_index = cell_index
 
 
 # -- verdicts, in this process ------------------------------------------------------------------------------
@@ -530,7 +582,10 @@ def grade(inputs: list[str | Path], out_dir: str | Path, options: GradeOptions |
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise LabkitError("invalid_argument", f"--out {out_dir.name} is a file, not a folder")
-    (out_dir / "executed").mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # Executed copies wait in a private folder until every submission's processes are known to be gone;
+    # only then is anything published, each file by rename, and the result returned (printed once).
+    staging = Path(tempfile.mkdtemp(prefix=".labkit-grade-", dir=out_dir))
     scratch = Path(os.path.realpath(tempfile.mkdtemp(prefix="labkit-grade-")))
     os.chmod(scratch, 0o711)
     uid_base = 1_000_000 + secrets.randbelow(1_000_000) * 1000
@@ -539,22 +594,41 @@ def grade(inputs: list[str | Path], out_dir: str | Path, options: GradeOptions |
         if isolation == "none":
             _no_dump()  # kernels run as this user: keep them out of this process's memory and environment
         started = time.perf_counter()
-        outcomes = asyncio.run(_grade_all(subs, out_dir, options, scratch, isolation, uid_base))
+        outcomes, left = asyncio.run(_grade_all(subs, staging, options, scratch, isolation, uid_base))
         elapsed = time.perf_counter() - started
+        if isolation != "none":  # every submission's user id, once more, after the last kill
+            for uid, n in containment.running({uid_base + i for i in range(len(subs))}).items():
+                left.append(f"{subs[uid - uid_base].name}: {n} process(es) of its user id still run")
+        if left:
+            raise LabkitError(
+                "submission_survived",
+                f"a submission's processes outlived the grader's kill ({'; '.join(left[:5])}); "
+                "no grades were written and no result is reported",
+            )
+        meta = {
+            "isolation": isolation,
+            "processes": containment.mode_of(isolation),
+            "notUsed": why_not,
+            "jobs": options.jobs,
+            "timeout": options.timeout,
+            "cellTimeout": options.cell_timeout,
+            "memoryMb": options.memory_mb,
+            "diskMb": options.disk_mb if isolation == "namespaces" else None,
+            "seconds": round(elapsed, 1),
+        }
+        csv_text = gradebook.csv_text(outcomes)
+        html_text = gradebook.html_text(outcomes, meta)
+        executed = out_dir / "executed"
+        executed.mkdir(exist_ok=True)
+        for o in outcomes:
+            if o.executed:
+                name = o.executed.split("/", 1)[1]
+                os.replace(staging / name, executed / name)
+        gradebook.write_atomically(out_dir / "grades.csv", csv_text)
+        gradebook.write_atomically(out_dir / "grades.html", html_text)
     finally:
+        shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(scratch, ignore_errors=True)
-    meta = {
-        "isolation": isolation,
-        "notUsed": why_not,
-        "jobs": options.jobs,
-        "timeout": options.timeout,
-        "cellTimeout": options.cell_timeout,
-        "memoryMb": options.memory_mb,
-        "diskMb": options.disk_mb if isolation == "namespaces" else None,
-        "seconds": round(elapsed, 1),
-    }
-    gradebook.write_csv(outcomes, out_dir / "grades.csv")
-    gradebook.write_html(outcomes, out_dir / "grades.html", meta)
     counts: dict[str, int] = {}
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1
@@ -568,19 +642,20 @@ def grade(inputs: list[str | Path], out_dir: str | Path, options: GradeOptions |
     }
 
 
-async def _grade_all(subs, out_dir, options, scratch, isolation, uid_base) -> list[Outcome]:
+async def _grade_all(subs, staging, options, scratch, isolation, uid_base) -> tuple[list[Outcome], list[str]]:
     grader = Grader(options, scratch, isolation, uid_base)
     asyncio.get_running_loop().set_exception_handler(_quiet_dead_kernel_pollers)
     gate = asyncio.Semaphore(options.jobs)
+    left: list[str] = []
 
     async def one(index: int, sub: Submission) -> Outcome:
         async with gate:
-            return await _grade_one(grader, index, sub, out_dir)
+            return await _grade_one(grader, index, sub, staging, left)
 
-    return list(await asyncio.gather(*(one(i, s) for i, s in enumerate(subs))))
+    return list(await asyncio.gather(*(one(i, s) for i, s in enumerate(subs)))), left
 
 
-async def _grade_one(grader: Grader, index: int, sub: Submission, out_dir: Path) -> Outcome:
+async def _grade_one(grader: Grader, index: int, sub: Submission, staging: Path, left: list[str]) -> Outcome:
     import nbformat
 
     started = time.perf_counter()
@@ -591,6 +666,7 @@ async def _grade_one(grader: Grader, index: int, sub: Submission, out_dir: Path)
     outcome = Outcome(sub.name, lab, GRADED)
     try:
         run = await grader.run(index, sub, nb, lab, data)
+        left.extend(f"{sub.name}: {what}" for what in run.left)
         outcome.status = run.status
         outcome.notes = check_cell_notes(nb, lab) + run.notes
         answers = read_answers(run.payload, lab) if run.status == GRADED else None
@@ -602,11 +678,9 @@ async def _grade_one(grader: Grader, index: int, sub: Submission, out_dir: Path)
             }
         else:
             outcome.exercises = verdicts(lab, answers)
-        target = out_dir / "executed" / sub.safe
-        if not target.name.endswith(".ipynb"):
-            target = target.with_name(target.name + ".ipynb")
-        nbformat.write(run.nb, target)
-        outcome.executed = f"executed/{target.name}"
+        name = sub.safe if sub.safe.endswith(".ipynb") else sub.safe + ".ipynb"
+        nbformat.write(run.nb, staging / name)
+        outcome.executed = f"executed/{name}"
     except Exception as exc:  # noqa: BLE001 - recorded, and the run goes on
         outcome.status = GRADER_ERROR
         outcome.notes.append(f"grader error: {type(exc).__name__}")

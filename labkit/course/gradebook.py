@@ -2,13 +2,18 @@
 
 Every text that came from a submission (its name, the checkers' messages about
 its answers) is escaped for HTML, and a CSV cell that a spreadsheet would read
-as a formula is quoted with a leading apostrophe.
+as a formula is quoted with a leading apostrophe. Each file is built whole in
+memory, then written next to its place and renamed over it: a reader sees the
+old file or the new one, never part of one.
 """
 
 from __future__ import annotations
 
 import csv
 import html
+import io
+import os
+import tempfile
 from pathlib import Path
 
 EXERCISE_STATUSES = ("correct", "incorrect", "not_attempted", "missing", "unsupported", "unreadable", "not_graded")
@@ -37,24 +42,54 @@ def _safe_cell(value) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
+def write_atomically(path: str | Path, text: str) -> None:
+    """Write ``text`` to a new file beside ``path``, flush it to disk, then rename it over ``path``."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # what open() would have given it; mkstemp makes it 0600
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
 def write_csv(outcomes, path: str | Path) -> None:
+    write_atomically(path, csv_text(outcomes))
+
+
+def write_html(outcomes, path: str | Path, meta: dict) -> None:
+    write_atomically(path, html_text(outcomes, meta))
+
+
+def csv_text(outcomes) -> str:
     cols = exercise_columns(outcomes)
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["submission", "lab", "status", "score", "total", *cols, "notes"])
-        for o in outcomes:
-            by_col = {f"lab{o.lab[:2]}.{q}": e["status"] for q, e in o.exercises.items()} if o.lab else {}
-            w.writerow(
-                [
-                    _safe_cell(o.submission),
-                    o.lab or "",
-                    o.status,
-                    o.score,
-                    len(o.exercises),
-                    *[by_col.get(c, "") for c in cols],
-                    _safe_cell("; ".join(o.notes)),
-                ]
-            )
+    fh = io.StringIO(newline="")
+    w = csv.writer(fh)
+    w.writerow(["submission", "lab", "status", "score", "total", *cols, "notes"])
+    for o in outcomes:
+        by_col = {f"lab{o.lab[:2]}.{q}": e["status"] for q, e in o.exercises.items()} if o.lab else {}
+        w.writerow(
+            [
+                _safe_cell(o.submission),
+                o.lab or "",
+                o.status,
+                o.score,
+                len(o.exercises),
+                *[by_col.get(c, "") for c in cols],
+                _safe_cell("; ".join(o.notes)),
+            ]
+        )
+    return fh.getvalue()
 
 
 def distribution(outcomes) -> dict[str, dict[str, dict[str, int]]]:
@@ -69,7 +104,7 @@ def distribution(outcomes) -> dict[str, dict[str, dict[str, int]]]:
     return {lab: dict(sorted(qs.items(), key=lambda kv: int(kv[0][1:]))) for lab, qs in sorted(dist.items())}
 
 
-def write_html(outcomes, path: str | Path, meta: dict) -> None:
+def html_text(outcomes, meta: dict) -> str:
     esc = html.escape
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>Grades</title><style>",
@@ -87,7 +122,9 @@ def write_html(outcomes, path: str | Path, meta: dict) -> None:
     parts.append(
         f"<p class='muted'>Each notebook ran alone in isolation level <b>{esc(str(meta['isolation']))}</b>, "
         f"{meta['timeout']} s per notebook, {meta['cellTimeout']} s per cell, "
-        f"{meta['memoryMb']} MiB of memory; {meta['jobs']} at a time. Verdicts come from the checkers "
+        f"{meta['memoryMb']} MiB of memory; {meta['jobs']} at a time"
+        + (f"; its processes were ended by <b>{esc(str(meta['processes']))}</b>" if meta.get("processes") else "")
+        + ". Verdicts come from the checkers "
         "run by the grader on the answer values, never from the notebook's printed output.</p>"
     )
     for lab, qs in distribution(outcomes).items():
@@ -127,4 +164,4 @@ def write_html(outcomes, path: str | Path, meta: dict) -> None:
             f"<td>{o.score}/{len(o.exercises)}</td><td>{ex}</td><td>{esc('; '.join(o.notes))}</td></tr>"
         )
     parts.append("</table></body></html>")
-    Path(path).write_text("".join(parts), encoding="utf-8")
+    return "".join(parts)

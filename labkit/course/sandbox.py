@@ -1,12 +1,19 @@
 """Start one untrusted command (a submission's kernel) in the strongest sandbox the machine allows.
 
-``python -I -m labkit.course.sandbox SPEC.json -- COMMAND...`` reads the spec
-the grader wrote, confines itself, and ``exec``s COMMAND, so the kernel keeps
-the process id (and process group) the kernel manager started. Levels, from
-strongest:
+``python -I labkit/course/sandbox.py SPEC.json -- COMMAND...`` reads the spec
+the grader wrote, confines itself, and ``exec``s COMMAND. With
+``pid_namespace`` (the ``namespaces`` level) it first starts a new PID
+namespace: its pid 1 is a small init that confines itself, forks COMMAND and
+reaps orphans until COMMAND exits; this process stays outside as the
+supervisor (the process the kernel manager started), and when pid 1 ends,
+every process in the namespace ends with it. Without it, the kernel keeps
+the process id (and process group) the kernel manager started. Either way
+the command gets ``/dev/null`` as stdin, no descriptor but stdin, stdout and
+stderr, and a session without a controlling terminal.
+Levels, from strongest:
 
 ``namespaces``
-    New mount, network, IPC and UTS namespaces. The root is a fresh,
+    New PID, mount, network, IPC and UTS namespaces. The root is a fresh,
     size-capped tmpfs that holds only read-only binds of the system folders
     and the Python installation (``/usr``, ``/etc``, the interpreter's
     prefixes, labkit's package and labs), a few device nodes, a ``/proc`` that
@@ -34,8 +41,11 @@ model.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import select
+import signal
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,9 +54,10 @@ LEVELS = ("namespaces", "user", "none")
 
 # linux/sched.h and linux/mount.h
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET = 0x00020000, 0x04000000, 0x08000000, 0x40000000
+CLONE_NEWPID = 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-PR_SET_NO_NEW_PRIVS = 38
+PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG = 38, 1
 DEVICES = ("null", "zero", "full", "random", "urandom")
 
 
@@ -67,6 +78,7 @@ class SandboxSpec:
     disk_bytes: int = 512 << 20  # namespaces: size of the private root (all the kernel can write)
     nproc: int = 512
     nofile: int = 1024
+    pid_namespace: bool = False  # namespaces: the command runs as pid 1 of a new PID namespace
 
     def write(self, path: str | Path) -> None:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -79,8 +91,14 @@ class SandboxSpec:
 
 
 def launcher(spec_path: str | Path) -> list[str]:
-    """The argv prefix that starts a command inside the sandbox the spec describes."""
-    return [sys.executable, "-I", "-m", "labkit.course.sandbox", str(spec_path), "--"]
+    """The argv prefix that starts a command inside the sandbox the spec describes.
+
+    This very file, run by path in isolated mode (it needs only the standard
+    library): the launcher is the grader's own code even where ``import labkit``
+    in a clean interpreter would find another copy (an editable install of
+    another checkout).
+    """
+    return [sys.executable, "-I", str(Path(__file__).resolve()), str(spec_path), "--"]
 
 
 def python_binds() -> list[str]:
@@ -114,6 +132,7 @@ def python_binds() -> list[str]:
 # -- inside the sandbox (runs as the grader's user until it drops privileges) ----------------------------
 
 
+@functools.lru_cache(maxsize=1)  # loaded once, before the user id changes
 def _libc():
     import ctypes
     import ctypes.util
@@ -279,21 +298,131 @@ def _connection_file(cmd: list[str]) -> str | None:
     return None
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) < 3 or argv[1] != "--":
-        sys.stderr.write("usage: python -m labkit.course.sandbox SPEC.json -- COMMAND...\n")
-        return 2
-    spec = SandboxSpec.read(argv[0])
-    cmd = argv[2:]
+def _null_stdin() -> None:
+    """The kernel never reads its stdin: it is /dev/null, whatever the caller handed over."""
+    fd = os.open(os.devnull, os.O_RDONLY)
+    if fd != 0:
+        os.dup2(fd, 0)
+        os.close(fd)
+
+
+def _own_session() -> None:
+    """Lead a new session (one without a controlling terminal), unless this process already does."""
+    if os.getsid(0) != os.getpid():
+        try:
+            os.setsid()
+        except OSError:  # a process-group leader cannot: the caller chose its session
+            pass
+
+
+def _confine_and_exec(spec: SandboxSpec, cmd: list[str]) -> int:
+    """Confine this process, then exec the command; returns an exit status only when that failed."""
     try:
         enter(spec, _connection_file(cmd))
     except OSError as exc:
         sys.stderr.write(f"labkit sandbox: cannot confine the kernel ({spec.level}): {exc}\n")
         return 70
-    # jupyter_client's own variables (JPY_PARENT_PID: the kernel exits with its parent) pass; nothing else does.
-    env = {**{k: v for k, v in os.environ.items() if k.startswith("JPY_")}, **spec.env}
+    return _exec(spec, cmd)
+
+
+def _exec(spec: SandboxSpec, cmd: list[str]) -> int:
+    # Nothing of the caller's but stdin, stdout and stderr crosses into the kernel (the kernel opens its
+    # own channels from the connection file).
+    os.closerange(3, 1 << 20)
+    # jupyter_client's own variables pass; nothing else does. In a PID namespace the kernel's parent is the
+    # namespace's pid 1, which ipykernel's parent poller (JPY_PARENT_PID) takes for "my parent died":
+    # there the namespace and the parent-death signal end the kernel with its supervisor instead.
+    env = {k: v for k, v in os.environ.items() if k.startswith("JPY_")}
+    if spec.pid_namespace:
+        env.pop("JPY_PARENT_PID", None)
+    env.update(spec.env)
     os.execve(cmd[0], cmd, env)
     return 127  # pragma: no cover - execve does not return
+
+
+def _exit_code(status: int) -> int:
+    code = os.waitstatus_to_exitcode(status)
+    return code if code >= 0 else 128 - code
+
+
+def _supervise(spec: SandboxSpec, cmd: list[str]) -> int:
+    """Start a new PID namespace whose pid 1 runs the kernel; wait for it, and turn a stop into SIGKILL.
+
+    When a namespace's pid 1 exits, the Linux kernel kills every other process
+    in it, and pid 1's exit does not complete before they are all gone: the
+    kernel and whatever it started end together, whatever they do (fork-and-exit
+    chains, new sessions). This process stays outside as the namespace's
+    parent, the process the kernel manager started and signals. If it is
+    killed, pid 1 gets SIGKILL (its parent-death signal) and the namespace ends
+    the same way.
+    """
+    try:
+        _check(_libc().unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)")
+    except OSError as exc:
+        sys.stderr.write(f"labkit sandbox: cannot start a PID namespace: {exc}\n")
+        return 70
+    # Interrupts reach the kernel directly (it stays in this process group); the supervisor ignores them.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    lifeline_r, lifeline_w = os.pipe()
+    init = os.fork()
+    if init == 0:
+        os.close(lifeline_w)
+        os._exit(_namespace_init(spec, cmd, lifeline_r))
+    os.close(lifeline_r)
+
+    def stop(signum, frame):
+        os.kill(init, signal.SIGKILL)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(signum, stop)
+    return _exit_code(os.waitpid(init, 0)[1])
+
+
+def _namespace_init(spec: SandboxSpec, cmd: list[str], lifeline: int) -> int:
+    """Pid 1 of the namespace: confine itself, start the kernel (pid 2, confined alike), reap until it exits.
+
+    Being the namespace's reaper, it collects every orphan the notebook leaves,
+    so none stays a zombie that counts against the user's process limit.
+    """
+    try:
+        enter(spec, _connection_file(cmd))
+        _die_with_supervisor(lifeline)
+    except OSError as exc:
+        sys.stderr.write(f"labkit sandbox: cannot confine the kernel ({spec.level}): {exc}\n")
+        return 70
+    kernel = os.fork()
+    if kernel == 0:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # ignored by the supervisor; the kernel handles it
+        os._exit(_exec(spec, cmd))
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:  # pragma: no cover - the kernel is a child until it has been reaped
+            return 70
+        if pid == kernel:
+            return _exit_code(status)
+
+
+def _die_with_supervisor(lifeline: int) -> None:
+    """SIGKILL this process (pid 1 of its namespace: all of it) when the supervisor dies, even before now."""
+    # Set after the user id changed: changing credentials clears the parent-death signal.
+    _check(_libc().prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0), "parent-death signal")
+    if select.select([lifeline], [], [], 0)[0]:  # end of file: the supervisor died before the line above
+        raise OSError("the supervisor exited before the kernel started")
+    os.close(lifeline)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 3 or argv[1] != "--":
+        sys.stderr.write("usage: python -I sandbox.py SPEC.json -- COMMAND...\n")
+        return 2
+    spec = SandboxSpec.read(argv[0])
+    cmd = argv[2:]
+    _null_stdin()
+    _own_session()
+    if spec.pid_namespace:
+        return _supervise(spec, cmd)
+    return _confine_and_exec(spec, cmd)
 
 
 # -- the grader's side ----------------------------------------------------------------------------------
@@ -301,9 +430,14 @@ def main(argv: list[str]) -> int:
 
 def kernel_env(workdir: str, runtime: str) -> dict[str, str]:
     """The whole environment a kernel starts with: nothing of the grader's (no tokens, no paths)."""
+    import labkit
+
     bindir = str(Path(sys.executable).parent)
     return {
         "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
+        # The kernel imports the labkit the grader runs (its checkers and labs), not another copy the
+        # interpreter would find on its own (an editable install pointing at another checkout).
+        "PYTHONPATH": str(Path(labkit.__file__).resolve().parent.parent),
         "HOME": workdir,
         "TMPDIR": "/tmp",
         "LANG": "C.UTF-8",
@@ -350,6 +484,7 @@ def probe(level: str, scratch: str | Path, uid: int | None = None) -> str | None
         gid=uid if level != "none" else None,
         root=str(root) if level == "namespaces" else None,
         binds=python_binds() if level == "namespaces" else [],
+        pid_namespace=level == "namespaces",
     )
     if spec.uid is not None:
         os.chmod(scratch, 0o711)
@@ -358,7 +493,7 @@ def probe(level: str, scratch: str | Path, uid: int | None = None) -> str | None
     code = (
         "import os, labkit.course.check, ipykernel; "
         "open(os.path.join(os.environ['JUPYTER_RUNTIME_DIR'], 'probe.txt')).read();"
-        "print('ok', os.getuid())"
+        "print('ok', os.getuid(), os.getpid(), os.getppid())"
     )
     try:
         proc = subprocess.run(
@@ -376,8 +511,11 @@ def probe(level: str, scratch: str | Path, uid: int | None = None) -> str | None
 
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         return re.sub(r"'?/[^\s':]*'?", "<path>", last)[:200]  # says why, names no machine path
-    if spec.uid is not None and proc.stdout.split()[1] != str(spec.uid):
+    _, got_uid, got_pid, got_ppid = proc.stdout.split()[:4]
+    if spec.uid is not None and got_uid != str(spec.uid):
         return "the user id did not change"
+    if spec.pid_namespace and (got_pid, got_ppid) != ("2", "1"):
+        return "the kernel is not the child of pid 1 in a PID namespace of its own"
     return None
 
 
