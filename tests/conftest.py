@@ -13,6 +13,89 @@ from labkit.course.repo_builder import IsolatedRepo
 ROOT = Path(__file__).resolve().parents[1]
 LABS = ROOT / "labs"
 
+# The suite starts labkit in hundreds of subprocesses: let them reuse compiled modules even where the
+# environment asks Python not to write them (PYTHONDONTWRITEBYTECODE), instead of compiling every time.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
+# -- test tiers ----------------------------------------------------------------------------------
+# A contributor's `python -m pytest` runs the fast tier: unit, property, attack corpus in-process,
+# contract. `python -m pytest --all` (what .ci/run runs) adds the tiers below, each a marker.
+TIER_MARKERS = ("slow", "notebook", "browser", "bench")
+#: Whole files in a tier (tests inside may carry finer marks too).
+FILE_TIERS = {
+    "test_notebooks.py": "notebook",
+    "test_stock_runners.py": "notebook",
+    "test_jupyterlab_browser.py": "browser",
+    "test_wheel.py": "slow",
+    "test_benchmarks.py": "bench",
+    "test_figures.py": "slow",
+}
+#: Single slow tests (node id prefixes) kept out of the fast tier; a stale entry fails the full run.
+TEST_TIERS = {
+    "test_grade.py::test_every_submission_gets_a_status_and_the_run_exits_0": "slow",
+    "test_grade.py::test_reference_values_pass_the_checkers_in_process": "slow",
+    "test_report.py::test_report_as_a_reader_sees_it": "slow",
+    "test_output_gate.py::test_no_tool_hands_out_a_secret_on_any_output_path": "slow",
+    "test_secrets.py::test_the_keyword_prefilter_passes_every_line_the_plugin_reports_on": "slow",
+    "test_review_mutations.py::test_mutant_is_killed": "slow",
+    "test_ledger_lab11.py::test_the_summary_tells_the_two_runs_apart": "slow",
+    "test_search_lab.py::test_search_bench_rows_follow_the_contract": "slow",
+    "test_codesearch_eval.py::test_experiment_result_fields": "slow",
+    "test_codesearch_bench.py::": "slow",
+}
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--all",
+        action="store_true",
+        default=False,
+        help="run every tier: also the slow, notebook, browser and benchmark tests (what .ci/run runs)",
+    )
+
+
+def _node(item) -> str:
+    return f"{item.path.name}::{item.name}"
+
+
+def pytest_collection_modifyitems(config, items):
+    matched = set()
+    for item in items:
+        tiers = [FILE_TIERS.get(item.path.name)]
+        for prefix, tier in TEST_TIERS.items():
+            if _node(item).startswith(prefix):
+                matched.add(prefix)
+                tiers.append(tier)
+        for tier in filter(None, tiers):
+            item.add_marker(getattr(pytest.mark, tier))
+    # When every file TEST_TIERS names was collected, each entry must still name a test (none went stale).
+    if {p.split("::")[0] for p in TEST_TIERS} <= {item.path.name for item in items}:
+        stale = sorted(set(TEST_TIERS) - matched)
+        if stale:
+            raise pytest.UsageError(f"tests/conftest.py TEST_TIERS names tests that do not exist: {stale}")
+    if config.getoption("--all") or config.getoption("-m") or any(".py" in a for a in config.args):
+        return  # everything, the caller chose with -m, or named the files to run
+    kept, deselected = [], []
+    for item in items:
+        (deselected if any(item.get_closest_marker(m) for m in TIER_MARKERS) else kept).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_caches(tmp_path_factory):
+    """Each test session (each xdist worker) gets its own snapshot store, so runs can overlap.
+
+    The corpus cache (downloaded releases) stays shared: it is written once, atomically.
+    """
+    mp = pytest.MonkeyPatch()
+    if "LABKIT_SNAPSHOT_DIR" not in os.environ:
+        mp.setenv("LABKIT_SNAPSHOT_DIR", str(tmp_path_factory.mktemp("labkit-snapshots")))
+    yield
+    mp.undo()
+
 
 @pytest.fixture
 def make_repo(tmp_path):
