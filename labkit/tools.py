@@ -527,7 +527,10 @@ TOOLS: tuple[Tool, ...] = (
         output_notes=(
             "Matches are `{repo, path, line, snippet}`, the defining place of a queried symbol first. "
             "`stale` names repositories whose HEAD moved since indexing; `dirty` those whose work tree "
-            "differs from the indexed revision."
+            "differs from the indexed revision. The index holds each file's text as shown (detected "
+            "secrets replaced, key blocks whole) and matches against it, so a query inside a secret finds "
+            "nothing; a Zoekt server of one's own (raw files) has each hit line redacted and re-matched "
+            "(with the whole file in view only when Zoekt returned it)."
         ),
     ),
     Tool(
@@ -618,7 +621,11 @@ TOOLS: tuple[Tool, ...] = (
             "line_out_of_range",
             "internal_error",
         ),
-        output_notes="`content` renders each line as `f\"{'>' if n == line else ' '}{n:5d} | {text}\"`.",
+        output_notes=(
+            "`content` renders each line as `f\"{'>' if n == line else ' '}{n:5d} | {text}\"`. The index "
+            "stores each file's text as it is shown (detected secrets replaced by `[REDACTED:<type>]`, key "
+            "blocks whole), so context, like code search, never shows a secret."
+        ),
     ),
     Tool(
         name="read_file",
@@ -676,8 +683,10 @@ TOOLS: tuple[Tool, ...] = (
         + ("file_not_found", "not_regular_file", "file_too_large", "binary_file", "line_out_of_range"),
         output_notes=(
             "Symlinks are never followed, at any component of the path. A detected secret in the "
-            "returned lines is replaced by `[REDACTED:<type>]` (`redactions`, `redactedLines`); "
-            "`contentSha256` hashes the whole file as stored, `rangeSha256` the returned content."
+            "returned lines is replaced by `[REDACTED:<type>]` (`redactions`, `redactedLines`; every line "
+            "of a key block, found with the whole file in view). `contentSha256` hashes the whole file as "
+            "it is shown: its bytes when nothing in it is withheld, else its text with the secrets replaced, "
+            "so no hash of a withheld byte is handed out; `rangeSha256` hashes the returned content."
         ),
     ),
 )
