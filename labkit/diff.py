@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -201,10 +202,13 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, sp
     is never gathered in memory: ``data`` is then a read-only map of that file,
     valid until the spool is committed or discarded.
     """
+    from . import secrets
     from .secrets import CandidateStream, secret_lines
     from .snapshots import StreamDigest
 
-    digest, candidates = StreamDigest(), CandidateStream()
+    # The secret scan's time runs from here: prefiltering while git writes, then the detectors.
+    deadline = time.monotonic() + secrets.DIFF_SCAN_SECONDS
+    digest, candidates = StreamDigest(), CandidateStream(deadline)
 
     def feed(data: bytes) -> None:
         digest.feed(data)
@@ -236,7 +240,7 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, sp
         data = spool.view()
     else:
         data = parts[0] if len(parts) == 1 else b"".join(parts)
-    scanned = secret_lines(data, starts=candidates.finish())
+    scanned = secret_lines(data, starts=candidates.finish(), deadline=deadline, scanned_all=candidates.complete)
     return DiffSource(
         data=data,
         files=tuple(visible),

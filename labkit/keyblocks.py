@@ -27,10 +27,12 @@ linear searches. Each block's walk looks at its own lines only, at most
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 
 TYPE = "Private Key"  # detect-secrets' name for what PrivateKeyDetector finds
 MAX_BLOCK_LINES = 4096  # a 16384-bit RSA key is about 200 lines; a PGP key with subkeys a few hundred
+MAX_MARKERS = 1000  # BEGIN/END markers read on one line; more and the whole line is withheld
 
 _ANCHORS = ("PRIVATE KEY", "Private-Lines:")
 _LABEL = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?"
@@ -67,7 +69,7 @@ def find_in_text(text: str) -> Spans:
     import bisect
 
     anchor_lines = sorted(
-        {bisect.bisect_right(starts, p) - 1 for a in _ANCHORS for p in _occurrences(text.find, a, len(text))}
+        {bisect.bisect_right(starts, p) - 1 for a in _ANCHORS for p in _anchor_lines(text, a, "\n", len(text))}
     )
     out: Spans = {}
     for i in anchor_lines:
@@ -75,21 +77,23 @@ def find_in_text(text: str) -> Spans:
     return out
 
 
-def find_in_diff(data, limit: int | None = None) -> list[int]:
-    """Start offsets of the lines of a diff (bytes or a map) that belong to a key block.
+def find_in_diff(data, *, deadline: float | None = None) -> tuple[list[int], bool]:
+    """Start offsets of the lines of a diff (bytes or a map) that belong to a key block; and whether all were read.
 
     Diff lines carry a ``+``, ``-`` or `` `` prefix; a line without one (a
-    hunk header, ``\\ No newline``) ends a block.
+    hunk header, ``\\ No newline``) ends a block. Past ``deadline`` (a
+    :func:`time.monotonic` time) the remaining anchors are not walked.
     """
-    size = len(data) if limit is None else limit
-    anchor_starts: set[int] = set()
-    for a in _ANCHORS:
-        for p in _occurrences(data.find, a.encode(), size):
-            anchor_starts.add(data.rfind(b"\n", 0, p) + 1)
+    size = len(data)
+    anchor_starts = {p for a in _ANCHORS for p in _anchor_lines(data, a.encode(), b"\n", size)}
     if not anchor_starts:
-        return []
+        return [], True
     flagged: set[int] = set()
-    for start in sorted(anchor_starts):
+    for n, start in enumerate(sorted(anchor_starts)):
+        if start in flagged:
+            continue  # the END line of a block walked from its BEGIN
+        if deadline is not None and n % 64 == 0 and time.monotonic() > deadline:
+            return sorted(flagged), False
         offsets = {0: start}  # line index relative to the anchor's line -> its start offset
 
         def line(j: int, offsets=offsets) -> str | None:
@@ -114,14 +118,21 @@ def find_in_diff(data, limit: int | None = None) -> list[int]:
         out: Spans = {}
         _walk(0, line, out, diff=True)
         flagged.update(offsets[j] for j in out)
-    return sorted(flagged)
+    return sorted(flagged), True
 
 
-def _occurrences(find: Callable, needle, size: int):
-    pos = find(needle, 0)
-    while 0 <= pos < size:
-        yield pos
-        pos = find(needle, pos + len(needle))
+def _anchor_lines(data, needle, newline, size: int):
+    """Start offsets of the lines holding ``needle``: each line is looked at once, however many it holds."""
+    pos = 0
+    while pos < size:
+        hit = data.find(needle, pos)
+        if hit < 0 or hit >= size:
+            return
+        yield data.rfind(newline, pos, hit) + 1 or pos
+        end = data.find(newline, hit)
+        if end < 0:
+            return
+        pos = end + 1
 
 
 def _strip_diff(line: str) -> tuple[str, int] | None:
@@ -145,6 +156,13 @@ def _walk(i: int, line: Callable[[int], str | None], out: Spans, *, diff: bool) 
     if "Private-Lines:" in raw:
         _putty(i, raw, shift, line, out, diff=diff)
     if "PRIVATE KEY" not in raw:
+        return
+    if raw.count("PRIVATE KEY") > MAX_MARKERS:
+        # Not a key file but a flood of markers (one huge line): withhold it all, and what it may open
+        # or close, instead of reading each marker.
+        out.setdefault(i, []).append((shift, shift + len(raw)))
+        _follow(i, line, out, diff=diff)
+        _follow(i, line, out, diff=diff, step=-1)
         return
     begins = [(m.start(), m.end()) for m in _markers(raw, _BEGIN)]
     ends = [(m.start(), m.end()) for m in _markers(raw, _END)]

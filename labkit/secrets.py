@@ -31,7 +31,7 @@ import mmap
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -222,18 +222,35 @@ def candidate_lines(data: bytes, base: int = 0) -> list[int]:
     return starts
 
 
+#: Candidate lines one diff's prefilter collects; past it the scan is incomplete (about 1.5 s of work).
+MAX_CANDIDATE_LINES = 1_000_000
+
+
 class CandidateStream:
     """:func:`candidate_lines` of a byte stream, computed while it arrives (for example while git writes a diff).
 
     Each piece is scanned up to its last newline; the unfinished line waits for the next piece.
+    Past ``deadline`` (a :func:`time.monotonic` time), or after :data:`MAX_CANDIDATE_LINES`
+    candidates, nothing more is scanned and ``complete`` turns False: each candidate costs
+    Python work, and a diff can hold millions.
     """
 
-    def __init__(self):
+    def __init__(self, deadline: float | None = None):
         self.starts: list[int] = []
+        self.complete = True
+        self._deadline = deadline
         self._pending = bytearray()
         self._base = 0  # stream offset of _pending[0]
 
     def feed(self, data: bytes) -> None:
+        if not self.complete:
+            return
+        if len(self.starts) >= MAX_CANDIDATE_LINES or (
+            self._deadline is not None and time.monotonic() > self._deadline
+        ):
+            self.complete = False
+            self._pending = bytearray()
+            return
         cut = data.rfind(b"\n") + 1
         if not cut:
             self._pending += data
@@ -475,7 +492,7 @@ class _Scan:
 
 
 def _detect(
-    lines: Sequence[tuple[int, str]], filename: str, *, flag_only: bool = False, deadline: float | None = None
+    lines: Iterable[tuple[int, str]], filename: str, *, flag_only: bool = False, deadline: float | None = None
 ) -> tuple[list[Finding], bool]:
     """detect-secrets on prefiltered lines, each given only the plugins its prefilter matched; and whether all were.
 
@@ -585,8 +602,9 @@ def redact_line(text: str, findings: Sequence[Finding]) -> tuple[str, int]:
 
 #: Most secret lines a diff reports; more are counted, not listed.
 MAX_SECRET_LINES = 10_000
-#: The secret scan of one diff stops after this many seconds (the diff itself is still whole).
-DIFF_SCAN_SECONDS = 5.0
+#: The secret scan of one diff stops this many seconds after git starts writing it (the diff itself
+#: is still whole): with the rest of a page's work, a 64 MiB diff is answered in under 10 s.
+DIFF_SCAN_SECONDS = 6.0
 
 
 @dataclass(frozen=True)
@@ -602,36 +620,52 @@ def secret_lines(
     *,
     starts: list[int] | None = None,
     deadline: float | None = None,
+    scanned_all: bool = True,
 ) -> SecretLines:
     """The lines of a diff (``data``) holding secrets, as byte offsets of their starts with the types found.
 
     The prefilter runs over the bytes in one linear pass (or already ran:
-    ``starts`` from a :class:`CandidateStream` fed the same bytes); only its
-    candidate lines are decoded and given to detect-secrets, a long line in
-    bounded windows, each type found once per line. Every line of a private
-    key block (:mod:`labkit.keyblocks`) is flagged too. ``data`` may be a map
-    of a file (a snapshot being written). Past ``deadline`` (a
+    ``starts`` from a :class:`CandidateStream` fed the same bytes, and
+    ``scanned_all`` its ``complete``); only its candidate lines are decoded and
+    given to detect-secrets, a long line in bounded windows, each type found
+    once per line. Every line of a private key block (:mod:`labkit.keyblocks`)
+    and of literals joined over lines is flagged too. ``data`` may be a map of
+    a file (a snapshot being written). Past ``deadline`` (a
     :func:`time.monotonic` time; default :data:`DIFF_SCAN_SECONDS` from now)
     the scan stops and says so (``complete``).
     """
     if deadline is None:
         deadline = time.monotonic() + DIFF_SCAN_SECONDS
-    types: dict[int, set[str]] = {}
-    for start in keyblocks.find_in_diff(data):
-        types.setdefault(start, set()).add(keyblocks.TYPE)
-    if starts is None:
-        starts = candidate_lines(bytes(data))
-    complete = True
-    if starts:
-        lines: list[tuple[int, str]] = []
-        for start in starts:
-            end = data.find(b"\n", start)
-            lines.append((len(lines), data[start : end if end >= 0 else len(data)].decode("utf-8", "replace")))
-        found, complete = _detect(lines, filename, flag_only=True, deadline=deadline)
+    blocks, complete = keyblocks.find_in_diff(data, deadline=deadline)
+    block_types = frozenset((keyblocks.TYPE,))
+    # One shared value for the (possibly millions of) key lines; a line found by both gets a union.
+    types: dict[int, frozenset[str]] = dict.fromkeys(blocks, block_types)
+    del blocks
+
+    def add(offset: int, found: set[str]) -> None:
+        types[offset] = types.get(offset, frozenset()) | found
+
+    if complete:
+        chained, complete = _diff_chains(data, filename, deadline)
+        for start, ts in chained.items():
+            add(start, ts)
+    if complete:
+        if starts is None:
+            starts = candidate_lines(bytes(data))
+        complete = scanned_all
+
+        def decoded():  # one line at a time, so the deadline also stops the decoding
+            for n, start in enumerate(starts):
+                end = data.find(b"\n", start)
+                yield n, data[start : end if end >= 0 else len(data)].decode("utf-8", "replace")
+
+        found, detected_all = _detect(decoded(), filename, flag_only=True, deadline=deadline)
+        complete = complete and detected_all
         for f in found:
-            types.setdefault(starts[f.line], set()).add(f.type)
-    out = [(offset, sorted(ts)) for offset, ts in sorted(types.items())]
-    return SecretLines(out[:MAX_SECRET_LINES], len(out), complete)
+            add(starts[f.line], {f.type})
+    offsets = sorted(types)
+    listed = [(o, sorted(types[o])) for o in offsets[:MAX_SECRET_LINES]]
+    return SecretLines(listed, len(offsets), complete)
 
 
 class Redactor:
@@ -691,6 +725,84 @@ class Redactor:
 
 
 _MAX_CHAIN_LINES = 16
+
+# literals' line link with a diff line's prefix after the newline.
+_DIFF_LINK = (
+    rb"""["'`][ \t]*(?:\+|\.\.?|\|\||&|\\)?[ \t]*\r?\n"""  # a line's last literal, an operator
+    rb"""[-+ ][ \t]*(?:(?:\+|\.\.?|\|\||&)[ \t]*)?[bBrRuU]{0,2}["'`]"""  # the next diff line's first
+)
+
+
+@lru_cache(maxsize=1)
+def _diff_link_pattern():
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    options.never_capture = True
+    return re2.compile(_DIFF_LINK, options)
+
+
+def _diff_chains(data, filename: str, deadline: float | None) -> tuple[dict[int, set[str]], bool]:
+    """Diff lines (by start offset) on which literals joined over several lines make a secret; and whether all were.
+
+    One linear RE2 pass finds where a line's last literal may continue on the
+    next (diff) line; each run of such lines is read as file text, its
+    prefixes taken off, by the same chain logic as :class:`Redactor`.
+    """
+    out: dict[int, set[str]] = {}
+    run = _DiffRun(data, filename, out)
+    for n, m in enumerate(_diff_link_pattern().finditer(data)):
+        if deadline is not None and n % 64 == 0 and time.monotonic() > deadline:
+            return out, False
+        newline = data.find(b"\n", m.start())
+        start = data.rfind(b"\n", 0, newline) + 1
+        if run.last != start:
+            run.finish()
+            run.add(start)
+        run.add(newline + 1)
+    run.finish()
+    return out, True
+
+
+class _DiffRun:
+    """Consecutive linked diff lines, decided one at a time as soon as the lines a chain can reach are read.
+
+    A chain reaches at most ``_MAX_CHAIN_LINES`` lines either way, so only
+    that many are kept on each side of the line being decided: a run of
+    millions of lines costs no more memory than a short one.
+    """
+
+    def __init__(self, data, filename: str, out: dict[int, set[str]]):
+        self.data, self.filename, self.out = data, filename, out
+        self.starts: list[int] = []
+        self.lines: list[str] = []
+        self.next = 0  # index (in the kept lists) of the next line to decide
+        self.last = -1  # start offset of the run's last line
+
+    def add(self, start: int) -> None:
+        end = self.data.find(b"\n", start)
+        text = self.data[start : end if end >= 0 else len(self.data)].decode("utf-8", "replace")
+        self.starts.append(start)
+        self.lines.append(text[1:] if text[:1] in ("+", "-", " ") else text)
+        self.last = start
+        while self.next + _MAX_CHAIN_LINES < len(self.lines):
+            self._decide()
+
+    def finish(self) -> None:
+        while self.next < len(self.lines):
+            self._decide()
+        self.starts, self.lines, self.next, self.last = [], [], 0, -1
+
+    def _decide(self) -> None:
+        ts = {f.type for f in _chain_findings(self.lines, self.next, self.filename)}
+        if ts:
+            self.out.setdefault(self.starts[self.next], set()).update(ts)
+        self.next += 1
+        if self.next > 2 * _MAX_CHAIN_LINES:  # drop what no later chain can reach
+            cut = self.next - _MAX_CHAIN_LINES
+            del self.starts[:cut], self.lines[:cut]
+            self.next -= cut
 
 
 def _chain_findings(lines: list[str], i: int, filename: str) -> list[Finding]:

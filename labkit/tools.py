@@ -389,7 +389,7 @@ TOOLS: tuple[Tool, ...] = (
             "`secretLines` names the page's lines (1-based within the page) where one was detected, "
             "with its types (every line of a private key block, its BEGIN line to its END line); "
             "`secretLinesTotal` (first page) counts them in the whole diff. `complete` is false, with "
-            "`incompleteReasons` [deadline], when the secret scan stopped at its 5 s deadline (a diff of "
+            "`incompleteReasons` [deadline], when the secret scan stopped at its 6 s deadline (a diff of "
             "huge lines): the page is still whole and exact, but `secretLines` may miss lines. "
             "`hiddenByChangedPolicy` (first page) names paths withheld only by the work tree's new "
             "`.labignore`. More than 64 MiB of diff is `output_too_large`."

@@ -253,3 +253,28 @@ def test_the_diff_result_carries_the_scan_deadline_on_every_page(make_repo, tmp_
     assert first["secretLinesTotal"] == 0  # positive control of the flag: the secret really went unflagged
     later = git_diff(repo.path, store=store, max_bytes=1024, offset=first["nextOffset"], snapshot=first["snapshotId"])
     assert later["complete"] is False and later["incompleteReasons"] == ["deadline"]
+
+
+def test_each_part_of_the_diff_scan_stops_and_says_so():
+    """Millions of candidate lines, key markers or joined lines: each phase has a bound and reports hitting it."""
+    import time
+
+    from labkit import keyblocks
+
+    past = time.monotonic() - 1
+    stream = secrets.CandidateStream(deadline=past)
+    stream.feed(b'+password = "hunter2hunter2"\n')
+    assert stream.finish() == [] and not stream.complete
+    key = b"+-----BEGIN RSA PRIVATE KEY-----\n+MIIEowIBAAKCAQEA\n" * 100
+    assert keyblocks.find_in_diff(key)[1] and not keyblocks.find_in_diff(key, deadline=past)[1]
+    chains = b'+k = ("AKIAIOSFOD"\n+     "NN7EXAMPLE")\n' * 100
+    assert secrets._diff_chains(chains, "a.py", None)[1] and not secrets._diff_chains(chains, "a.py", past)[1]
+    assert not secrets.secret_lines(key + chains, deadline=past).complete
+
+
+def test_the_candidate_stream_stops_after_its_cap(monkeypatch):
+    monkeypatch.setattr(secrets, "MAX_CANDIDATE_LINES", 5)
+    stream = secrets.CandidateStream()
+    for _ in range(10):
+        stream.feed(b'+password = "hunter2hunter2"\n')
+    assert len(stream.finish()) == 5 and not stream.complete

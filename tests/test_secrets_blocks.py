@@ -151,7 +151,7 @@ def test_a_text_without_a_key_costs_no_block_walk(monkeypatch):
     monkeypatch.setattr(keyblocks, "_walk", lambda *a, **k: calls.append(a))
     secrets.Redactor("import os\n" * 1000 + 'x = "PRIVATE"\n', "a.py").lines()
     assert calls == []
-    assert keyblocks.find_in_diff(b"+import os\n" * 1000) == []
+    assert keyblocks.find_in_diff(b"+import os\n" * 1000) == ([], True)
 
 
 def test_a_mention_of_a_key_marker_in_code_is_not_a_block():
@@ -311,3 +311,13 @@ def test_the_content_tools_withhold_a_key_block_whole(make_repo, tool):
         assert result["matchCount"] >= len(lines) - 3
         shown = "\n".join(m["text"] for m in result["matches"])
     assert not any(line in shown for line in lines[1:-1])
+
+
+def test_a_flood_of_key_markers_on_one_line_is_withheld_whole_without_reading_each():
+    flood = "-----BEGIN RSA PRIVATE KEY-----" * (keyblocks.MAX_MARKERS + 1)
+    text = "a = 1\n" + flood + "\n" + "\n".join(_b64_lines(50)) + "\nb = 2\n"
+    shown = [t for t, _ in secrets.Redactor(text, "x.txt").lines()]
+    assert shown[0] == "a = 1" and shown[1] == MARK and shown[-2:] == ["b = 2", ""]
+    assert all(t == MARK for t in shown[2:-2])
+    data = ("+" + text.replace("\n", "\n+")).encode()
+    assert len(keyblocks.find_in_diff(data)[0]) == len(shown) - 3

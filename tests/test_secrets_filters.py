@@ -185,3 +185,33 @@ def test_joined_literals_of_ordinary_code_are_left_alone():
 def test_known_misses_joins_labkit_does_not_read(line):
     """Documented misses (labkit.literals): joins through a function, escapes, format strings."""
     assert _shown(line) == line
+
+
+def test_a_secret_split_over_literals_on_several_diff_lines_is_flagged_on_each(make_repo, tmp_path):
+    from labkit.diff import git_diff
+    from labkit.snapshots import SnapshotStore
+
+    repo = make_repo()
+    repo.write("config.py", "A = 1\n")
+    repo.commit("base")
+    repo.write("config.py", 'A = 1\nkey = ("AKIAIOSFOD"\n       "NN7EXAMPLE")\nmsg = ("Hello, "\n       "world")\n')
+    page = git_diff(repo.path, store=SnapshotStore(tmp_path / "snaps"))
+    lines = page["diff"].split("\n")
+    assert not secrets.scan_lines(lines, "diff")  # positive control: line by line, nothing
+    flagged = {lines[s["line"] - 1]: s["types"] for s in page["secretLines"]}
+    assert flagged == {'+key = ("AKIAIOSFOD"': ["AWS Access Key"], '+       "NN7EXAMPLE")': ["AWS Access Key"]}
+
+
+def test_a_long_run_of_joined_lines_in_a_diff_is_read_as_the_file_would_be():
+    """A diff reads a run of linked lines a few at a time; what it flags is what the file shows withheld."""
+    lines = ['msg = ("start " +'] + [f'       "part {i:03d} " +' for i in range(300)] + ['       "end")']
+    lines[150], lines[151] = '       "AKIAIOSFOD" +', '       "NN7EXAMPLE" +'
+    lines[260], lines[261] = '       "ghp_0123456789abcdefghij" +', '       "klmnopqrstuvwxyzAB" +'
+    text = "\n".join(lines) + "\n"
+    shown = secrets.Redactor(text, "config.py").lines()
+    withheld = {i for i, (_, n) in enumerate(shown) if n}
+    assert {150, 151, 260, 261} <= withheld and 0 not in withheld and 100 not in withheld
+    data = ("+" + text.replace("\n", "\n+")).removesuffix("+").encode()
+    offsets = [0] + [i + 1 for i, b in enumerate(data) if b == 10][:-1]
+    found, complete = secrets._diff_chains(data, "config.py", None)
+    assert complete and {offsets.index(o) for o in found} == withheld
