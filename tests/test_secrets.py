@@ -278,3 +278,23 @@ def test_the_candidate_stream_stops_after_its_cap(monkeypatch):
     for _ in range(10):
         stream.feed(b'+password = "hunter2hunter2"\n')
     assert len(stream.finish()) == 5 and not stream.complete
+
+
+def test_a_long_line_dense_with_candidates_is_read_to_a_bound_and_the_rest_withheld():
+    """A minified data line of thousands of high-entropy strings: reading all would take tens of
+    seconds; past MAX_LINE_CANDIDATES the rest of the line is withheld unread, the same way each time."""
+    import random
+    import string
+
+    rng = random.Random(2)
+    strings = ["".join(rng.choices(string.ascii_letters + string.digits, k=30)) for _ in range(6000)]
+    line = ",".join(f'"{s}"' for s in strings)
+    shown, n = secrets.Redactor(line, "data.min.js").line(0)
+    # None that detect-secrets flags on its own is shown (redacted, or unread and withheld).
+    flagged = [s for s in strings[:300] + strings[-300:] if secrets.scan_lines([f'x = "{s}"'])]
+    assert len(flagged) > 200 and not any(s in shown for s in flagged)
+    assert not any(s in shown for s in strings[-2000:])  # the unread tail
+    assert shown.endswith("[REDACTED:Unscanned Text]") and "[REDACTED:Base64 High Entropy String]" in shown
+    assert secrets.Redactor(line, "data.min.js").line(0) == (shown, n)
+    ordinary = ",".join(f'"word{i}"' for i in range(6000))  # candidates for no plugin: read whole
+    assert secrets.Redactor(ordinary, "data.min.js").line(0) == (ordinary, 0)
