@@ -95,10 +95,11 @@ def find_in_diff(data, *, deadline: float | None = None) -> tuple[list[int], boo
         if deadline is not None and n % 64 == 0 and time.monotonic() > deadline:
             return sorted(flagged), False
         offsets = {0: start}  # line index relative to the anchor's line -> its start offset
+        known = [0, 0]  # the lowest and highest index in offsets: a walk only ever widens the range
 
-        def line(j: int, offsets=offsets) -> str | None:
+        def line(j: int, offsets=offsets, known=known) -> str | None:
             if j not in offsets:
-                k = max(i for i in offsets if i < j) if j > 0 else min(i for i in offsets if i > j)
+                k = known[1] if j > 0 else known[0]
                 while k != j:
                     if j > k:
                         end = data.find(b"\n", offsets[k])
@@ -106,11 +107,13 @@ def find_in_diff(data, *, deadline: float | None = None) -> tuple[list[int], boo
                             return None
                         k += 1
                         offsets[k] = end + 1
+                        known[1] = k
                     else:
                         if offsets[k] == 0:
                             return None
                         k -= 1
                         offsets[k] = data.rfind(b"\n", 0, offsets[k + 1] - 1) + 1
+                        known[0] = k
             lo = offsets[j]
             hi = data.find(b"\n", lo)
             return data[lo : hi if hi >= 0 and hi < size else size].decode("utf-8", "replace")
