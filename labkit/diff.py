@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -83,6 +84,7 @@ class DiffSource:
     secret_lines: tuple[tuple[int, list[str]], ...] = ()  # (byte offset of the line in D, finding types)
     secret_lines_total: int = 0
     hidden_by_changed_policy: tuple[str, ...] = ()
+    secret_scan_complete: bool = True  # False when the secret scan's deadline stopped it
 
 
 def parse_changes(data: bytes) -> list[Change]:
@@ -204,10 +206,13 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, sp
     is never gathered in memory: ``data`` is then a read-only map of that file,
     valid until the spool is committed or discarded.
     """
+    from . import secrets
     from .secrets import CandidateStream, secret_lines
     from .snapshots import StreamDigest
 
-    digest, candidates = StreamDigest(), CandidateStream()
+    # The secret scan's time runs from here: prefiltering while git writes, then the detectors.
+    deadline = time.monotonic() + secrets.DIFF_SCAN_SECONDS
+    digest, candidates = StreamDigest(), CandidateStream(deadline)
 
     def feed(data: bytes) -> None:
         digest.feed(data)
@@ -239,7 +244,7 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, sp
         data = spool.view()
     else:
         data = parts[0] if len(parts) == 1 else b"".join(parts)
-    found, total = secret_lines(data, starts=candidates.finish())
+    scanned = secret_lines(data, starts=candidates.finish(), deadline=deadline, scanned_all=candidates.complete)
     return DiffSource(
         data=data,
         files=tuple(visible),
@@ -247,9 +252,10 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, sp
         source_revision=digest.source_revision,
         utf8=digest.utf8,
         chunk_sha256=tuple(digest.chunks),
-        secret_lines=tuple((o, t) for o, t in found),
-        secret_lines_total=total,
+        secret_lines=tuple((o, t) for o, t in scanned.lines),
+        secret_lines_total=scanned.total,
         hidden_by_changed_policy=tuple(sorted(named)),
+        secret_scan_complete=scanned.complete,
     )
 
 
@@ -299,6 +305,7 @@ def page_result(
     secret_lines_total: int = 0,
     files_total: int | None = None,
     hidden_by_changed_policy=(),
+    complete: bool = True,
 ) -> dict:
     """The contract's diff page object: the one place this shape is built.
 
@@ -319,6 +326,8 @@ def page_result(
         "pageSha256": hashlib.sha256(page.data).hexdigest() if bound else None,
         "hidden": {"changes": hidden_changes},
         "secretLines": _page_secret_lines(page, secret_lines),
+        # The diff is always whole (or output_too_large); `complete` is about the secret scan of it.
+        "complete": complete,
         "path": None if path is None else names.printable(path),
         "pager": pager,
         "tool": "git_diff",
@@ -330,6 +339,8 @@ def page_result(
         result["filesTruncated"] = cut or (files_total is not None and files_total > len(listed))
         result["secretLinesTotal"] = secret_lines_total
         result["hiddenByChangedPolicy"] = list(hidden_by_changed_policy)
+    if not complete:
+        result["incompleteReasons"] = ["deadline"]
     return result
 
 
@@ -411,6 +422,7 @@ def _page(
             secret_lines=source.secret_lines,
             secret_lines_total=source.secret_lines_total,
             hidden_by_changed_policy=source.hidden_by_changed_policy,
+            complete=source.secret_scan_complete,
         )
 
     store = store if store is not None else SnapshotStore()
@@ -438,6 +450,7 @@ def _page(
             secret_lines_total=snap.meta.get("secretLinesTotal", 0),
             files_total=snap.meta.get("filesTotal"),
             hidden_by_changed_policy=snap.meta.get("hiddenByChangedPolicy", ()),
+            complete=snap.meta.get("secretScanComplete", True),
         )
 
     if offset != 0 and revision is None:
@@ -467,6 +480,7 @@ def _page(
                 "secretLines": [list(x) for x in source.secret_lines],
                 "secretLinesTotal": source.secret_lines_total,
                 "hiddenByChangedPolicy": list(source.hidden_by_changed_policy),
+                "secretScanComplete": source.secret_scan_complete,
             },
         )
     return page_result(
@@ -481,6 +495,7 @@ def _page(
         secret_lines=source.secret_lines,
         secret_lines_total=source.secret_lines_total,
         hidden_by_changed_policy=source.hidden_by_changed_policy,
+        complete=source.secret_scan_complete,
     )
 
 

@@ -374,6 +374,8 @@ TOOLS: tuple[Tool, ...] = (
                 "filesTruncated": _B,
                 "secretLines": _A,
                 "secretLinesTotal": _I,
+                "complete": _B,
+                "incompleteReasons": {"type": "array", "items": {"type": "string", "enum": ["deadline"]}},
                 "hiddenByChangedPolicy": _A,
                 "path": _NS,
                 "pager": _S,
@@ -390,7 +392,10 @@ TOOLS: tuple[Tool, ...] = (
             "(`encoding`). `files` is on the first page only, at most 1,000 entries (`filesTotal`, "
             "`filesTruncated`). Pages stay byte-exact evidence: a detected secret is not removed, but "
             "`secretLines` names the page's lines (1-based within the page) where one was detected, "
-            "with its types; `secretLinesTotal` (first page) counts them in the whole diff. "
+            "with its types (every line of a private key block, its BEGIN line to its END line); "
+            "`secretLinesTotal` (first page) counts them in the whole diff. `complete` is false, with "
+            "`incompleteReasons` [deadline], when the secret scan stopped at its 6 s deadline (a diff of "
+            "huge lines): the page is still whole and exact, but `secretLines` may miss lines. "
             "`hiddenByChangedPolicy` (first page) names paths withheld only by the work tree's new "
             "`.labignore`. More than 64 MiB of diff is `output_too_large`."
         ),

@@ -137,14 +137,15 @@ def test_each_example_passes_the_prefilter_and_is_withheld(plugin):
 def test_ordinary_code_is_left_alone_and_costs_no_detector_call(monkeypatch):
     lines = ["import os", "def compute(a, b):", "    return a + b  # sum", "for i in range(10):", "x = 'hello'"]
     calls = []
-    monkeypatch.setattr(secrets, "_detect", lambda *a, **k: calls.append(a) or [])
+    monkeypatch.setattr(secrets, "_detect", lambda *a, **k: calls.append(a) or ([], True))
     assert secrets.scan_lines(lines) == {} and calls == []
 
 
 def test_diff_secret_lines_are_located_by_offset():
     data = b'context\n+aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"\n-nothing\n'
-    found, total = secrets.secret_lines(data)
-    assert total == 1 and found[0][0] == data.index(b"+aws") and "AWS Access Key" in found[0][1]
+    scanned = secrets.secret_lines(data)
+    assert scanned.total == 1 and scanned.complete
+    assert scanned.lines[0][0] == data.index(b"+aws") and "AWS Access Key" in scanned.lines[0][1]
 
 
 def test_the_streamed_prefilter_finds_the_lines_a_whole_scan_finds():
@@ -171,7 +172,8 @@ def test_the_streamed_prefilter_finds_the_lines_a_whole_scan_finds():
 
 
 # Lines where the order of detect-secrets' steps matters: line filters that drop a plugin's report
-# (an indirect reference, an allowlist pragma), context filters, and lines no plugin reports on.
+# (an indirect reference), context filters, and lines no plugin reports on. (The allowlist pragma
+# is no filter of labkit's: tests/test_secrets_filters.py.)
 ORDER_CASES = [
     *EXAMPLES.values(),
     'password = get_password(config["db"])',
@@ -199,3 +201,100 @@ def test_the_findings_are_the_librarys_own_loop(filename):
     assert {(i, f.type, f.value) for i, fs in ours.items() for f in fs} == {
         (s.line_number - 1, s.type, s.secret_value) for s in theirs
     }
+
+
+# --- Long lines: bounded windows, a linear prefilter, a deadline --------------------------------------
+
+
+def test_a_secret_anywhere_in_a_long_line_is_found_and_withheld():
+    """A line over LONG_LINE goes to detect-secrets in windows; a secret at either end, or across a
+    window boundary (shorter than the overlap), is still found, and its span is the line's."""
+    secret = 'aws_access_key_id = "AKIAIOSFODNN7EXAMPLE"'
+    filler = "x = 1; " * 40_000
+    step = secrets.WINDOW - secrets.OVERLAP
+    for at in (0, len(filler), step - 10, 5 * step - len(secret) // 2):
+        line = filler[:at] + secret + filler[at:]
+        assert len(line) > secrets.LONG_LINE
+        found = secrets.scan_lines([line], "config.py")
+        assert found and {f.type for f in found[0]} == {"AWS Access Key"}, at
+        shown, n = secrets.redact_line(line, found[0])
+        assert "AKIAIOSFODNN7EXAMPLE" not in shown and len(shown) == len(line) - 20 + len("[REDACTED:AWS Access Key]")
+
+
+def test_the_prefilter_looks_at_a_line_with_many_matches_once():
+    line = b"+" + b'"' + b'", "'.join(b"c2VjcmV0LXZhbHVlLXRoYXQtbG9va3M%05d" % i for i in range(20_000)) + b'"'
+    data = b"context\n" + line + b"\n+x = 1\n" + line + b"\n"
+    assert secrets.candidate_lines(data) == [8, 8 + len(line) + 1 + 7]
+
+
+def test_a_diff_scan_past_its_deadline_says_it_is_incomplete():
+    import time
+
+    data = b'+password = "hunter2hunter2"\n' * 3
+    assert secrets.secret_lines(data).complete
+    late = secrets.secret_lines(data, deadline=time.monotonic() - 1)
+    assert not late.complete and late.total == 0
+
+
+def test_the_diff_result_carries_the_scan_deadline_on_every_page(make_repo, tmp_path, monkeypatch):
+    from labkit.diff import git_diff
+    from labkit.snapshots import SnapshotStore
+
+    repo = make_repo()
+    repo.write("a.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("a.py", 'x = 1\npassword = "hunter2hunter2"\n' + "y = 2\n" * 2000)
+    store = SnapshotStore(tmp_path / "snaps")
+    page = git_diff(repo.path, store=store, max_bytes=1024)
+    assert page["complete"] is True and "incompleteReasons" not in page and page["secretLinesTotal"] == 1
+    monkeypatch.setattr(secrets, "DIFF_SCAN_SECONDS", -1.0)
+    first = git_diff(repo.path, store=store, max_bytes=1024)
+    assert first["complete"] is False and first["incompleteReasons"] == ["deadline"]
+    assert first["secretLinesTotal"] == 0  # positive control of the flag: the secret really went unflagged
+    later = git_diff(repo.path, store=store, max_bytes=1024, offset=first["nextOffset"], snapshot=first["snapshotId"])
+    assert later["complete"] is False and later["incompleteReasons"] == ["deadline"]
+
+
+def test_each_part_of_the_diff_scan_stops_and_says_so():
+    """Millions of candidate lines, key markers or joined lines: each phase has a bound and reports hitting it."""
+    import time
+
+    from labkit import keyblocks
+
+    past = time.monotonic() - 1
+    stream = secrets.CandidateStream(deadline=past)
+    stream.feed(b'+password = "hunter2hunter2"\n')
+    assert stream.finish() == [] and not stream.complete
+    key = b"+-----BEGIN RSA PRIVATE KEY-----\n+MIIEowIBAAKCAQEA\n" * 100
+    assert keyblocks.find_in_diff(key)[1] and not keyblocks.find_in_diff(key, deadline=past)[1]
+    chains = b'+k = ("AKIAIOSFOD"\n+     "NN7EXAMPLE")\n' * 100
+    assert secrets._diff_chains(chains, "a.py", None)[1] and not secrets._diff_chains(chains, "a.py", past)[1]
+    assert not secrets.secret_lines(key + chains, deadline=past).complete
+
+
+def test_the_candidate_stream_stops_after_its_cap(monkeypatch):
+    monkeypatch.setattr(secrets, "MAX_CANDIDATE_LINES", 5)
+    stream = secrets.CandidateStream()
+    for _ in range(10):
+        stream.feed(b'+password = "hunter2hunter2"\n')
+    assert len(stream.finish()) == 5 and not stream.complete
+
+
+def test_a_long_line_dense_with_candidates_is_read_to_a_bound_and_the_rest_withheld():
+    """A minified data line of thousands of high-entropy strings: reading all would take tens of
+    seconds; past MAX_LINE_CANDIDATES the rest of the line is withheld unread, the same way each time."""
+    import random
+    import string
+
+    rng = random.Random(2)
+    strings = ["".join(rng.choices(string.ascii_letters + string.digits, k=30)) for _ in range(6000)]
+    line = ",".join(f'"{s}"' for s in strings)
+    shown, n = secrets.Redactor(line, "data.min.js").line(0)
+    # None that detect-secrets flags on its own is shown (redacted, or unread and withheld).
+    flagged = [s for s in strings[:300] + strings[-300:] if secrets.scan_lines([f'x = "{s}"'])]
+    assert len(flagged) > 200 and not any(s in shown for s in flagged)
+    assert not any(s in shown for s in strings[-2000:])  # the unread tail
+    assert shown.endswith("[REDACTED:Unscanned Text]") and "[REDACTED:Base64 High Entropy String]" in shown
+    assert secrets.Redactor(line, "data.min.js").line(0) == (shown, n)
+    ordinary = ",".join(f'"word{i}"' for i in range(6000))  # candidates for no plugin: read whole
+    assert secrets.Redactor(ordinary, "data.min.js").line(0) == (ordinary, 0)

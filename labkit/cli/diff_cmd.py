@@ -27,6 +27,8 @@ def render(result: dict) -> str:
         f"# sourceRevision {result['sourceRevision'] or '(unbound)'}  snapshot {result['snapshotId'] or '(none)'}",
         f"# hidden sensitive changes: {result['hidden']['changes']}",
     ]
+    if result.get("complete") is False:
+        lines.append("# secret scan stopped at its deadline: lines holding secrets may be unflagged")
     if result["hasMore"]:
         nxt = f"--offset {result['nextOffset']}"
         if result["snapshotId"]:
