@@ -28,9 +28,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import names
+from .egress import Exact
 from .errors import LabkitError
 from .gitlisting import parse_raw
 from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE
+from .keyblocks import TYPE as KEY_TYPE
 from .listing import cap
 from .pager import Page, page_from_window, paginate_naive
 from .paths import check_relative_syntax
@@ -245,6 +247,21 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, sp
     else:
         data = parts[0] if len(parts) == 1 else b"".join(parts)
     scanned = secret_lines(data, starts=candidates.finish(), deadline=deadline, scanned_all=candidates.complete)
+    flagged = tuple((o, t) for o, t in scanned.lines)
+    every = dict(scanned.every)
+    for start in _key_like_headings(data):
+        every[start] = every.get(start, frozenset()) | {KEY_TYPE}
+    if every:
+        # D is the diff as it is shown: each flagged line's secret replaced (the whole line's content when it
+        # cannot be pinned down), so no page, hash or snapshot holds it. Only then is D rewritten and re-hashed.
+        data, flagged = _withhold_secrets(data, every)
+        digest = StreamDigest()
+        for i in range(0, len(data), 1 << 20):
+            digest.feed(data[i : i + (1 << 20)])
+        digest.finish()
+        if spool is not None:
+            spool.rewrite(data)
+            data = spool.view()
     return DiffSource(
         data=data,
         files=tuple(visible),
@@ -252,11 +269,65 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, sp
         source_revision=digest.source_revision,
         utf8=digest.utf8,
         chunk_sha256=tuple(digest.chunks),
-        secret_lines=tuple((o, t) for o, t in scanned.lines),
+        secret_lines=flagged[: secrets.MAX_SECRET_LINES],
         secret_lines_total=scanned.total,
         hidden_by_changed_policy=tuple(sorted(named)),
         secret_scan_complete=scanned.complete,
     )
+
+
+_HUNK_PREFIXES = (b"+", b"-", b" ")
+#: A hunk header whose function-context heading (a copy of a file line above the hunk, which git picks by its
+#: first character) is a run of base64: most likely a line from inside a key block, which the heading alone
+#: cannot show. Its heading is withheld like the block's own lines.
+_KEY_LIKE_HEADING = rb"(?m)^@@ -[0-9,]+ \+[0-9,]+ @@ [A-Za-z0-9+/=]{40,}\r?$"
+
+
+def _key_like_headings(data) -> list[int]:
+    """Offsets of the hunk headers whose heading looks like a line of a key block (one linear RE2 pass)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    if data.find(b"@@ ") < 0:  # (a map of the spool answers find, not "in")
+        return []
+    return [m.start() for m in re2.compile(_KEY_LIKE_HEADING, options).finditer(data)]  # a map is searched in place
+
+
+def _withhold_secrets(data, every: dict[int, frozenset[str]]) -> tuple[bytes, tuple[tuple[int, list[str]], ...]]:
+    """``data`` with the secret on each flagged line replaced; the flagged lines' offsets in the new bytes.
+
+    A patch line keeps its first byte (``+``, ``-`` or a space) so the diff still reads as a diff. A line of
+    a key block loses its whole content; another line has each secret the line-level detectors find
+    replaced, or its whole content when they find none there (a literal joined over lines).
+    """
+    from .secrets import redact_text
+
+    out = bytearray()
+    moved: list[tuple[int, list[str]]] = []
+    pos = 0
+    for start in sorted(every):
+        types = sorted(every[start])
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        out += data[pos:start]
+        line = bytes(data[start:end])
+        if line.startswith(b"@@ ") and b" @@ " in line[3:]:  # a hunk header: keep the ranges, not the heading
+            keep = line[: line.index(b" @@ ", 3) + 4]
+        else:
+            keep = line[:1] if line[:1] in _HUNK_PREFIXES else b""
+        body = line[len(keep) :]
+        if KEY_TYPE in types:
+            shown = f"[REDACTED:{KEY_TYPE}]"
+        else:
+            shown, count = redact_text(body.decode("utf-8", "replace"))
+            if not count:
+                shown = f"[REDACTED:{types[0]}]"
+        moved.append((len(out), types))
+        out += keep + shown.encode("utf-8", "surrogateescape")
+        pos = end
+    out += data[pos:]
+    return bytes(out), tuple(moved)
 
 
 def source_revision_of(data: bytes) -> str:
@@ -320,7 +391,9 @@ def page_result(
         "returnedBytes": page.returned_bytes,
         "nextOffset": page.next_offset if page.has_more else None,
         "hasMore": page.has_more,
-        "diff": page.text,
+        # D is already the diff as shown (secrets withheld when it was made): the gate passes it as it is,
+        # so the page's bytes, pageSha256 and sourceRevision stay one consistent piece of evidence.
+        "diff": Exact(page.text),
         "sourceRevision": source_revision,
         "snapshotId": snapshot_id,
         "pageSha256": hashlib.sha256(page.data).hexdigest() if bound else None,

@@ -32,7 +32,7 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from . import keyblocks, literals
@@ -626,6 +626,7 @@ class SecretLines:
     lines: list[tuple[int, list[str]]]  # (byte offset of a line start, [finding types]), at most MAX_SECRET_LINES
     total: int
     complete: bool  # False when the deadline stopped the scan: lines after it were not looked at
+    every: dict[int, frozenset[str]] = field(default_factory=dict)  # every flagged line, uncapped (to redact)
 
 
 def secret_lines(
@@ -679,7 +680,7 @@ def secret_lines(
             add(starts[f.line], {f.type})
     offsets = sorted(types)
     listed = [(o, sorted(types[o])) for o in offsets[:MAX_SECRET_LINES]]
-    return SecretLines(listed, len(offsets), complete)
+    return SecretLines(listed, len(offsets), complete, types)
 
 
 class Redactor:

@@ -433,6 +433,16 @@ class Spool:
         self._fh.write(data)
         self.size += len(data)
 
+    def rewrite(self, data: bytes) -> None:
+        """Replace everything written so far with ``data`` (the diff as shown, once its secrets are withheld)."""
+        if self._fh is None:
+            raise ValueError("this spool is closed")
+        self._close_view()
+        self._fh.seek(0)
+        self._fh.truncate()
+        self._fh.write(data)
+        self.size = len(data)
+
     def view(self) -> bytes | mmap.mmap:
         """The bytes written so far, as a read-only map of the file (no copy in memory).
 

@@ -188,7 +188,6 @@ def _source_calls(config: Path) -> list[list[str]]:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="key blocks and redacted diff pages land with the secrets work (same issue)")
 def test_no_tool_hands_out_a_secret_on_any_output_path(world, tmp_path):
     repo, index, config = world
     build = run_cli("index", "build", str(index), str(repo.path), "--json")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 import shutil
 import subprocess
 
@@ -18,6 +19,8 @@ import pytest
 from labkit import keyblocks, secrets
 from labkit.diff import git_diff
 from labkit.snapshots import SnapshotStore
+
+from .conftest import plain_git
 
 MARK = "[REDACTED:Private Key]"
 
@@ -223,8 +226,9 @@ def test_keys_made_by_openssl_ssh_keygen_and_gpg_are_withheld_whole(tmp_path):
 # --- In a diff ----------------------------------------------------------------------------------------
 
 
-def _flagged(repo_path, tmp_path) -> tuple[list[str], list[str]]:
-    """(every line of the diff, the lines git_diff flags), following every page."""
+def _flagged(repo_path, tmp_path) -> tuple[list[str], list[str], list[str]]:
+    """(plain git's diff lines, the lines git_diff shows, the shown lines it flags), following every page."""
+    raw = plain_git(repo_path, "diff", "--no-color", "--find-renames").stdout.decode().split("\n")
     store = SnapshotStore(tmp_path / "snaps")
     page = git_diff(repo_path, max_bytes=2048, store=store)
     lines, flagged = [], []
@@ -234,12 +238,17 @@ def _flagged(repo_path, tmp_path) -> tuple[list[str], list[str]]:
         flagged += [page_lines[s["line"] - 1] for s in page["secretLines"]]
         lines += page_lines[:-1] if page["diff"].endswith("\n") else page_lines
         if not page["hasMore"]:
-            return lines, flagged
+            return raw, lines, flagged
         page = git_diff(repo_path, max_bytes=2048, store=store, offset=page["nextOffset"], snapshot=page["snapshotId"])
 
 
+def _withheld(line: str) -> bool:
+    """A shown diff line whose content was withheld: its patch prefix, then a marker."""
+    return line[:1] in "+- " and line[1:].startswith("[REDACTED:")
+
+
 @pytest.mark.parametrize("case", [0, 6, 7, 9, 11, 13], ids=lambda i: CASES[i][0])
-def test_every_line_of_an_added_or_removed_key_block_is_flagged_in_a_diff(make_repo, tmp_path, case):
+def test_every_line_of_an_added_or_removed_key_block_is_withheld_and_flagged_in_a_diff(make_repo, tmp_path, case):
     name, lines, secret = CASES[case]
     repo = make_repo()
     repo.write("settings.py", "A = 1\n")
@@ -247,27 +256,29 @@ def test_every_line_of_an_added_or_removed_key_block_is_flagged_in_a_diff(make_r
     repo.commit("base")
     repo.write("settings.py", "A = 1\n" + "\n".join(lines) + "\n")  # added ...
     repo.delete("old.py")  # ... and removed
-    diff_lines, flagged = _flagged(repo.path, tmp_path)
+    raw, shown, flagged = _flagged(repo.path, tmp_path)
     block = {"+" + lines[i] for i in secret if lines[i].strip()} | {"-" + lines[i] for i in secret if lines[i].strip()}
-    # Positive control: the line-local scan flags at most the BEGIN (and PuTTY header) lines.
-    local = secrets.scan_lines(diff_lines, "diff")
-    assert len([i for i in local if diff_lines[i] in block]) <= 4
-    assert block <= set(flagged), sorted(block - set(flagged))[:3]
-    assert not any(line.startswith(("+A = 1", "@@", "diff --git")) for line in flagged)
+    # Positive control: plain git prints the whole block, and a line-local scan flags at most its BEGIN lines.
+    assert block <= set(raw)
+    local = secrets.scan_lines(raw, "diff")
+    assert len([i for i in local if raw[i] in block]) <= 4
+    assert not block & set(shown), sorted(block & set(shown))[:3]  # no line of the key is shown
+    assert len(flagged) >= len(block) and all(_withheld(line) for line in flagged)
+    assert " A = 1" in shown and not any(line.startswith(("@@", "diff --git")) for line in flagged)
 
 
-def test_a_key_block_in_diff_context_lines_is_flagged_whole(make_repo, tmp_path):
+def test_a_key_block_in_diff_context_lines_is_withheld_whole(make_repo, tmp_path):
     """A change next to a key: the key's lines arrive as context (" "), some of them changed."""
     lines = _pem("RSA PRIVATE KEY", 30)
     repo = make_repo()
     repo.write("fixture.py", "\n".join(lines[:5]) + "\n")
     repo.commit("base")
     repo.write("fixture.py", "\n".join(lines) + "\n")
-    diff_lines, flagged = _flagged(repo.path, tmp_path)
-    assert " " + lines[0] not in diff_lines  # the hunk starts inside the key: its BEGIN is not shown
-    expected = {" " + line for line in lines[:5]} | {"+" + line for line in lines[5:]}
-    assert {x for x in expected if x in diff_lines} <= set(flagged)
-    assert len(set(flagged)) == len(lines) - 2  # three context lines, the added ones and END
+    raw, shown, flagged = _flagged(repo.path, tmp_path)
+    assert " " + lines[0] not in raw  # the hunk starts inside the key: its BEGIN is not shown
+    expected = {x for x in ({" " + line for line in lines[:5]} | {"+" + line for line in lines[5:]}) if x in raw}
+    assert expected and not expected & set(shown)
+    assert len(flagged) == len(lines) - 2 and all(_withheld(line) for line in flagged)  # context, added, END
 
 
 def test_known_miss_a_hunk_inside_a_key_without_its_begin_line(make_repo, tmp_path):
@@ -279,9 +290,11 @@ def test_known_miss_a_hunk_inside_a_key_without_its_begin_line(make_repo, tmp_pa
     repo.commit("base")
     changed = lines[:9] + ["A" * 64] + lines[10:]
     repo.write("fixture.py", "\n".join(changed) + "\n")
-    diff_lines, flagged = _flagged(repo.path, tmp_path)
-    assert "+" + "A" * 64 in diff_lines and "-" + lines[9] in diff_lines
-    assert flagged == []
+    raw, shown, flagged = _flagged(repo.path, tmp_path)
+    assert "+" + "A" * 64 in raw and "-" + lines[9] in raw
+    # The hunk's heading (git's copy of a key line above it) is withheld; its own lines are the miss.
+    assert flagged == ["@@ -7,7 +7,7 @@ [REDACTED:Private Key]"] and "-" + lines[9] in shown
+    assert not any(line.startswith("@@") and any(k in line for k in lines[1:-1]) for line in shown)
     shown = secrets.Redactor("\n".join(changed), "fixture.py").lines()
     assert all(t == MARK for t, _ in shown)
 
@@ -289,11 +302,6 @@ def test_known_miss_a_hunk_inside_a_key_without_its_begin_line(make_repo, tmp_pa
 # --- Through the tools --------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="search and read_file still redact line by line (scan_lines); they show text through "
-    "secrets.Redactor once the lead's rewiring of the content tools lands: then remove this mark",
-)
 @pytest.mark.parametrize("tool", ["search python", "search ripgrep", "read_file"])
 def test_the_content_tools_withhold_a_key_block_whole(make_repo, tool):
     from labkit.search import search_workspace
@@ -306,10 +314,15 @@ def test_the_content_tools_withhold_a_key_block_whole(make_repo, tool):
     if tool == "read_file":
         shown = read_file(repo.path, "deploy/settings.py")["content"]
     else:
-        # A query that every base64 line matches: the line numbers of a key's body.
+        # A query that every base64 line of the raw file matches (plain grep finds them all) matches
+        # none of the shown text: a search runs over what a read would show.
+        raw = (repo.path / "deploy/settings.py").read_text()
+        assert len(re.findall(r"[A-Za-z0-9+/]{40}", raw)) >= len(lines) - 3
         result = search_workspace(repo.path, "[A-Za-z0-9+/]{40}", regex=True, engine=tool.split()[1], limit=200)
-        assert result["matchCount"] >= len(lines) - 3
+        assert result["matchCount"] == 0 and result["complete"] is True
         shown = "\n".join(m["text"] for m in result["matches"])
+        body = search_workspace(repo.path, "KEY", engine=tool.split()[1])
+        shown += "\n".join(m["text"] for m in body["matches"])
     assert not any(line in shown for line in lines[1:-1])
 
 

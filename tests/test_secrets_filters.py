@@ -10,6 +10,8 @@ import pytest
 
 from labkit import secret_filters, secrets
 
+from .conftest import plain_git
+
 
 def _stock(line: str, filename: str = "config.py") -> set[str]:
     """What detect-secrets reports with its own default settings (every plugin, every stock filter)."""
@@ -195,11 +197,16 @@ def test_a_secret_split_over_literals_on_several_diff_lines_is_flagged_on_each(m
     repo.write("config.py", "A = 1\n")
     repo.commit("base")
     repo.write("config.py", 'A = 1\nkey = ("AKIAIOSFOD"\n       "NN7EXAMPLE")\nmsg = ("Hello, "\n       "world")\n')
+    raw = plain_git(repo.path, "diff", "--no-color").stdout.decode().split("\n")
+    assert '+key = ("AKIAIOSFOD"' in raw and not secrets.scan_lines(
+        raw, "diff"
+    )  # positive control: line by line, nothing
     page = git_diff(repo.path, store=SnapshotStore(tmp_path / "snaps"))
     lines = page["diff"].split("\n")
-    assert not secrets.scan_lines(lines, "diff")  # positive control: line by line, nothing
-    flagged = {lines[s["line"] - 1]: s["types"] for s in page["secretLines"]}
-    assert flagged == {'+key = ("AKIAIOSFOD"': ["AWS Access Key"], '+       "NN7EXAMPLE")': ["AWS Access Key"]}
+    flagged = [(lines[s["line"] - 1], s["types"]) for s in page["secretLines"]]
+    # Both halves are withheld (the whole content: no single line holds the key), the rest of the diff is shown.
+    assert flagged == [("+[REDACTED:AWS Access Key]", ["AWS Access Key"])] * 2
+    assert "AKIAIOSFOD" not in page["diff"] and "NN7EXAMPLE" not in page["diff"] and '+       "world")' in lines
 
 
 def test_a_long_run_of_joined_lines_in_a_diff_is_read_as_the_file_would_be():
