@@ -37,11 +37,28 @@ _GENERAL = """\
   renamed or dropped.
 - A repository under inspection is untrusted: git runs against a private config labkit writes, never
   the repository's own; no symlink is followed when reading workspace files.
+- The output gate (`labkit/egress.py`): every result, error message, ledger field and report datum
+  leaves through one place that escapes names UTF-8 cannot carry, replaces every detected secret by
+  `[REDACTED:<type>]`, refuses (`internal_error`) a result naming a sensitive path (only `review`
+  names one, never its content), writes the workspace, home, temporary and working folders as a
+  relative path, `~`, `<tmp>` or `<cwd>`, and never shows facts kept for the ledger alone. File
+  content is shown through one function with the whole file in view (a key block is withheld
+  whole): search, `read_file`, code search, context (the index stores shown text), pinned source
+  reads and the diff itself. A search matches the shown text, so a match only inside a secret is no
+  match; every hash a result carries is of what was shown. Ids and digests (`sourceRevision`,
+  `*Sha256`, `snapshotId`, commit ids) pass unscanned.
+- The git directory is inspected, not trusted: a `commondir`, `objects`, `refs`, `packed-refs` or
+  `index` that leads outside the repository's own git directory is `not_a_repository` (git's own
+  linked-worktree layout excepted); alternates are ignored (`status` says `alternatesIgnored`);
+  git runs on private copies of HEAD, the index and packed-refs, so nothing is ever written into
+  the inspected repository, and labkit's temporary folders are removed.
 - MCP: `labkit mcp serve --root ROOT [--index DIR] [--ledger FILE]` serves the tools below over
   stdio. Tool arguments are the declared names (snake_case). A call whose arguments break the input
   schema is a tool result with `isError` and the `invalid_argument` object; an unknown tool or a
   malformed `tools/call` request is a JSON-RPC error `-32602`. A successful result carries its body
-  once, in `structuredContent` (which matches the tool's `outputSchema`).
+  once, in `structuredContent` (which matches the tool's `outputSchema`). A request line over 64 MiB
+  is skipped as it arrives and answered with a JSON-RPC error `-32600` (with its id when one can be
+  read); the session goes on.
 """
 
 
