@@ -22,6 +22,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 # Exit 1 means "ran, and the target was missed", which a quick size says nothing about.
 SMOKE = {
     "codesearch_bench.py": (["--copies", "1", "--repeats", "1"], {0}, {"corpus", "build", "queries"}),
+    "grader_channel_flood.py": (["--count", "2", "--size-mb", "1"], {0}, {"attack", "isolation", "peakRssMiB"}),
     "ledger_summarize.py": (["--lines", "2000", "--rounds", "1", "--json"], {0, 1}, {"target", "rows"}),
     "mcp_paging.py": (["--quick", "--rounds", "1"], {0, 1}, {"diffBytes", "pages", "ratio", "target"}),
     "pagination_cost.py": (["--sizes", "1", "--repeats", "1", "--json"], {0}, {"rows", "maxSnapshotRatio"}),
