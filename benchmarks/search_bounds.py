@@ -53,6 +53,9 @@ class _NoRedaction:
     def line(self, i: int) -> tuple[str, int]:
         return self._lines[i], 0
 
+    def lines_at(self, indices) -> dict[int, tuple[str, int]]:
+        return {i: (self._lines[i], 0) for i in indices}
+
 
 def redaction_cost(rounds: int) -> dict:
     from labkit import secrets

@@ -99,6 +99,13 @@ _LINK = re.compile(
 )
 
 
+def links_across(line: str, following: str) -> bool:
+    """Whether ``line``'s end may join ``following``'s start: :func:`link_lines` for one line break."""
+    if not any(q in line for q in "\"'`") or not any(q in following for q in "\"'`"):
+        return False
+    return _LINK.search(line + "\n" + following) is not None  # a match must cross this one line break
+
+
 def link_lines(text: str) -> set[int]:
     """Indices of the lines of ``text`` whose end may join the next line's start (one linear RE2 pass)."""
     out: set[int] = set()

@@ -702,7 +702,7 @@ class Redactor:
         self._text = text
         self._lines = text.split("\n")
         self._blocks = keyblocks.find_in_text(text)
-        self._links: set[int] | None = None  # lines whose last literal may continue on the next line
+        self._links: dict[int, bool] = {}  # line k -> whether its last literal may continue on line k + 1
         self._done: dict[int, tuple[str, int]] = {}
 
     @property
@@ -715,10 +715,8 @@ class Redactor:
         todo = [i for i in range(lo, hi) if i not in self._done]
         if todo:
             found = scan_lines([self._lines[i] for i in todo], self.filename)
-            if self._links is None:
-                self._links = literals.link_lines(self._text)
             # Most lines have nothing to withhold: only these are looked at one by one.
-            marked = {todo[j] for j in found} | set(self._blocks) | self._links | {k + 1 for k in self._links}
+            marked = {todo[j] for j in found} | set(self._blocks) | {i for i in todo if self._joined(i)}
             for j, i in enumerate(todo):
                 if i not in marked:
                     self._done[i] = (self._lines[i], 0)
@@ -730,11 +728,36 @@ class Redactor:
     def line(self, i: int) -> tuple[str, int]:
         return self.lines(i, i + 1)[0]
 
+    def lines_at(self, indices) -> dict[int, tuple[str, int]]:
+        """(shown text, replacements) for the given lines, redacted in one batch (a search's hits in a file)."""
+        wanted = sorted(set(indices))
+        todo = [i for i in wanted if i not in self._done and 0 <= i < len(self._lines)]
+        if todo:  # contiguous runs share lines() batches; one scan for all of them
+            found = scan_lines([self._lines[i] for i in todo], self.filename)
+            marked = {todo[j] for j in found} | (set(self._blocks) & set(todo)) | {i for i in todo if self._joined(i)}
+            for j, i in enumerate(todo):
+                if i not in marked:
+                    self._done[i] = (self._lines[i], 0)
+                    continue
+                findings = list(found.get(j, ())) + self._spanning(i)
+                self._done[i] = redact_line(self._lines[i], findings) if findings else (self._lines[i], 0)
+        return {i: self._done[i] for i in wanted if i in self._done}
+
+    def _link(self, k: int) -> bool:
+        """Whether line ``k``'s last literal may continue on line ``k + 1`` (a local question: two lines)."""
+        if k not in self._links:
+            lines = self._lines
+            self._links[k] = 0 <= k < len(lines) - 1 and literals.links_across(lines[k], lines[k + 1])
+        return self._links[k]
+
+    def _joined(self, i: int) -> bool:
+        """Whether line ``i`` may be part of literals joined over lines (it links to its neighbour either way)."""
+        return self._link(i) or self._link(i - 1)
+
     def _spanning(self, i: int) -> list[Finding]:
         """Findings on line ``i`` that only the lines around it reveal."""
         out = [Finding(i, keyblocks.TYPE, "", tuple(self._blocks[i]))] if i in self._blocks else []
-        links = self._links or set()
-        if (i in links or i - 1 in links) and len(self._lines[i]) <= literals.MAX_LINE:
+        if self._joined(i) and len(self._lines[i]) <= literals.MAX_LINE:
             out += _chain_findings(self._lines, i, self.filename)
         return out
 

@@ -72,8 +72,7 @@ def search_files(walk: Walk, files: Iterable[Candidate], find, top: TopMatches, 
             continue
         if budget is not None:
             budget.text_files.append(cand)
-        for line_no, raw, col in matching_lines(data, find):
-            top.add(cand.rel, line_no, raw, col, data)
-            if top.full():
-                return True
+        top.add_file(cand.rel, data, matching_lines(data, find))
+        if top.full():
+            return True
     return False

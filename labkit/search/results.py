@@ -113,40 +113,64 @@ class TopMatches:
         self._file: tuple[str, bytes, Any] | None = None  # (path, data, its Redactor): hits come file by file
 
     def add(self, path: str, line: int, raw: bytes, start: int = 0, data: bytes | None = None) -> None:
-        """Offer a raw match (``data``: its whole file, so a line inside a key block is known as one)."""
-        key = _Desc(path, line)
-        if len(self._heap) >= self.keep and not key > self._heap[0][0]:
-            return
-        kept = self._shown(path, line, raw, start, data)
-        if kept is None:
-            self.touched_secret = True
-            return
-        if len(self._heap) < self.keep:
-            heapq.heappush(self._heap, (key, kept))
-        else:
-            heapq.heapreplace(self._heap, (key, kept))
+        """Offer one raw match (``data``: its whole file, so a line inside a key block is known as one)."""
+        self.add_file(path, data, [(line, raw, start)])
 
-    def _shown(self, path: str, line: int, raw: bytes, start: int, data: bytes | None) -> Kept | None:
-        """The match as an agent is shown it, or None when it matched only inside a secret."""
+    def add_file(self, path: str, data: bytes | None, hits) -> None:
+        """Offer one file's raw matches, ``(line, raw line, match start)`` in line order.
+
+        The hits that can still enter are redacted in batches (one scan per batch, the whole file in
+        view); a hit that matched only inside a secret is dropped. Lines ascend within a file, so once
+        the kept set is full and a hit cannot enter, no later hit of the file can.
+        """
+        it = iter(hits)
+        while True:
+            chunk, closed = [], False
+            for hit in it:
+                if self.full() and not _Desc(path, hit[0]) > self._heap[0][0]:
+                    closed = True
+                    break
+                chunk.append(hit)
+                if len(chunk) >= self.keep:
+                    break
+            else:
+                closed = True
+            for (line, _raw, _start), kept in zip(chunk, self._shown(path, data, chunk), strict=True):
+                if kept is None:
+                    self.touched_secret = True
+                    continue
+                key = _Desc(path, line)
+                if not self.full():
+                    heapq.heappush(self._heap, (key, kept))
+                elif key > self._heap[0][0]:
+                    heapq.heapreplace(self._heap, (key, kept))
+            if closed or not chunk:
+                return
+
+    def _shown(self, path: str, data: bytes | None, hits) -> list[Kept | None]:
+        """Each hit as an agent is shown it, or None when it matched only inside a secret."""
         from labkit import secrets
 
-        if data is None:  # no file at hand: the line on its own
-            redactor = secrets.Redactor(_strip_ending(raw).decode("utf-8", "replace"), names.printable(path))
-            index = 0
+        if data is None:  # no file at hand: each line on its own
+            shown = [
+                secrets.Redactor(_strip_ending(raw).decode("utf-8", "replace"), names.printable(path)).line(0)
+                for _, raw, _ in hits
+            ]
         else:
             if self._file is None or self._file[0] != path or self._file[1] is not data:
                 text = data.decode("utf-8", "replace")
                 self._file = (path, data, secrets.Redactor(text, names.printable(path)))
-            redactor = self._file[2]
-            index = line - 1
-        text, count = redactor.line(index)
-        if not count:
-            return keep(raw, start)
-        shown = _strip_ending(text.encode("utf-8", "surrogateescape"))
-        pos = self.find(shown, 0) if self.find is not None else 0
-        if pos < 0:
-            return None
-        return keep(shown, pos, count)
+            by_line = self._file[2].lines_at(line - 1 for line, _, _ in hits)
+            shown = [by_line[line - 1] for line, _, _ in hits]
+        out: list[Kept | None] = []
+        for (_line, raw, start), (text, count) in zip(hits, shown, strict=True):
+            if not count:
+                out.append(keep(raw, start))
+                continue
+            redacted = _strip_ending(text.encode("utf-8", "surrogateescape"))
+            pos = self.find(redacted, 0) if self.find is not None else 0
+            out.append(None if pos < 0 else keep(redacted, pos, count))
+        return out
 
     def count(self) -> int:
         return len(self._heap)

@@ -182,9 +182,7 @@ def _run_batch(argv: list[str], batch: list[Candidate], walk: Walk, top: TopMatc
             changed += 1  # swapped, replaced or gone since the walk listed it: nothing of it is returned
             continue
         wanted = reported[rel]
-        for line_no, raw, col in matching_lines(data, find):
-            if line_no in wanted:
-                top.add(rel, line_no, raw, col, data)
+        top.add_file(rel, data, (hit for hit in matching_lines(data, find) if hit[0] in wanted))
     # A file that vanished or became unreadable after the walk probed it.
     return text.count("(os error") + changed
 
