@@ -298,3 +298,33 @@ def test_a_long_line_dense_with_candidates_is_read_to_a_bound_and_the_rest_withh
     assert secrets.Redactor(line, "data.min.js").line(0) == (shown, n)
     ordinary = ",".join(f'"word{i}"' for i in range(6000))  # candidates for no plugin: read whole
     assert secrets.Redactor(ordinary, "data.min.js").line(0) == (ordinary, 0)
+
+
+def test_the_bytes_shortcut_never_skips_a_line_the_redactor_would_change():
+    """search asks ``lines_shown_as_they_are`` before decoding a file; it may say "ask", never wrongly "skip"."""
+    import random
+    import sysconfig
+    from pathlib import Path
+
+    body = "MIIEowIBAAKCAQEA" + "x" * 48
+    pem = f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----\n"
+    crafted = [
+        ("notes.txt", "intro\n" + pem, [1, 2]),  # a key's body line has no quote and no prefilter hit
+        ("a.py", 'k = ("AKIAIOSFOD"\n     "NN7EXAMPLE")\n', [0, 1]),  # a key split over literals
+        ("b.py", 'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"\n', [0]),
+    ]
+    for name, text, idx in crafted:
+        data = text.encode()
+        raw = [data.split(b"\n")[i] for i in idx]
+        shown = secrets.Redactor(text, name).lines()
+        assert any(shown[i][1] for i in idx), name  # the Redactor does withhold something here
+        assert not secrets.lines_shown_as_they_are(data, raw), name
+    rng = random.Random(7)
+    files = sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))
+    for path in rng.sample(files, 120):
+        data = path.read_bytes()
+        lines = data.split(b"\n")
+        idx = rng.sample(range(len(lines)), min(30, len(lines)))
+        if secrets.lines_shown_as_they_are(data, [lines[i] for i in idx]):
+            shown = secrets.Redactor(data.decode("utf-8", "replace"), path.name).lines()
+            assert all(shown[i][1] == 0 for i in idx), path.name

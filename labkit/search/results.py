@@ -156,6 +156,8 @@ class TopMatches:
                 secrets.Redactor(_strip_ending(raw).decode("utf-8", "replace"), names.printable(path)).line(0)
                 for _, raw, _ in hits
             ]
+        elif secrets.lines_shown_as_they_are(data, [raw for _, raw, _ in hits]):
+            return [keep(raw, start) for _, raw, start in hits]
         else:
             if self._file is None or self._file[0] != path or self._file[1] is not data:
                 text = data.decode("utf-8", "replace")
