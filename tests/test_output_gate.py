@@ -122,6 +122,7 @@ def _cases(root: Path, index: Path) -> dict[str, dict]:
         "search_workspace": {
             "cli": [
                 ["search", str(root), "aws_access_key_id"],
+                ["search", str(root), "whose name is a token"],  # a hit in the file named by the token
                 ["search", str(root), "AKIA"],
                 ["search", str(root), "ghp_"],
                 ["search", str(root), PEM_BODY[4][:10]],
@@ -132,6 +133,7 @@ def _cases(root: Path, index: Path) -> dict[str, dict]:
             "mcp": [
                 {"query": "AKIA"},
                 {"query": "ghp_"},
+                {"query": "whose name is a token"},
                 {"query": "PRIVATE KEY"},
                 {"query": PEM_BODY[2][:10]},
                 {"query": q1},
