@@ -14,6 +14,13 @@
 ``labkit eval agent`` and the ``agent-bench`` experiment run it; lab 12 is the capstone.
 """
 
-from .protocol import INSUFFICIENT, WITHHELD, Answer, Call, Citation, TaskView, ToolInfo, ToolResult
-
 __all__ = ["INSUFFICIENT", "WITHHELD", "Answer", "Call", "Citation", "TaskView", "ToolInfo", "ToolResult"]
+
+
+def __getattr__(name: str):
+    # Lazily: ``labkit eval``'s parser imports this package's cli module on every start.
+    if name in __all__:
+        from . import protocol
+
+        return getattr(protocol, name)
+    raise AttributeError(name)

@@ -173,6 +173,9 @@ class InProcess:
 
         return await anyio.to_thread.run_sync(fn, arg, abandon_on_cancel=True)
 
+    async def abort(self) -> None:
+        return None  # a thread cannot be killed; it was abandoned under the deadline
+
     async def close(self) -> None:
         return None
 
@@ -218,10 +221,13 @@ async def run_episode(
             answer = await _session(runner, task, world, ledger_path, episode, server, without, pool)
         if scope.cancelled_caught:
             episode.outcome, episode.detail = DEADLINE, f"no answer within {deadline_s:g} s"
-    except PolicyFailed as exc:
-        episode.outcome, episode.detail = exc.outcome, exc.detail
-    except Exception as exc:  # noqa: BLE001 - a server that fails is an outcome, the bench goes on
-        episode.outcome, episode.detail = SERVER_ERROR, f"{type(exc).__name__}: {str(exc)[:200]}"
+            await runner.abort()  # a policy process stuck in a step is killed (and restarted for the next task)
+    except Exception as exc:  # noqa: BLE001 - a failure is an outcome, the bench goes on
+        failed = _policy_failure(exc)
+        if failed is not None:
+            episode.outcome, episode.detail = failed.outcome, failed.detail
+        else:
+            episode.outcome, episode.detail = SERVER_ERROR, f"{type(exc).__name__}: {str(exc)[:200]}"
     finally:
         cache.release(world)
     if answer is not None:
@@ -245,6 +251,17 @@ async def run_episode(
         shutil.rmtree(ledger_dir, ignore_errors=True)
     episode.seconds = round(time.perf_counter() - started, 3)
     return episode
+
+
+def _policy_failure(exc: BaseException) -> PolicyFailed | None:
+    """The :class:`PolicyFailed` inside ``exc`` (the client's task group wraps what its body raised)."""
+    if isinstance(exc, PolicyFailed):
+        return exc
+    for inner in getattr(exc, "exceptions", ()):
+        found = _policy_failure(inner)
+        if found is not None:
+            return found
+    return None
 
 
 def server_argv(server: str, world, ledger_path: Path, without: Sequence[str]) -> tuple[str, list[str]]:
@@ -391,6 +408,9 @@ async def _bench(runners, tasks, config, cache, pool, progress) -> list[Episode]
     import anyio
 
     plan = [(r, t) for r in runners for t in tasks]
+    # The client checks results against output schemas with jsonschema, imported on the first call;
+    # import it once here so the first episode's deadline does not pay for it.
+    await anyio.to_thread.run_sync(_warm_client)
     for t in tasks:  # build every template first, in order (building is not thread-safe per recipe)
         await anyio.to_thread.run_sync(cache.template, t.world)
     results: list[Episode | None] = [None] * len(plan)
@@ -414,10 +434,19 @@ async def _bench(runners, tasks, config, cache, pool, progress) -> list[Episode]
             if progress is not None:
                 progress(results[i])
 
-    async with anyio.create_task_group() as tg:
-        for i, (runner, task) in enumerate(plan):
-            tg.start_soon(one, i, runner, task)
+    try:
+        async with anyio.create_task_group() as tg:
+            for i, (runner, task) in enumerate(plan):
+                tg.start_soon(one, i, runner, task)
+    finally:
+        for runner in runners:
+            await runner.close()
     return [r for r in results if r is not None]
+
+
+def _warm_client() -> None:
+    import jsonschema  # noqa: F401
+    import mcp.client.stdio  # noqa: F401
 
 
 # -- tables ----------------------------------------------------------------------------------------------
