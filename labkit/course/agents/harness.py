@@ -380,10 +380,30 @@ def run_bench(
     progress=None,
 ) -> list[Episode]:
     """Every runner on every task; episodes in (runner, task) order."""
+    tasks = list(tasks)
+    return run_pairs(
+        [(r, t) for r in runners for t in tasks],
+        config=config,
+        workdir=workdir,
+        pool=pool,
+        cache=cache,
+        progress=progress,
+    )
+
+
+def run_pairs(
+    plan: Sequence[tuple],
+    *,
+    config: BenchConfig | None = None,
+    workdir: str | os.PathLike | None = None,
+    pool=None,
+    cache=None,
+    progress=None,
+) -> list[Episode]:
+    """Each ``(runner, task)`` of ``plan`` as one episode, ``config.jobs`` at a time; episodes in plan order."""
     from labkit.mcp_client import run_async
 
     config = config or BenchConfig()
-    runners = list(runners)
     owned_dir = workdir is None and cache is None
     base = Path(tempfile.mkdtemp(prefix="labkit-bench-")) if owned_dir else Path(workdir or cache.workdir)
     from .server_pool import ServerPool
@@ -394,9 +414,7 @@ def run_bench(
     if own_pool:
         pool = ServerPool().start()
     try:
-        return run_async(
-            _bench, runners, list(tasks), config, cache, pool if config.spawn == "pool" else None, progress
-        )
+        return run_async(_bench, list(plan), config, cache, pool if config.spawn == "pool" else None, progress)
     finally:
         if own_pool:
             pool.close()
@@ -404,10 +422,11 @@ def run_bench(
             shutil.rmtree(base, ignore_errors=True)
 
 
-async def _bench(runners, tasks, config, cache, pool, progress) -> list[Episode]:
+async def _bench(plan, config, cache, pool, progress) -> list[Episode]:
     import anyio
 
-    plan = [(r, t) for r in runners for t in tasks]
+    runners = list({id(r): r for r, _ in plan}.values())
+    tasks = list({t.id: t for _, t in plan}.values())
     # The client checks results against output schemas with jsonschema, imported on the first call;
     # import it once here so the first episode's deadline does not pay for it.
     await anyio.to_thread.run_sync(_warm_client)
