@@ -21,6 +21,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 # script -> (smallest arguments, exit codes allowed, keys its JSON must hold).
 # Exit 1 means "ran, and the target was missed", which a quick size says nothing about.
 SMOKE = {
+    "agent_bench.py": (["--quick", "--sample", "1", "--json"], {0, 1}, {"seconds", "episodes", "spawn", "target"}),
     "codesearch_bench.py": (["--copies", "1", "--repeats", "1"], {0}, {"corpus", "build", "queries"}),
     "grader_channel_flood.py": (["--count", "2", "--size-mb", "1"], {0}, {"attack", "isolation", "peakRssMiB"}),
     "ledger_summarize.py": (["--lines", "2000", "--rounds", "1", "--json"], {0, 1}, {"target", "rows"}),

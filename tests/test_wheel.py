@@ -104,7 +104,7 @@ def test_starter_a_lab_and_an_experiment_work_from_an_empty_folder(installed):
     made = _run(env_dir, work, labkit, "labs", "starter", "--out", "my-labs", "--json")
     assert made.returncode == 0, made.stdout + made.stderr
     notebooks = sorted((work / "my-labs").glob("*.ipynb"))
-    assert len(notebooks) == 12
+    assert len(notebooks) == 13
     again = _run(env_dir, work, labkit, "labs", "starter", "--out", "my-labs", "--json")
     assert again.returncode == 1 and json.loads(again.stdout)["error"]["code"] == "file_exists"
     code = (
@@ -144,7 +144,7 @@ def test_the_report_finds_every_lab_and_the_eval_its_cases(installed):
     out = _run(env_dir, tmp, str(env_dir / "bin" / "python"), "-c", code)
     assert out.returncode == 0, out.stderr[-2000:]
     labs, corpora, cases = map(int, out.stdout.split())
-    assert labs == 12 and corpora >= 3 and cases >= 80
+    assert labs == 13 and corpora >= 3 and cases >= 80
 
 
 def test_a_missing_resource_is_named(installed):

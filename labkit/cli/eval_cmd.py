@@ -4,9 +4,16 @@ from ._common import add_json_flag, table
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("eval", help="run a code-search eval set (Hit@1, Hit@5, no-match, closed loop)")
+    p = sub.add_parser(
+        "eval",
+        help="run a code-search eval set (Hit@1, Hit@5, no-match, closed loop), or `eval agent`: the agent bench",
+    )
     p.add_argument(
-        "eval_file", metavar="EVAL_JSONL", nargs="?", default=None, help="default: data/code-search-eval.jsonl"
+        "eval_file",
+        metavar="EVAL_JSONL",
+        nargs="?",
+        default=None,
+        help="default: data/code-search-eval.jsonl; the word 'agent' runs the agent bench instead",
     )
     p.add_argument("--backend", choices=["embedded", "zoekt", "both"], default="embedded")
     p.add_argument("--zoekt-url", default=None, help="a running zoekt-webserver (default: start a local one)")
@@ -17,11 +24,18 @@ def add_parser(sub) -> None:
         default="both",
         help="score the dev cases (while tuning), the held-out test cases, or both",
     )
+    from labkit.course.agents import cli as agent_cli
+
+    agent_cli.add_arguments(p)
     add_json_flag(p)
     p.set_defaults(handler=run, render=render)
 
 
 def run(args) -> dict:
+    if args.eval_file == "agent":
+        from labkit.course.agents import cli as agent_cli
+
+        return agent_cli.run(args)
     from labkit.course.codesearch_eval import evaluate
 
     backends = ("embedded", "zoekt") if args.backend == "both" else (args.backend,)
@@ -31,6 +45,10 @@ def run(args) -> dict:
 
 
 def render(result: dict) -> str:
+    if result.get("bench") == "agent":
+        from labkit.course.agents import cli as agent_cli
+
+        return agent_cli.render(result)
     c = result["corpus"]
     rows = []
     for r in result["runs"]:

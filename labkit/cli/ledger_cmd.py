@@ -26,6 +26,50 @@ def add_parser(sub) -> None:
     )
     add_json_flag(s)
     s.set_defaults(handler=run, render=render)
+    v = lsub.add_parser(
+        "verify-citations", help="check that every citation of an answer names evidence a call of its session returned"
+    )
+    v.add_argument("file", metavar="LEDGER", help="the ledger file (labkit mcp serve --ledger)")
+    v.add_argument("answer", metavar="ANSWER", help="the answer as a JSON file ('-' reads standard input)")
+    v.add_argument(
+        "--session", default=None, help="the session to check against (default: the answer's, or the only one)"
+    )
+    add_json_flag(v)
+    v.set_defaults(handler=run_verify, render=render_verify)
+
+
+def run_verify(args):
+    """``(report, 1)`` when a citation is unsupported (the report is printed first), else the report."""
+    import json
+    import sys
+
+    from labkit.errors import LabkitError
+    from labkit.ledger.citations import verify_file
+
+    try:
+        text = sys.stdin.read() if args.answer == "-" else open(args.answer, encoding="utf-8").read()  # noqa: SIM115
+    except OSError:
+        raise LabkitError("file_not_found", "the answer file cannot be read") from None
+    try:
+        answer = json.loads(text)
+    except ValueError:
+        raise LabkitError("invalid_argument", "the answer is not JSON") from None
+    report = verify_file(args.file, answer, session=args.session)
+    return (report, 1) if report["unsupported"] else report
+
+
+def render_verify(result: dict) -> str:
+    rows = [
+        {
+            "citation": c.get("evidenceId") or f"#{c['index']}",
+            "verified": c["verified"],
+            "seq": c.get("seq"),
+            "why not": c.get("reason", ""),
+        }
+        for c in result["citations"]
+    ]
+    head = f"session {result['sessionId']}: {result['verified']} of {result['cited']} citation(s) verified"
+    return head + ("\n" + table(rows, ["citation", "verified", "seq", "why not"]) if rows else "")
 
 
 def run(args) -> dict:

@@ -779,6 +779,15 @@ def verdicts_for(experiments: list[StepResult]):
     return verdicts
 
 
+def _agent_headline(exp: StepResult | None) -> str:
+    """The agent bench's policy x defect table and figure, in the headline beside the seed's figures."""
+    if exp is None or not exp.ok:
+        return ""
+    from labkit.course.experiments.agent_bench import headline_block
+
+    return headline_block(exp.data, exp.figures)
+
+
 def render_html(
     experiments: list[StepResult],
     labs: list[StepResult],
@@ -821,6 +830,7 @@ def render_html(
         headline_html(verdicts)
         if verdicts
         else "<p class=note>None of the experiments this report ran has a headline target.</p>",
+        _agent_headline(by_name.get("agent-bench")),
         f"<nav><h2>Contents</h2><ol>{''.join(toc)}</ol></nav>",
     ]
     out += [_section(e, verdicts) for e in ordered]

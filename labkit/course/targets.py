@@ -61,6 +61,15 @@ CODE_SEARCH_MIN_HIT1 = 0.90
 CODE_SEARCH_MIN_HIT5 = 1.0
 CODE_SEARCH_BACKENDS = ("embedded", "zoekt")
 
+#: Agent bench on the test split (issue 25): careful's accuracy; each naive habit wrong on at least this share
+#: of its own defect's tasks and at most this share of the others; each guarantee removed drops careful's
+#: accuracy on its defect's tasks by at least this much; every policy on the whole split within this time.
+AGENT_CAREFUL_MIN_ACCURACY = 0.95
+AGENT_NAIVE_OWN_MIN_WRONG = 0.80
+AGENT_NAIVE_ELSEWHERE_MAX_WRONG = 0.10
+AGENT_GUARANTEE_MIN_DROP = 0.50
+AGENT_BENCH_MAX_S = 120.0
+
 # -- the seed's figures --------------------------------------------------------------------------
 # Facts reported by the seed documents (shared/seeds), kept as numbers so the report can set them
 # beside labkit's measurement.
@@ -97,6 +106,8 @@ SEED_CODE_SEARCH = {
 }
 #: Same request (3,200 cents seen, rule r1): the store's deployed v1 and main's v2 (seed 004).
 SEED_PINNED = {"deployed": "PRICE_CHANGED", "main": "OK", "totalCents": 3200}
+#: A real model on 10 frozen Click tasks through the seed's MCP tools (seed 002, 2026-08-16 retry).
+SEED_AGENT = {"solved": 3, "tasks": 10, "citationsValid": 6, "citations": 20}
 
 
 # -- verdicts ------------------------------------------------------------------------------------
@@ -394,6 +405,20 @@ def _pinned(d: dict):
     return measured, bool(d.get("diverges")) and deployed["code"] != main["code"], ""
 
 
+def _agent(key: str):
+    def measure(d: dict):
+        from labkit.course.experiments.agent_bench import measure as agent_measure
+
+        return agent_measure(key, d)
+
+    return measure
+
+
+_SEED_AGENT_TEXT = (
+    f"a real model: {SEED_AGENT['solved']}/{SEED_AGENT['tasks']} tasks solved, "
+    f"{SEED_AGENT['citationsValid']}/{SEED_AGENT['citations']} citations valid"
+)
+
 CHECKS: tuple[Check, ...] = (
     Check(
         "utf8-pagination",
@@ -506,6 +531,39 @@ CHECKS: tuple[Check, ...] = (
         f"{SEED_PINNED['totalCents']:,} cents",
         "reproduced: the same request gets different answers from the deployed and the main code",
         _pinned,
+    ),
+    Check(
+        "agent-careful",
+        "agent-bench",
+        "An agent's verdict is only as good as its evidence (lab 12)",
+        _SEED_AGENT_TEXT,
+        f"careful ≥ {100 * AGENT_CAREFUL_MIN_ACCURACY:.0f}% correct, every citation verified, no secret, no injection",
+        _agent("careful"),
+    ),
+    Check(
+        "agent-habits",
+        "agent-bench",
+        "Each naive habit fails on its own defect (lab 12)",
+        "not separated by the seed: one model, one score",
+        f"wrong on ≥ {100 * AGENT_NAIVE_OWN_MIN_WRONG:.0f}% of its defect's tasks, "
+        f"≤ {100 * AGENT_NAIVE_ELSEWHERE_MAX_WRONG:.0f}% of the others",
+        _agent("habits"),
+    ),
+    Check(
+        "agent-guarantees",
+        "agent-bench",
+        "What each guarantee is worth (lab 12)",
+        _SEED_AGENT_TEXT,
+        f"removing one drops careful by ≥ {100 * AGENT_GUARANTEE_MIN_DROP:.0f} points on its defect's tasks",
+        _agent("guarantees"),
+    ),
+    Check(
+        "agent-time",
+        "agent-bench",
+        "One fresh server per task, every policy (lab 12)",
+        "not reported",
+        f"the whole split, every policy, ≤ {AGENT_BENCH_MAX_S:.0f} s on this machine",
+        _agent("time"),
     ),
 )
 

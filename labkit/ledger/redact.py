@@ -238,6 +238,7 @@ _NOT_FREE_TEXT = frozenset(
         "contentSha256",
         "rangeSha256",
         "reportSha256",
+        "revision",
     }
 )
 
@@ -405,7 +406,12 @@ def result_metadata(tool: str, result: Any, rules=None) -> dict:
         stale = result.get("stale")
         out["stale"] = len(stale) if isinstance(stale, list) else 0
     elif tool == "get_file_context":
-        _copy(out, result, ("repo", "path", "line", "startLine", "endLine", "totalLines", "truncated", "contentSha256"))
+        # ``revision``: the commit (or folder hash) the lines were read at, so a citation of them can be checked.
+        _copy(
+            out,
+            result,
+            ("repo", "path", "line", "startLine", "endLine", "totalLines", "truncated", "contentSha256", "revision"),
+        )
     elif tool == "read_file":
         _copy(
             out,
@@ -461,6 +467,7 @@ _RESULT_KEYS = (
     "nextStartLine",
     "rangeSha256",
     "bytes",
+    "revision",
 )
 #: Every key the writer can put in ``args`` or ``result``: a reason names these, and only these.
 KNOWN_KEYS = frozenset(

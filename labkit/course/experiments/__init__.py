@@ -25,6 +25,7 @@ EXPERIMENTS: dict[str, str] = {
     "code-search-eval": "labkit.course.experiments.code_search_eval:run",
     "code-search-bench": "labkit.course.experiments.code_search_bench:run",
     "mcp-paging": "labkit.course.experiments.mcp_paging:run",
+    "agent-bench": "labkit.course.experiments.agent_bench:run",
 }
 
 

@@ -31,6 +31,7 @@ FIGURES: dict[str, list[str]] = {
     "utf8-pagination": ["labkit.course.plots.diff:utf8_pages"],
     "snapshot-drift": ["labkit.course.plots.diff:drift_pages"],
     "pagination-cost": ["labkit.course.plots.diff:pagination_cost"],
+    "agent-bench": ["labkit.course.plots.agents:guarantee_drops", "labkit.course.plots.agents:policy_grid"],
 }
 
 PALETTE = {
