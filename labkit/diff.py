@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import names
+from .contract.declare import ARR, BOOL, GIT_ERRORS, INT, NINT, NSTR, OBJ, STR, WS_ERRORS, Arg, Tool, obj
+from .contract.enums import DIFF_MODES as MODES
+from .contract.enums import DIFF_PAGERS as PAGERS
 from .egress import Exact
 from .errors import LabkitError
 from .gitlisting import parse_raw
@@ -37,8 +40,6 @@ from .listing import cap
 from .pager import Page, page_from_window, paginate_naive
 from .paths import check_relative_syntax
 from .rules import LABIGNORE, ChangedPolicy, SensitivePolicy
-from .tools import DIFF_MODES as MODES
-from .tools import DIFF_PAGERS as PAGERS
 from .workspace import GitDir, Workspace, opened
 
 if TYPE_CHECKING:
@@ -607,3 +608,122 @@ def iter_pages(workspace, *, max_bytes: int = DEFAULT_PAGE_BYTES, store=None, **
 def read_all_pages(workspace, *, max_bytes: int = DEFAULT_PAGE_BYTES, store=None, **kw) -> list[dict]:
     """Every page of one diff (:func:`iter_pages`)."""
     return list(iter_pages(workspace, max_bytes=max_bytes, store=store, **kw))
+
+
+# -- the declaration: what the CLI, the MCP server, the ledger and docs/reference.md know of this tool --
+
+TOOL = Tool(
+    name="git_diff",
+    command="diff",
+    title="Git diff, one page",
+    summary=(
+        "One UTF-8-safe page of the workspace diff. The first call (offset 0) stores an immutable "
+        "snapshot and returns `snapshotId`; fetch later pages with that `snapshot` and "
+        "`offset = nextOffset`, so every page comes from the same `sourceRevision`."
+    ),
+    target="git",
+    function=git_diff,
+    args=(
+        Arg(
+            "mode",
+            str,
+            "unstaged: worktree vs index; staged: index vs HEAD; head: worktree vs HEAD",
+            default="unstaged",
+            enum=MODES,
+            ledger=("mode", "enum"),
+        ),
+        Arg("path", str, "only this file or folder", max_length=4096, ledger=("path", "path")),
+        Arg(
+            "offset",
+            int,
+            "byte offset of the page (a character boundary; > 0 needs --snapshot or --revision)",
+            default=0,
+            minimum=0,
+            maximum=64 * 1024 * 1024,
+            bound_error="invalid_offset",
+            ledger=("offset", "int"),
+        ),
+        Arg(
+            "max_bytes",
+            int,
+            "page size in bytes",
+            default=65536,
+            minimum=1024,
+            maximum=262144,
+            ledger=("maxBytes", "int"),
+        ),
+        Arg(
+            "snapshot",
+            str,
+            "page from this snapshot (the snapshotId of the first page)",
+            min_length=1,
+            max_length=128,
+            ledger=("snapshot", "id"),
+        ),
+        Arg(
+            "revision",
+            str,
+            "recompute and fail with snapshot_drift unless the diff still has this sourceRevision",
+            pattern="^sha256:[0-9a-f]{64}$",
+            ledger=("revision", "hash"),
+        ),
+        Arg(
+            "pager",
+            str,
+            "safe, or naive to reproduce the historical bug (teaching only)",
+            default="safe",
+            enum=PAGERS,
+            mcp=False,
+        ),
+    ),
+    output=obj(
+        {
+            "mode": STR,
+            "encoding": STR,
+            "totalBytes": INT,
+            "offset": INT,
+            "returnedBytes": INT,
+            "nextOffset": NINT,
+            "hasMore": BOOL,
+            "diff": STR,
+            "sourceRevision": NSTR,
+            "snapshotId": NSTR,
+            "pageSha256": NSTR,
+            "hidden": OBJ,
+        },
+        {
+            "files": ARR,
+            "filesTotal": INT,
+            "filesTruncated": BOOL,
+            "secretLines": ARR,
+            "secretLinesTotal": INT,
+            "complete": BOOL,
+            "incompleteReasons": {"type": "array", "items": {"type": "string", "enum": ["deadline"]}},
+            "hiddenByChangedPolicy": ARR,
+            "path": NSTR,
+            "pager": STR,
+            "tool": STR,
+        },
+    ),
+    errors=WS_ERRORS
+    + GIT_ERRORS
+    + ("invalid_offset", "snapshot_required", "snapshot_not_found", "snapshot_drift", "snapshot_corrupt"),
+    output_notes=(
+        "`sourceRevision` is `sha256:` + the hex SHA-256 of the whole diff D; `pageSha256` hashes "
+        "this page's bytes; `nextOffset == offset + returnedBytes` (null when `hasMore` is false). "
+        "A page never splits a UTF-8 character; a diff that is not UTF-8 is paged as base64 "
+        "(`encoding`). `files` is on the first page only, at most 1,000 entries (`filesTotal`, "
+        "`filesTruncated`). D is git's diff *as shown*: on each line where a secret was detected "
+        "the secret is replaced by `[REDACTED:<type>]` (the line keeps its `+`, `-` or space; every "
+        "line of a private key block, and a hunk heading that looks like one of its lines, loses its "
+        "whole content; so does a line whose secret the line detectors cannot pin down), and every "
+        "hash (`sourceRevision`, `pageSha256`, the snapshot) is of that text, so no page or hash "
+        "carries a withheld byte. `secretLines` names the page's lines (1-based within the page) "
+        "where one was withheld, with its types; `secretLinesTotal` (first page) counts them in the "
+        "whole diff. A diff without secrets is byte for byte git's. `complete` is false, with "
+        "`incompleteReasons` [deadline], when the secret scan stopped at its 6 s deadline (a diff of "
+        "huge lines): the page is still whole, but a secret after that point may be shown. "
+        "`hiddenByChangedPolicy` (first page) names paths withheld only by the work tree's new "
+        "`.labignore`. More than 64 MiB of diff is `output_too_large`."
+    ),
+)

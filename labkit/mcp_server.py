@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import names
+from .contract.declare import Tool, check_arguments, input_schema, keywords, output_schema
+from .contract.enums import UNTRUSTED
 from .errors import LabkitError
-from .tools import BY_NAME, TOOLS, UNTRUSTED, Tool, check_arguments, input_schema, keywords, output_schema
+from .registry import BY_NAME, TOOLS
 
 log = logging.getLogger("labkit.mcp")
 
@@ -86,7 +88,7 @@ def check_call(cfg: ServerConfig, name: Any, arguments: Any) -> tuple[Tool, dict
 
 def _call(cfg: ServerConfig, tool: Tool, args: dict) -> dict:
     target = cfg.index if tool.target == "index" else cfg.workspace
-    return tool.load()(target, **keywords(tool, args))
+    return tool.function(target, **keywords(tool, args))
 
 
 def _boundary(cfg: ServerConfig, tool: Tool | None):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from labkit.contract.declare import ARR, BOOL, OBJ, Tool, obj
+
 from . import names
 from .listing import cap
 from .rules import LABIGNORE, ChangedPolicy, PathRules
@@ -171,3 +173,36 @@ def status_result(raw: dict, root_prefix: str, policy) -> dict:
     out["totals"] = totals
     out["truncated"] = truncated
     return out
+
+
+# -- the declaration: what the CLI, the MCP server, the ledger and docs/reference.md know of this tool --
+
+TOOL = Tool(
+    name="git_status",
+    command="status",
+    title="Git status",
+    summary=(
+        "Branch, staged, unstaged, untracked and conflicted files of the workspace repository; changes "
+        "on sensitive paths are only counted in `hidden`."
+    ),
+    target="git",
+    function=git_status,
+    args=(),
+    output=obj(
+        {"branch": OBJ, "staged": ARR, "unstaged": ARR, "untracked": ARR, "conflicted": ARR, "hidden": OBJ},
+        {"totals": OBJ, "truncated": BOOL, "hiddenByChangedPolicy": ARR, "alternatesIgnored": BOOL},
+    ),
+    errors=("not_a_repository", "git_failed", "git_timeout", "git_memory_limit", "internal_error"),
+    output_notes=(
+        "Staged and unstaged entries are `{path, status, origPath}` (`status` one of A M D R C T; "
+        "`origPath` only for renames and copies). An entry with a sensitive path on either side is "
+        "left out and counted in `hidden`. Escaped names carry `pathEscaped`/`pathNotUtf8`. Each list "
+        "holds at most 1,000 entries: `totals` counts them all and `truncated` says a list was cut. "
+        "`.labignore` is read from HEAD and the work tree: a path HEAD's rules hide stays hidden, "
+        "and a path hidden only by the work tree's new rules is withheld but named in "
+        "`hiddenByChangedPolicy`. A repository that borrows objects from another one "
+        "(`objects/info/alternates`) is read without them: `alternatesIgnored` is true, and "
+        "`ahead`/`behind` are null when the commits to count are kept only there (every other "
+        "tool fails with `git_failed` rather than answer without an object it needs)."
+    ),
+)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import hashlib
 from typing import NamedTuple
 
+from labkit.contract.declare import ARR, BOOL, INT, NINT, STR, WS_ERRORS, Arg, Tool, obj
+
 from . import fsread, names
 from .egress import Shown
 from .errors import LabkitError
@@ -153,3 +155,68 @@ def shown_file(rel: str, data: bytes) -> ShownFile:
     if not any(counts):
         return ShownFile(lines, hashlib.sha256(data).hexdigest())
     return ShownFile(lines, hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+
+# -- the declaration: what the CLI, the MCP server, the ledger and docs/reference.md know of this tool --
+
+TOOL = Tool(
+    name="read_file",
+    command=None,
+    title="Read workspace file lines",
+    summary=(
+        "Lines of one workspace file (at most 400 per call). When `truncated` is true, continue from "
+        "`nextStartLine`. `contentSha256` is the hash of the whole file at the time of the read."
+    ),
+    target="workspace",
+    function=read_file,
+    args=(
+        Arg(
+            "path",
+            str,
+            "the file, relative to the workspace root",
+            required=True,
+            min_length=1,
+            max_length=4096,
+            ledger=("path", "path"),
+        ),
+        Arg(
+            "start_line",
+            int,
+            "first line (1-based)",
+            default=1,
+            minimum=1,
+            maximum=10_000_000,
+            ledger=("startLine", "int"),
+        ),
+        Arg(
+            "end_line",
+            int,
+            "last line (inclusive; at most 400 lines are returned)",
+            minimum=1,
+            maximum=10_000_000,
+            ledger=("endLine", "int"),
+        ),
+    ),
+    output=obj(
+        {
+            "path": STR,
+            "startLine": INT,
+            "endLine": INT,
+            "totalLines": INT,
+            "truncated": BOOL,
+            "nextStartLine": NINT,
+            "content": STR,
+            "contentSha256": STR,
+            "rangeSha256": STR,
+        },
+        {"redactions": INT, "redactedLines": ARR},
+    ),
+    errors=WS_ERRORS + ("file_not_found", "not_regular_file", "file_too_large", "binary_file", "line_out_of_range"),
+    output_notes=(
+        "Symlinks are never followed, at any component of the path. A detected secret in the "
+        "returned lines is replaced by `[REDACTED:<type>]` (`redactions`, `redactedLines`; every line "
+        "of a key block, found with the whole file in view). `contentSha256` hashes the whole file as "
+        "it is shown: its bytes when nothing in it is withheld, else its text with the secrets replaced, "
+        "so no hash of a withheld byte is handed out; `rangeSha256` hashes the returned content."
+    ),
+)

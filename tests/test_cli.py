@@ -38,8 +38,26 @@ def test_help_lists_every_command(cli):
     assert proc.returncode == 0
     out = proc.stdout.decode()
     assert out.startswith("usage: labkit")
-    for name in COMMANDS:
-        assert name.replace("_", "-") in out
+    for _module, word, help_text in COMMANDS:
+        assert word in out and help_text in " ".join(out.split())
+
+
+def test_the_command_list_agrees_with_each_command_module_and_declaration():
+    """The top-level help is a static list (so a command starts light); each entry is the module's own."""
+    import argparse
+    import importlib
+
+    from labkit.cli import build_parser
+    from labkit.registry import BY_COMMAND
+
+    sub = next(a for a in build_parser(full=True)._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for module, word, help_text in COMMANDS:
+        importlib.import_module(f"labkit.cli.{module}_cmd")
+        assert word in sub.choices and helps[word] == help_text, word
+        if word in BY_COMMAND:
+            title = BY_COMMAND[word].title
+            assert help_text == title[0].lower() + title[1:], word
 
 
 @pytest.mark.parametrize("command", ["status", "search", "diff", "review", "report"])

@@ -329,12 +329,15 @@ def test_an_unexpected_tool_failure_is_an_internal_error_on_the_record(tmp_path,
     """A bug inside a tool becomes a clean tool error; the traceback goes to the log, not the agent."""
     import labkit.status
 
-    def broken(workspace):
+    def broken(*args, **kwargs):
         raise RuntimeError(f"boom at {tmp_path}")
 
-    monkeypatch.setattr(labkit.status, "git_status", broken)
+    monkeypatch.setattr(labkit.status, "parse_porcelain_v2", broken)  # a bug inside the tool, after git ran
+    from labkit.course.repo_builder import IsolatedRepo
+
+    repo = IsolatedRepo(tmp_path / "repo")
     ledger = Ledger(tmp_path / "ledger.jsonl")
-    ok, payload = run_tool(ServerConfig(root=str(tmp_path)), "git_status", {}, ledger)
+    ok, payload = run_tool(ServerConfig(root=str(repo.path)), "git_status", {}, ledger)
     assert not ok and payload["error"]["code"] == "internal_error"
     assert str(tmp_path) not in payload["error"]["message"]
     [line] = read_lines(tmp_path / "ledger.jsonl")

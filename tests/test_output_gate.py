@@ -28,7 +28,7 @@ from mcp import Client
 from labkit.egress import Boundary, Exact, Result, Shown, clean_text, internal_of, release, release_error
 from labkit.errors import LabkitError
 from labkit.mcp_client import server_parameters
-from labkit.tools import TOOLS
+from labkit.registry import TOOLS
 
 from .conftest import plain_git, run_cli
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from labkit import tools
+from labkit import registry
 from labkit.cli import build_parser, reference
+from labkit.contract import enums
+from labkit.contract.declare import input_schema
 from labkit.errors import CODES
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference.md"
@@ -20,7 +22,7 @@ def test_committed_reference_matches_the_declarations():
 
 def test_every_tool_argument_and_code_is_in_the_reference():
     text = REFERENCE.read_text("utf-8")
-    for tool in tools.TOOLS:
+    for tool in registry.TOOLS:
         assert f"### `{tool.name}`" in text
         for arg in tool.args:
             assert f"`{arg.name}`" in text, (tool.name, arg.name)
@@ -36,8 +38,8 @@ def _subparsers(parser):
 
 
 def test_cli_help_shows_every_default_and_range():
-    commands = _subparsers(build_parser())
-    for tool in tools.TOOLS:
+    commands = _subparsers(build_parser(full=True))
+    for tool in registry.TOOLS:
         if not tool.command:
             continue
         help_text = " ".join(commands[tool.command].format_help().split())
@@ -54,14 +56,43 @@ def test_enums_exist_once():
     from labkit import diff
     from labkit.search import core
 
-    assert diff.MODES is tools.DIFF_MODES and diff.PAGERS is tools.DIFF_PAGERS
-    assert core.ENGINES is tools.SEARCH_ENGINES
+    assert diff.MODES is enums.DIFF_MODES and diff.PAGERS is enums.DIFF_PAGERS
+    assert core.ENGINES is enums.SEARCH_ENGINES
 
 
 def test_mcp_schema_and_ledger_whitelist_come_from_the_same_declaration():
     from labkit.ledger import ARG_WHITELIST
 
-    for tool in tools.TOOLS:
-        schema = tools.input_schema(tool)
+    for tool in registry.TOOLS:
+        schema = input_schema(tool)
         assert set(schema["properties"]) == {a.name for a in tool.args if a.mcp}
         assert set(ARG_WHITELIST[tool.name]) <= set(schema["properties"])
+
+
+def test_every_declaration_matches_its_function_signature():
+    """A declaration names the function object beside it: each passed argument is a parameter with that default."""
+    import inspect
+
+    for tool in registry.TOOLS:
+        params = inspect.signature(tool.function).parameters
+        names = list(params)
+        assert names, tool.name
+        first = params[names[0]]
+        assert first.default is inspect.Parameter.empty, f"{tool.name}: the target comes first"
+        declared = {a.keyword: a for a in tool.args if a.passed}
+        for keyword, arg in declared.items():
+            assert keyword in params, f"{tool.name}: '{keyword}' is declared but not a parameter"
+            default = params[keyword].default
+            if arg.required:
+                assert default is inspect.Parameter.empty, f"{tool.name}: required '{keyword}' has a default"
+            elif arg.default is not None:  # None declares "absent": the keyword is then not passed at all
+                assert default == arg.default, (
+                    f"{tool.name}: '{keyword}' defaults to {default!r}, declared {arg.default!r}"
+                )
+        for name in names[1:]:  # what a front end never passes must be optional
+            if name not in declared and params[name].kind not in (
+                params[name].VAR_KEYWORD,
+                params[name].VAR_POSITIONAL,
+            ):
+                assert params[name].default is not inspect.Parameter.empty, f"{tool.name}: '{name}' is undeclared"
+        assert tool.function.__module__ + ".TOOL" in {m + ".TOOL" for m in registry.TOOL_MODULES}, tool.name

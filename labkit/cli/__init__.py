@@ -23,26 +23,33 @@ EXIT_USAGE = 2  # a usage error: unknown flag, missing argument
 EXIT_GATE_BLOCKED = 3  # review: the report was printed and its gate is "block"
 EXIT_INTERRUPTED = 130
 
-# Module name for each top-level command, in the order ``--help`` lists them.
+# Each top-level command: its module under labkit.cli, the word that calls it, and its one-line help, in
+# the order ``--help`` lists them. Only the called command's module builds its full parser (and imports its
+# tool), so a command starts with what it needs; a test keeps each help equal to the tool's declared title.
 COMMANDS = [
-    "status",
-    "search",
-    "diff",
-    "review",
-    "index",
-    "code_search",
-    "context",
-    "source",
-    "mcp",
-    "experiment",
-    "report",
-    "ledger",
-    "labs",
-    "eval",
+    ("status", "status", "git status"),
+    ("search", "search", "search the workspace"),
+    ("diff", "diff", "git diff, one page"),
+    ("review", "review", "diff review gate"),
+    ("index", "index", "the embedded code-search index"),
+    ("code_search", "code-search", "search the code index"),
+    ("context", "context", "read lines around a code-search hit"),
+    ("source", "source", "deployment-pinned source reads"),
+    ("mcp", "mcp", "the MCP server"),
+    ("experiment", "experiment", "run one experiment on fresh isolated repositories"),
+    ("report", "report", "run every experiment and lab; write an HTML report"),
+    ("ledger", "ledger", "the audit ledger"),
+    ("labs", "labs", "course tools for the lab notebooks"),
+    (
+        "eval",
+        "eval",
+        "run a code-search eval set (Hit@1, Hit@5, no-match, closed loop), or `eval agent`: the agent bench",
+    ),
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None, *, full: bool = False) -> argparse.ArgumentParser:
+    """The ``labkit`` parser: the full sub-parser for ``command`` (every one with ``full``), a stub for the rest."""
     parser = argparse.ArgumentParser(
         prog="labkit",
         description="Trustworthy code evidence for AI coding agents: tools, experiments and labs.",
@@ -50,11 +57,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMANDS:
-        module = importlib.import_module(f"labkit.cli.{name}_cmd")
-        module.add_parser(sub)
+    for module_name, word, help_text in COMMANDS:
+        if full or word == command:
+            importlib.import_module(f"labkit.cli.{module_name}_cmd").add_parser(sub)
+        else:
+            sub.add_parser(word, help=help_text)
     install_parser_error_hook(parser)
     return parser
+
+
+def called_command(words: list[str]) -> str | None:
+    """The sub-command a command line names (the first word that is not an option), if any."""
+    return next((w for w in words if not w.startswith("-")), None)
 
 
 def _version() -> str:
@@ -64,8 +78,8 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
     words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(called_command(words))
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:
@@ -85,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # The output gate, for every command: results and messages leave through it (tools already passed it
     # once inside their workspace, with its rules; what it kept as content keeps its mark).
-    from labkit.tools import BY_NAME
+    from labkit.registry import BY_NAME
 
     declared = BY_NAME.get(getattr(args, "tool", "") or "")
     names_sensitive = bool(declared and declared.names_sensitive)

@@ -4,18 +4,20 @@ TOOL = "search_code"
 
 
 def add_parser(sub) -> None:
-    from labkit import tools
+    from labkit import registry
+    from labkit.cli import declared
 
     def extra(p) -> None:
         p.add_argument("--raw-order", action="store_true", help="skip definition-first ranking (for teaching)")
 
-    tools.add_cli_parser(sub, tools.BY_NAME[TOOL], handler=run, render=render, extra=extra)
+    declared.add_cli_parser(sub, registry.BY_NAME[TOOL], handler=run, render=render, extra=extra)
 
 
 def run(args) -> dict:
-    from labkit import tools
+    from labkit import registry
+    from labkit.cli import declared
 
-    return tools.run_cli(tools.BY_NAME[TOOL], args, ranking="raw" if args.raw_order else "definition-first")
+    return declared.run_cli(registry.BY_NAME[TOOL], args, ranking="raw" if args.raw_order else "definition-first")
 
 
 def _changed(entry: dict) -> str:

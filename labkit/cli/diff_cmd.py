@@ -4,15 +4,17 @@ TOOL = "git_diff"
 
 
 def add_parser(sub) -> None:
-    from labkit import tools
+    from labkit import registry
+    from labkit.cli import declared
 
-    tools.add_cli_parser(sub, tools.BY_NAME[TOOL], handler=run, render=render)
+    declared.add_cli_parser(sub, registry.BY_NAME[TOOL], handler=run, render=render)
 
 
 def run(args) -> dict:
-    from labkit import tools
+    from labkit import registry
+    from labkit.cli import declared
 
-    return tools.run_cli(tools.BY_NAME[TOOL], args)
+    return declared.run_cli(registry.BY_NAME[TOOL], args)
 
 
 def render(result: dict) -> str:

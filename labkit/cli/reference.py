@@ -1,6 +1,6 @@
 """``docs/reference.md``: the machine contract, generated from the declarations.
 
-The tool sections come from :data:`labkit.tools.TOOLS`, the error codes from
+The tool sections come from :data:`labkit.registry.TOOLS`, the error codes from
 :data:`labkit.errors.CODES`, the path rules from :mod:`labkit.rules`, and the
 other commands' sections from their argparse help. Regenerate with::
 
@@ -14,7 +14,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from labkit import rules, tools
+from labkit import registry, rules
+from labkit.contract.declare import Tool
 from labkit.errors import CODES
 
 _WIDTH = "100"
@@ -66,7 +67,7 @@ def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _synopsis(tool: tools.Tool) -> str:
+def _synopsis(tool: Tool) -> str:
     assert tool.command is not None  # MCP-only tools have no synopsis
     parts = ["labkit", tool.command, "INDEX_DIR" if tool.target == "index" else "ROOT"]
     for arg in tool.cli_args():
@@ -86,7 +87,7 @@ def _synopsis(tool: tools.Tool) -> str:
 _NEEDS = {"git": "a git work tree", "index": "an index folder", "workspace": "a folder"}
 
 
-def _tool_section(tool: tools.Tool) -> list[str]:
+def _tool_section(tool: Tool) -> list[str]:
     out = [
         f"### `{tool.name}`" + (f" / `labkit {tool.command}`" if tool.command else " (MCP only)"),
         "",
@@ -123,9 +124,9 @@ def _other_commands() -> list[str]:
     from labkit.cli import build_parser
 
     os.environ["COLUMNS"] = _WIDTH
-    parser = build_parser()
+    parser = build_parser(full=True)
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    declared = set(tools.BY_COMMAND)
+    declared = set(registry.BY_COMMAND)
     out = ["## Other commands", "", "Their arguments as `--help` prints them.", ""]
     for name, p in sub.choices.items():
         if name in declared:
@@ -141,8 +142,8 @@ def render() -> str:
     out = [
         "# labkit reference",
         "",
-        "Generated from the tool declarations (`labkit/tools.py`), the error codes (`labkit/errors.py`) "
-        "and the path rules (`labkit/rules.py`); do not edit by hand. Regenerate with "
+        "Generated from the tool declarations (each beside its tool, listed in `labkit/registry.py`), the error "
+        "codes (`labkit/errors.py`) and the path rules (`labkit/rules.py`); do not edit by hand. Regenerate with "
         "`python -m labkit.cli.reference > docs/reference.md`.",
         "",
         _GENERAL,
@@ -191,7 +192,7 @@ def render() -> str:
         "## Tools",
         "",
     ]
-    for tool in tools.TOOLS:
+    for tool in registry.TOOLS:
         out += _tool_section(tool)
     out += _other_commands()
     return "\n".join(out).rstrip() + "\n"

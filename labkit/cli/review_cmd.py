@@ -4,22 +4,24 @@ TOOL = "review_diff"
 
 
 def add_parser(sub) -> None:
-    from labkit import tools
+    from labkit import registry
+    from labkit.cli import declared
 
-    tools.add_cli_parser(sub, tools.BY_NAME[TOOL], handler=run, render=render)
+    declared.add_cli_parser(sub, registry.BY_NAME[TOOL], handler=run, render=render)
 
 
 def run(args):
     """The review report; the exit status is 3 when its gate is "block", so a script or CI can gate on it."""
-    from labkit import review, tools
+    from labkit import registry, review
+    from labkit.cli import declared
     from labkit.errors import LabkitError
     from labkit.workspace import Workspace
 
-    tool = tools.BY_NAME[TOOL]
+    tool = registry.BY_NAME[TOOL]
     if args.save_baseline is not None:
         if args.baseline is not None or args.allow:
             raise LabkitError("invalid_argument", "--save-baseline takes neither --allow nor --baseline")
-        tools.cli_arguments(tool, args)
+        declared.cli_arguments(tool, args)
         with Workspace.open(args.root, require_git=True) as ws:
             baseline = review.take_baseline(ws, base=args.base)
         review.save_baseline(baseline, args.save_baseline)
@@ -30,7 +32,7 @@ def run(args):
             "entries": len(baseline["entries"]),
             "complete": baseline["complete"],
         }
-    report = tools.run_cli(tool, args)
+    report = declared.run_cli(tool, args)
     return report, exit_status(report)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
+from labkit.contract.declare import BOOL, INT, STR, Arg, Tool, obj
 from labkit.egress import Shown
 from labkit.errors import LabkitError
 
@@ -85,3 +86,101 @@ def get_file_context(
         # True when this very file differs in the work tree from the text shown here.
         "pathDirty": rel in dirty.get(repo, {}).get("files", ()) if check_worktree else None,
     }
+
+
+# -- the declaration: what the CLI, the MCP server, the ledger and docs/reference.md know of this tool --
+
+TOOL = Tool(
+    name="get_file_context",
+    command="context",
+    title="Read lines around a code-search hit",
+    summary=(
+        "Lines around one line of an indexed file, read at the revision the index holds; pass a "
+        "search_code hit's repo, path and line."
+    ),
+    target="index",
+    function=get_file_context,
+    args=(
+        Arg(
+            "repository",
+            str,
+            "the repository's name in the index",
+            required=True,
+            min_length=1,
+            max_length=256,
+            cli="REPO",
+            param="repo",
+            ledger=("repo", "text"),
+        ),
+        Arg(
+            "file_path",
+            str,
+            "the file's path in that repository",
+            required=True,
+            min_length=1,
+            max_length=4096,
+            cli="PATH",
+            param="path",
+            ledger=("path", "path"),
+        ),
+        Arg(
+            "line_number",
+            int,
+            "the line to show",
+            required=True,
+            minimum=1,
+            maximum=10_000_000,
+            cli="LINE",
+            param="line",
+            ledger=("line", "int"),
+        ),
+        Arg(
+            "lines_before",
+            int,
+            "lines shown before it",
+            default=20,
+            minimum=0,
+            maximum=100,
+            cli="--before",
+            param="before",
+            ledger=("before", "int"),
+        ),
+        Arg(
+            "lines_after",
+            int,
+            "lines shown after it",
+            default=20,
+            minimum=0,
+            maximum=100,
+            cli="--after",
+            param="after",
+            ledger=("after", "int"),
+        ),
+    ),
+    output=obj(
+        {
+            "repo": STR,
+            "path": STR,
+            "line": INT,
+            "startLine": INT,
+            "endLine": INT,
+            "totalLines": INT,
+            "truncated": BOOL,
+            "content": STR,
+            "contentSha256": STR,
+        }
+    ),
+    errors=(
+        "invalid_argument",
+        "invalid_path",
+        "repository_not_found",
+        "file_not_found",
+        "line_out_of_range",
+        "internal_error",
+    ),
+    output_notes=(
+        "`content` renders each line as `f\"{'>' if n == line else ' '}{n:5d} | {text}\"`. The index "
+        "stores each file's text as it is shown (detected secrets replaced by `[REDACTED:<type>]`, key "
+        "blocks whole), so context, like code search, never shows a secret."
+    ),
+)

@@ -33,16 +33,19 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from labkit import fsread
 from labkit.egress import show_text
 from labkit.errors import LabkitError
 
 from .languages import language_of
+
+if TYPE_CHECKING:  # sqlite3 loads when an index is opened, not when the CLI builds its parser
+    import sqlite3
 
 INDEX_FILE = "labkit-codesearch.sqlite"
 SCHEMA_VERSION = "5"  # 5: stored text is as shown (secrets replaced)
@@ -130,6 +133,8 @@ def connect(index_dir, *, create: bool = False) -> sqlite3.Connection:
             Path(index_dir).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise LabkitError("invalid_argument", "INDEX_DIR cannot be created") from exc
+    import sqlite3
+
     conn = sqlite3.connect(str(path), isolation_level=None, timeout=5.0)
     # Candidate texts are read whole: map the file instead of copying it page by page.
     conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 
+from labkit.contract.declare import ARR, BOOL, OBJ, STR, Arg, Tool, obj
+from labkit.contract.enums import CODE_BACKENDS
 from labkit.egress import Result, Shown
 from labkit.errors import LabkitError
 
@@ -361,3 +363,60 @@ def _maybe_connect(index_dir):
         return connect(index_dir, create=False)
     except LabkitError:
         return None
+
+
+# -- the declaration: what the CLI, the MCP server, the ledger and docs/reference.md know of this tool --
+
+TOOL = Tool(
+    name="search_code",
+    command="code-search",
+    title="Search the code index",
+    summary=(
+        "Search the embedded code index built with `labkit index build`; returns repo, path, line and "
+        "snippet per hit, the indexed revision of each repository and which repositories are stale."
+    ),
+    target="index",
+    function=search_code,
+    args=(
+        Arg(
+            "query",
+            str,
+            "the query (a regex unless --literal)",
+            required=True,
+            min_length=1,
+            max_length=1024,
+            cli="QUERY",
+            ledger=("query", "text"),
+        ),
+        Arg("repo", str, "only this repository (exact name)", min_length=1, max_length=256, ledger=("repo", "text")),
+        Arg("lang", str, "only this language", min_length=1, max_length=64, ledger=("lang", "text")),
+        Arg(
+            "path",
+            str,
+            "only paths matching this regex",
+            min_length=1,
+            max_length=1024,
+            ledger=("pathRegex", "text"),
+        ),
+        Arg("limit", int, "most matches returned", default=20, minimum=1, maximum=100, ledger=("limit", "int")),
+        Arg(
+            "literal",
+            bool,
+            "match the query as exact text, punctuation included",
+            default=False,
+            ledger=("literal", "bool"),
+        ),
+        Arg("backend", str, "which index answers", default="embedded", enum=CODE_BACKENDS, mcp=False),
+        Arg("zoekt_url", str, "a running zoekt-webserver (with --backend zoekt)", max_length=1024, mcp=False),
+    ),
+    output=obj({"query": STR, "backend": STR, "matches": ARR, "truncated": BOOL, "revisions": OBJ, "stale": ARR}),
+    errors=("invalid_argument", "repository_not_found", "backend_unavailable", "internal_error"),
+    output_notes=(
+        "Matches are `{repo, path, line, snippet}`, the defining place of a queried symbol first. "
+        "`stale` names repositories whose HEAD moved since indexing; `dirty` those whose work tree "
+        "differs from the indexed revision. The index holds each file's text as shown (detected "
+        "secrets replaced, key blocks whole) and matches against it, so a query inside a secret finds "
+        "nothing; a Zoekt server of one's own (raw files) has each hit line redacted and re-matched "
+        "(with the whole file in view only when Zoekt returned it)."
+    ),
+)

@@ -1,7 +1,7 @@
 """What may be written to the ledger: named fields only, each made safe.
 
 - :func:`whitelist_args`: a call's arguments reduced to the fields its tool
-  declares (:mod:`labkit.tools`), each checked by kind; free text (queries,
+  declares (:mod:`labkit.registry`), each checked by kind; free text (queries,
   globs, revisions, repository names, paths) is scanned with
   :mod:`labkit.secrets` (detect-secrets' default plugins) and a field holding
   a detected secret is not kept, only its length (and, for a query, an HMAC
@@ -27,7 +27,7 @@ from ..egress import holds_secret, scrub_absolute, secret_flags
 from ..egress import sha256_text as _sha256_text
 from ..egress import utf8_text as _utf8
 from ..errors import LabkitError
-from ..tools import ledger_enums, ledger_whitelist
+from ..registry import ledger_enums, ledger_whitelist
 
 #: Longest string argument kept verbatim; longer ones are cut, with length and hash kept.
 MAX_ARG_CHARS = 200
@@ -110,7 +110,7 @@ class _Scrubber:
 
 
 # For each tool: argument name -> (ledger key, kind), from the tool declarations
-# (labkit.tools). Anything else is dropped. Kinds: "int", "number" (finite, below 2^53),
+# (labkit.registry). Anything else is dropped. Kinds: "int", "number" (finite, below 2^53),
 # "bool", "enum", "text" (scanned, cut), "path" (relative only), "hash" (a sha256 id),
 # "id" (a store id), "paths" (list of relative paths).
 ARG_WHITELIST: dict[str, dict[str, tuple[str, str]]] = ledger_whitelist()

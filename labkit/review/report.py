@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
+from labkit.contract.declare import ARR, BOOL, GIT_ERRORS, OBJ, STR, WS_ERRORS, Arg, Tool, obj
+
 from .. import names
 from ..canonical import canonical_json
 from ..errors import LabkitError
@@ -173,3 +175,90 @@ def approval_holds(
         "reportSha256": report["reportSha256"],
         "gate": report["gate"],
     }
+
+
+# -- the declaration: what the CLI, the MCP server, the ledger and docs/reference.md know of this tool --
+
+TOOL = Tool(
+    name="review_diff",
+    command="review",
+    title="Diff review gate",
+    summary=(
+        "Review report of the working tree against a base: files, risks and a gate (pass, review or "
+        "block). `allow` lists authorized file paths or folders ending in '/'."
+    ),
+    target="git",
+    function=review_diff,
+    names_sensitive=True,
+    args=(
+        Arg(
+            "allow",
+            list,
+            "an allowed file, or a folder ending in '/' (repeatable)",
+            default=None,
+            max_items=256,
+            item_max_length=1024,
+            cli="--allow",
+            ledger=("allow", "paths"),
+        ),
+        Arg(
+            "base",
+            str,
+            "commit to compare against (default HEAD; the empty tree with no commit)",
+            min_length=1,
+            max_length=256,
+            ledger=("base", "text"),
+        ),
+        Arg(
+            "baseline",
+            str,
+            "a baseline file saved before the agent ran: split changes into preexisting and introduced",
+            max_length=4096,
+            mcp=False,
+        ),
+        Arg(
+            "save_baseline",
+            str,
+            "save the worktree's current changes as a baseline (owner-only file) instead of reviewing",
+            max_length=4096,
+            mcp=False,
+            passed=False,
+        ),
+        Arg(
+            "max_files",
+            int,
+            "file budget; a larger listing makes the report incomplete and blocks",
+            default=5000,
+            minimum=1,
+            maximum=100_000,
+            mcp=False,
+        ),
+    ),
+    output=obj(
+        {
+            "schemaVersion": STR,
+            "base": STR,
+            "files": ARR,
+            "risks": ARR,
+            "totals": OBJ,
+            "complete": BOOL,
+            "gate": {"type": "string", "enum": ["pass", "review", "block"]},
+            "reportSha256": STR,
+        },
+        {"incompleteReasons": ARR, "allow": ARR},
+    ),
+    errors=WS_ERRORS + GIT_ERRORS,
+    output_notes=(
+        "Risk codes: UNAUTHORIZED_PATH, LOCKFILE_CHANGED, BINARY_CHANGED, SUBMODULE_CHANGED, "
+        "SENSITIVE_PATH, DEPENDENCY_MANIFEST_CHANGED, CI_CONFIG_CHANGED, EXECUTABLE_MODE_CHANGED, "
+        "POLICY_FILE_CHANGED (a `.labignore` that applies to the workspace, its own or one in a folder "
+        "above it: severity block; a `.gitignore`: review). "
+        "`.labignore` is read from the base revision and the work tree. An escaped name (not UTF-8, or "
+        "holding a backslash) is authorized by a folder entry only, matched on the raw name; an allow "
+        "entry must be valid UTF-8. "
+        "`gate` is block when any risk has severity block or the report is incomplete, review on "
+        "any other risk, else pass. `reportSha256` hashes the canonical JSON of the report without "
+        "itself. A sensitive path is named (as a SENSITIVE_PATH risk) with `contentWithheld`; its "
+        "content never appears. The CLI exits 3 when the gate blocks."
+    ),
+)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 from itertools import chain
 
+from labkit.contract.declare import BOOL, INT, OBJ, STR, WS_ERRORS, Arg, Tool, obj
+from labkit.contract.enums import SEARCH_ENGINES
 from labkit.errors import LabkitError
-from labkit.tools import SEARCH_ENGINES
 from labkit.workspace import opened
 
 from . import python_engine
@@ -158,3 +159,103 @@ def _auto(walk: Walk, q, top: TopMatches):
             pass  # RE2 syntax ripgrep lacks: python carries on from where it stopped
     python_engine.search_files(walk, rest, find, top)
     return "python", f"python: modelled cheaper for {total_files} files, {total_bytes} bytes", top
+
+
+# -- the declaration: what the CLI, the MCP server, the ledger and docs/reference.md know of this tool --
+
+TOOL = Tool(
+    name="search_workspace",
+    command="search",
+    title="Search the workspace",
+    summary=(
+        "Literal (or RE2 regex) search over the workspace's text files, sensitive and noise paths "
+        "excluded. Check `complete`, not only `truncated`: when `complete` is false, some text file "
+        "that could have matched was not searched (`incompleteReasons`: oversize, unreadable, "
+        "deadline, limit), so an absent match proves nothing; narrow with path/glob, raise limit or "
+        "timeout. Detected secrets in returned lines are replaced by [REDACTED:type]."
+    ),
+    target="workspace",
+    function=search_workspace,
+    args=(
+        Arg(
+            "query",
+            str,
+            "literal text (or an RE2 pattern with --regex); give one that starts with '-' after --",
+            required=True,
+            min_length=2,
+            max_length=1024,
+            cli="QUERY",
+            ledger=("query", "text"),
+        ),
+        Arg(
+            "path",
+            str,
+            "search only this sub-folder (or file) of the root",
+            max_length=4096,
+            ledger=("path", "path"),
+        ),
+        Arg(
+            "glob",
+            str,
+            "gitignore-style pattern the relative path must match ('!' inverts)",
+            max_length=1024,
+            ledger=("glob", "text"),
+        ),
+        Arg("limit", int, "most matches returned", default=50, minimum=1, maximum=200, ledger=("limit", "int")),
+        Arg("regex", bool, "QUERY is an RE2 regular expression", default=False, ledger=("regex", "bool")),
+        Arg("engine", str, "which engine searches", default="auto", enum=SEARCH_ENGINES, ledger=("engine", "enum")),
+        Arg(
+            "timeout",
+            float,
+            "seconds before the search stops and answers with what it has (complete: false, reason deadline)",
+            default=10.0,
+            minimum=0.1,
+            maximum=600,
+        ),
+    ),
+    output=obj(
+        {
+            "engine": STR,
+            "matches": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["path", "line", "text"],
+                    "properties": {
+                        "path": STR,
+                        "line": INT,
+                        "text": STR,
+                        "column": INT,
+                        "textTruncated": BOOL,
+                        "redacted": INT,
+                        "matchInSecret": BOOL,
+                    },
+                },
+            },
+            "matchCount": INT,
+            "truncated": BOOL,
+            "complete": BOOL,
+            "incompleteReasons": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["oversize", "unreadable", "deadline", "limit"]},
+            },
+        },
+        {"redactions": INT, "matchesInSecrets": INT, "stats": OBJ},
+    ),
+    errors=WS_ERRORS + ("engine_unavailable",),
+    output_notes=(
+        "Matches are ordered by path (code-point order), then line; `matchCount` is the number "
+        "returned and `truncated` is true when more exist. `text` is the line without its ending; "
+        "a line over 500 characters becomes a 500-character window around the match "
+        "(`textTruncated`), and `column` is the match's 1-based character column in the line. "
+        "`complete` is false, with `incompleteReasons`, when a text file that could have matched "
+        "was not searched: `oversize` (over 2 MiB), `unreadable`, `deadline` (`--timeout`), "
+        "`limit` (`truncated`). Binary files never make a result incomplete. The search runs over the "
+        "text a read would show: a detected secret is replaced by `[REDACTED:<type>]` (`redacted` "
+        "per match, `redactions` in all; every line of a key block), and a line that matched only "
+        "inside a secret is no match at all (never returned, never counted: `matchesInSecrets` is "
+        "always 0 and `matchInSecret` never set, both kept for compatibility), so a series of "
+        "searches learns nothing a read would not. A path that is not UTF-8 or holds a backslash "
+        "is escaped (`\\xNN`, `\\\\`) and flagged `pathEscaped` (`pathNotUtf8` for bytes)."
+    ),
+)

@@ -98,7 +98,7 @@ class SeedTools:
         if own is None:
             ok, payload = run_tool(self.cfg, tool.name, args)
         else:
-            from labkit.tools import keywords
+            from labkit.contract.declare import keywords
 
             try:
                 ok, payload = True, own(**keywords(tool, args))
@@ -341,8 +341,9 @@ def build_seed_server(tools: SeedTools):
     from mcp_types import INVALID_PARAMS
 
     from labkit import __version__
+    from labkit.contract.declare import input_schema
+    from labkit.contract.enums import UNTRUSTED
     from labkit.mcp_server import UnknownTool, available_tools, text_view
-    from labkit.tools import UNTRUSTED, input_schema
 
     declare_untrusted = "untrusted" not in tools.removed
 

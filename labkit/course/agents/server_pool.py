@@ -198,7 +198,7 @@ def _warm_up() -> None:
     """Run every tool once on a scratch repository, so the lazy imports each child would repeat happen here."""
     import labkit.cli
 
-    labkit.cli.build_parser()  # imports every command module
+    labkit.cli.build_parser(full=True)  # imports every command module
     from labkit.course.repo_builder import IsolatedRepo
     from labkit.mcp_server import ServerConfig, run_tool
 
