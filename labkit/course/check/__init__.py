@@ -60,15 +60,24 @@ class CheckResult:
 @dataclass
 class Hint:
     text: str
+    level: int = 1
+    more: bool = False  # a second, more direct hint exists
+
+    @property
+    def label(self) -> str:
+        return f"Hint {self.level} of 2" if (self.more or self.level == 2) else "Hint"
 
     def __str__(self) -> str:
-        return f"Hint: {self.text}"
+        tail = "\n(still stuck? qN.hint(2) is more direct)" if self.more else ""
+        return f"{self.label}: {self.text}{tail}"
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
+        tail = "<br><i>Still stuck? <code>hint(2)</code> is more direct.</i>" if self.more else ""
         return (
-            f'<div style="border-left:4px solid #3465a4;padding:4px 10px"><b>Hint</b><br>{html.escape(self.text)}</div>'
+            f'<div style="border-left:4px solid #3465a4;padding:4px 10px"><b>{self.label}</b><br>'
+            f"{html.escape(self.text)}{tail}</div>"
         )
 
 
@@ -107,16 +116,24 @@ def is_unattempted(answer: Any) -> bool:
 class Exercise:
     """One exercise: a validator that raises ``Incorrect`` with an explanation.
 
-    ``validate(answer)`` returns None when the answer is right. It must phrase
-    every ``Incorrect`` message about the learner's answer, never the expected
-    one.
+    ``validate(answer)`` returns None (or a short note to show) when the answer
+    is right. It must phrase every ``Incorrect`` message about the learner's
+    answer, never the expected one. ``on_correct`` is what a right answer
+    prints after "well done": the explanation a lab would otherwise give away
+    in prose below the exercise.
+
+    Hints come in two levels: ``hint()`` points at the method, ``hint(2)``
+    names the step that is usually missed (never the answer).
     """
 
     name: str
     prompt: str
-    validate: Callable[[Any], None]
+    validate: Callable[[Any], Any]
     hint_text: str
     explanation: str = ""
+    hint2: str = ""
+    on_correct: str = ""
+    difficulty: int = 1  # 1 apply what the lab showed, 2 transfer to a new situation, 3 build or fix
     attempts: list = field(default_factory=list, repr=False)
 
     def check(self, answer: Any = Ellipsis) -> CheckResult:
@@ -126,16 +143,19 @@ class Exercise:
             )
         else:
             try:
-                self.validate(answer)
+                note = self.validate(answer)
             except Incorrect as exc:
                 result = CheckResult(self.name, INCORRECT, str(exc))
             else:
-                result = CheckResult(self.name, CORRECT, "well done.")
+                extra = " ".join(t for t in (note if isinstance(note, str) else "", self.on_correct) if t)
+                result = CheckResult(self.name, CORRECT, "well done." + (f" {extra}" if extra else ""))
         self.attempts.append(result.status)
         return result
 
-    def hint(self) -> Hint:
-        return Hint(self.hint_text)
+    def hint(self, level: int = 1) -> Hint:
+        if level >= 2 and self.hint2:
+            return Hint(self.hint2, level=2)
+        return Hint(self.hint_text, level=1, more=bool(self.hint2))
 
     def solution(self) -> Solution:
         """The lab's own solution cell for this exercise (read from the lab file), and why."""
@@ -149,7 +169,12 @@ def expect_type(answer: Any, kind: type | tuple, what: str) -> None:
     """Raise Incorrect when an answer has the wrong Python type."""
     if not isinstance(answer, kind):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise Incorrect(f"{what} should be a {names}, but you gave a {type(answer).__name__}")
+        raise Incorrect(f"{what} should be {article(names)}, but you gave {article(type(answer).__name__)}")
+
+
+def article(word: str) -> str:
+    """``word`` with its indefinite article: "an int", "a str", "a list or tuple"."""
+    return ("an " if word[:1].lower() in "aeiou" else "a ") + word
 
 
 def chosen_keys(answer: Any, known: Any, table: str, sample: str) -> set[str]:

@@ -1,0 +1,138 @@
+"""Fix-it exercises: each checker takes a correct fix, refuses a subtly wrong one, and kills every mutant.
+
+The learner's answer is a function. For each fix-it exercise the test pastes, as
+a learner would, the lab's own solution (must be Correct), the lab's broken
+version (must be Incorrect, the positive control that the promises can fail),
+and a subtly wrong fix written for this test (must be Incorrect, naming a
+promise and an input but never the code). Every mutant a source names must
+break a promise (:meth:`FixIt.mutant_breaks` raises if one keeps them all).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from labkit.course.check.fixit import FixIt
+from labkit.course.labfiles import read_lab
+from labkit.course.starter import BROKEN_TAG, make_starter
+
+
+def _lab_function(lab: str, tag: str, answer: str):
+    """Run the lab's cell tagged ``tag`` (its imports first) and return the function it defines."""
+    nb = read_lab(lab)
+    cells = [c for c in nb.cells if c.cell_type == "code"]
+    index = next(
+        i
+        for i, c in enumerate(cells)
+        if tag in c.metadata.get("tags", []) and (tag != "solution" or answer in c.source)
+    )
+    namespace: dict = {}
+    exec(compile(cells[0].source.replace("%matplotlib inline", ""), "setup", "exec"), namespace)  # the lab's imports
+    source = "\n".join(line for line in cells[index].source.splitlines() if ".probe(" not in line)
+    exec(compile(source, f"{lab}:{tag}", "exec"), namespace)
+    return namespace
+
+
+def _verdict(exercise: FixIt, fn) -> str:
+    return str(exercise.check(fn))
+
+
+FIXITS = {}  # filled per lab below: exercise -> (lab, answer name, function name)
+
+
+def _register(lab, module, q, function):
+    import importlib
+
+    exercise = getattr(importlib.import_module(f"labkit.course.check.lab{lab[:2]}"), q)
+    FIXITS[f"{lab}:{q}"] = (exercise, lab, f"answer_{q}", function)
+
+
+_register("03-utf8-pagination", "lab03", "q3", "page_end")
+
+
+@pytest.mark.parametrize("key", sorted(FIXITS))
+def test_the_lab_solution_is_correct(key):
+    exercise, lab, answer, _ = FIXITS[key]
+    ns = _lab_function(lab, "solution", answer)
+    assert "] Correct:" in _verdict(exercise, ns[answer])
+
+
+@pytest.mark.parametrize("key", sorted(FIXITS))
+def test_the_lab_broken_version_fails_a_promise(key):
+    """Positive control: the broken version the lab hands out breaks a promise, and the probe says which."""
+    exercise, lab, _, function = FIXITS[key]
+    fn = _lab_function(lab, BROKEN_TAG, "")[function]
+    verdict = _verdict(exercise, fn)
+    assert "] Incorrect: promise " in verdict and " broke on " in verdict
+    report = exercise.probe(fn)
+    assert not report.held and "BROKE" in str(report)
+
+
+@pytest.mark.parametrize("key", sorted(FIXITS))
+def test_every_mutant_breaks_a_promise(key):
+    exercise = FIXITS[key][0]
+    breaks = exercise.mutant_breaks()
+    assert set(breaks) == {m.name for m in exercise.mutants} and len(breaks) >= 3
+    for mutant in exercise.mutants:
+        verdict = _verdict(exercise, mutant.fn)
+        assert "] Incorrect: promise " in verdict, (mutant.name, verdict)
+
+
+@pytest.mark.parametrize("key", sorted(FIXITS))
+def test_messages_never_show_code(key):
+    exercise, lab, answer, function = FIXITS[key]
+    solution = exercise.solution().code
+    code_lines = {line.strip() for line in solution.splitlines() if len(line.strip()) > 12}
+    for mutant in exercise.mutants:
+        message = _verdict(exercise, mutant.fn)
+        assert not any(line in message for line in code_lines), (mutant.name, message)
+    assert "Not attempted" in str(exercise.check(...))
+    assert "give the function itself" in str(exercise.check(3))
+
+
+@pytest.mark.parametrize("key", sorted(FIXITS))
+def test_the_starter_hands_out_the_broken_version(key):
+    exercise, lab, answer, function = FIXITS[key]
+    starter = make_starter(read_lab(lab), lab)
+    cell = next(c for c in starter.cells if re.search(rf"^{answer} = \.\.\.", c.source, re.M))
+    assert f"def {function}(" in cell.source and ".probe(" not in cell.source
+    ns: dict = {}
+    setup = next(c for c in starter.cells if c.cell_type == "code").source.replace("%matplotlib inline", "")
+    exec(compile(setup, "setup", "exec"), ns)
+    exec(compile(cell.source, "answer", "exec"), ns)
+    assert ns[answer] is Ellipsis  # untouched: "Not attempted"
+    assert "] Incorrect:" in _verdict(exercise, ns[function])  # and what it hands out is the broken version
+
+
+# -- subtly wrong fixes, one per exercise: each is close to right and breaks exactly one promise ---------------
+
+
+def test_lab03_a_cut_that_backs_up_from_the_wrong_end_is_refused():
+    from labkit.course.check import lab03
+    from labkit.pager import is_continuation
+
+    def page_end(data, offset, max_bytes):
+        end = min(len(data), offset + max_bytes)
+        newline = data.rfind(b"\n", offset, end)
+        if end < len(data) and newline >= 0:
+            return newline + 1
+        while end < len(data) and is_continuation(data[end - 1]):  # looks at the byte before the cut
+            end -= 1
+        return end
+
+    verdict = _verdict(lab03.q3, page_end)
+    assert "] Incorrect: promise 2 " in verdict and "汉" in verdict
+
+
+def test_lab03_a_cut_that_forgets_the_last_page_is_refused():
+    from labkit.course.check import lab03
+    from labkit.pager import cut_length
+
+    def page_end(data, offset, max_bytes):
+        window = data[offset : offset + max_bytes]
+        return offset + cut_length(window, at_end=False, utf8=True)  # treats the last page like any other
+
+    verdict = _verdict(lab03.q3, page_end)
+    assert "] Incorrect: promise 4 " in verdict and "fits in one page" in verdict
