@@ -136,3 +136,35 @@ def test_lab03_a_cut_that_forgets_the_last_page_is_refused():
 
     verdict = _verdict(lab03.q3, page_end)
     assert "] Incorrect: promise 4 " in verdict and "fits in one page" in verdict
+
+
+_register("04-snapshot-drift", "lab04", "q4", "read_diff")
+
+
+def test_lab04_a_reader_that_rechecks_page_one_asks_for_it_twice():
+    from labkit.course.check import lab04
+    from labkit.diff import client_bytes
+
+    def read_diff(fetch):
+        pages = [fetch(offset=0)]
+        while pages[-1]["hasMore"]:
+            pages.append(fetch(offset=pages[-1]["nextOffset"], snapshot=pages[0]["snapshotId"]))
+        fetch(offset=0)  # "just to be sure": a second page 1, from a regenerated diff
+        return b"".join(client_bytes(p) for p in pages)
+
+    verdict = _verdict(lab04.q4, read_diff)
+    assert "] Incorrect: promise 2 " in verdict and "asked for offset 0" in verdict
+
+
+def test_lab04_a_reader_that_counts_pages_from_the_size_stops_early():
+    from labkit.course.check import lab04
+    from labkit.diff import client_bytes
+
+    def read_diff(fetch):
+        pages = [fetch(offset=0)]
+        while len(pages) < pages[0]["totalBytes"] // 1024:  # pages are often shorter than 1,024 B
+            pages.append(fetch(offset=pages[-1]["nextOffset"], snapshot=pages[0]["snapshotId"]))
+        return b"".join(client_bytes(p) for p in pages)
+
+    verdict = _verdict(lab04.q4, read_diff)
+    assert "] Incorrect: promise 1 " in verdict
