@@ -26,7 +26,7 @@ def _lab_function(lab: str, tag: str, answer: str):
     index = next(
         i
         for i, c in enumerate(cells)
-        if tag in c.metadata.get("tags", []) and (tag != "solution" or answer in c.source)
+        if tag in c.metadata.get("tags", []) and answer in c.source
     )
     namespace: dict = {}
     exec(compile(cells[0].source.replace("%matplotlib inline", ""), "setup", "exec"), namespace)  # the lab's imports
@@ -50,6 +50,9 @@ def _register(lab, module, q, function):
 
 
 _register("03-utf8-pagination", "lab03", "q3", "page_end")
+_register("04-snapshot-drift", "lab04", "q4", "read_diff")
+_register("07-diff-review-gate", "lab07", "q5", "parse_numstat")
+_register("07-diff-review-gate", "lab07", "q6", "review_risks")
 
 
 @pytest.mark.parametrize("key", sorted(FIXITS))
@@ -63,7 +66,7 @@ def test_the_lab_solution_is_correct(key):
 def test_the_lab_broken_version_fails_a_promise(key):
     """Positive control: the broken version the lab hands out breaks a promise, and the probe says which."""
     exercise, lab, _, function = FIXITS[key]
-    fn = _lab_function(lab, BROKEN_TAG, "")[function]
+    fn = _lab_function(lab, BROKEN_TAG, f"def {function}(")[function]
     verdict = _verdict(exercise, fn)
     assert "] Incorrect: promise " in verdict and " broke on " in verdict
     report = exercise.probe(fn)
@@ -138,9 +141,6 @@ def test_lab03_a_cut_that_forgets_the_last_page_is_refused():
     assert "] Incorrect: promise 4 " in verdict and "fits in one page" in verdict
 
 
-_register("04-snapshot-drift", "lab04", "q4", "read_diff")
-
-
 def test_lab04_a_reader_that_rechecks_page_one_asks_for_it_twice():
     from labkit.course.check import lab04
     from labkit.diff import client_bytes
@@ -168,3 +168,50 @@ def test_lab04_a_reader_that_counts_pages_from_the_size_stops_early():
 
     verdict = _verdict(lab04.q4, read_diff)
     assert "] Incorrect: promise 1 " in verdict
+
+
+_register("07-diff-review-gate", "lab07", "q6", "review_risks")
+
+
+def test_lab07_a_parser_that_trusts_one_dash_is_refused():
+    """Close to right: binary when either count is '-', but it forgets to sort."""
+    from labkit.course.check import lab07
+
+    def parse_numstat(out):
+        files = []
+        for record in out.decode("utf-8").split("\0")[:-1]:
+            added, deleted, path = record.split("\t", 2)
+            binary = "-" in (added, deleted)
+            files.append(
+                {
+                    "path": path,
+                    "additions": None if binary else int(added),
+                    "deletions": None if binary else int(deleted),
+                    "binary": binary,
+                }
+            )
+        return files
+
+    verdict = _verdict(lab07.q5, parse_numstat)
+    assert "] Incorrect: promise 4 " in verdict and "diff.orderFile" in verdict
+
+
+def test_lab07_risks_with_a_slash_added_to_every_entry_are_refused():
+    """Close to right: independent rules and a sort, but every entry is made a folder."""
+    from labkit.course.check import lab07
+
+    def review_risks(files, allow):
+        folders = [e if e.endswith("/") else e + "/" for e in allow]
+        risks = []
+        for f in files:
+            p = f["path"]
+            if not any(p.startswith(e) for e in folders):
+                risks.append(("UNAUTHORIZED_PATH", p))
+            if p.rsplit("/", 1)[-1] in lab07.LOCKFILES:
+                risks.append(("LOCKFILE_CHANGED", p))
+            if f["binary"]:
+                risks.append(("BINARY_CHANGED", p))
+        return [f"{c}:{p}" for c, p in sorted(risks, key=lambda r: (r[1], r[0]))]
+
+    verdict = _verdict(lab07.q6, review_risks)
+    assert "] Incorrect: promise 1 " in verdict and "src/a.py" in verdict
