@@ -23,11 +23,7 @@ def _lab_function(lab: str, tag: str, answer: str):
     """Run the lab's cell tagged ``tag`` (its imports first) and return the function it defines."""
     nb = read_lab(lab)
     cells = [c for c in nb.cells if c.cell_type == "code"]
-    index = next(
-        i
-        for i, c in enumerate(cells)
-        if tag in c.metadata.get("tags", []) and answer in c.source
-    )
+    index = next(i for i, c in enumerate(cells) if tag in c.metadata.get("tags", []) and answer in c.source)
     namespace: dict = {}
     exec(compile(cells[0].source.replace("%matplotlib inline", ""), "setup", "exec"), namespace)  # the lab's imports
     source = "\n".join(line for line in cells[index].source.splitlines() if ".probe(" not in line)
@@ -53,6 +49,7 @@ _register("03-utf8-pagination", "lab03", "q3", "page_end")
 _register("04-snapshot-drift", "lab04", "q4", "read_diff")
 _register("07-diff-review-gate", "lab07", "q5", "parse_numstat")
 _register("07-diff-review-gate", "lab07", "q6", "review_risks")
+_register("09-pinned-source", "lab09", "q4", "pin")
 
 
 @pytest.mark.parametrize("key", sorted(FIXITS))
@@ -215,3 +212,32 @@ def test_lab07_risks_with_a_slash_added_to_every_entry_are_refused():
 
     verdict = _verdict(lab07.q6, review_risks)
     assert "] Incorrect: promise 1 " in verdict and "src/a.py" in verdict
+
+
+def test_lab09_a_lookup_that_drops_the_offsets_is_refused():
+    """Close to right: half-open and refuses overlaps, but compares local wall-clock times."""
+    from labkit.course.check import lab09
+
+    def pin(records, at):
+        local = at.replace(tzinfo=None)
+        hits = [
+            r
+            for r in records
+            if r["from"].replace(tzinfo=None) <= local
+            and (r["until"] is None or local < r["until"].replace(tzinfo=None))
+        ]
+        return hits[0]["commit"] if len(hits) == 1 else None
+
+    verdict = _verdict(lab09.q4, pin)
+    assert "] Incorrect: promise 2 " in verdict and "UTC" in verdict
+
+
+def test_lab09_a_lookup_that_prefers_the_latest_of_an_overlap_is_refused():
+    from labkit.course.check import lab09
+
+    def pin(records, at):
+        hits = [r for r in records if r["from"] <= at and (r["until"] is None or at < r["until"])]
+        return max(hits, key=lambda r: r["from"])["commit"] if hits else None  # "the newer record wins"
+
+    verdict = _verdict(lab09.q4, pin)
+    assert "] Incorrect: promise 5 " in verdict
