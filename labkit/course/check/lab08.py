@@ -2,8 +2,8 @@
 
 q1 (transfer): find the source line that formats an error message a user pasted.
 q2: find a query (not the story's) whose raw order fails and whose ranking fixes it.
-q3: cite a definition as evidence: repository, path, line and revision.
-q4 (predict, then check): the eval's ``parameter`` category misses where a
+q4: cite a definition as evidence: repository, path, line and revision.
+q3 (predict, then check): the eval's ``parameter`` category misses where a
     ``.pyi`` stub declares the parameter; reproduce it on the shop's own stub.
 
 Each checker searches the lab's own index (``labkit.course.codesearch_demo.lab_world``),
@@ -138,7 +138,7 @@ def _check_line_type(line) -> None:
         )
 
 
-def _validate_q3(answer) -> None:
+def _validate_q4(answer) -> None:
     expect_type(answer, dict, "your citation")
     if "revision" not in answer or not answer.get("revision"):
         raise Incorrect(
@@ -168,15 +168,15 @@ def _validate_q3(answer) -> None:
         )
 
 
-Q4_QUERY = "shown_total"
+Q3_QUERY = "shown_total"
 
 
-def _q4_truth() -> dict:
-    top = _search(Q4_QUERY, "definition-first")["matches"][0]
+def _q3_truth() -> dict:
+    top = _search(Q3_QUERY, "definition-first")["matches"][0]
     return {"path": top["path"], "line": top["line"], "implementation": not top["path"].endswith(".pyi")}
 
 
-def _validate_q4(answer) -> None:
+def _validate_q3(answer) -> None:
     expect_type(answer, dict, "your answer")
     for key in ("prediction", "path", "line", "implementation"):
         if key not in answer:
@@ -190,10 +190,10 @@ def _validate_q4(answer) -> None:
             "'implementation' should be True or False: is the Top-1 line where the code that takes "
             "the parameter is implemented?"
         )
-    want = _q4_truth()
+    want = _q3_truth()
     if (answer["path"], answer["line"]) != (want["path"], want["line"]):
         raise Incorrect(
-            f"that is not what definition-first ranking puts first for '{Q4_QUERY}'; search for it "
+            f"that is not what definition-first ranking puts first for '{Q3_QUERY}'; search for it "
             "and copy the path and line of the first hit"
         )
     if answer["implementation"] != want["implementation"]:
@@ -242,13 +242,13 @@ q2 = Exercise(
     ),
 )
 
-q3 = Exercise(
-    name="lab08.q3",
+q4 = Exercise(
+    name="lab08.q4",
     prompt=(
         "Cite where PriceChanged is defined, as a dict with repo, path, line and revision, "
         "using search_code and get_file_context on the lab index."
     ),
-    validate=_validate_q3,
+    validate=_validate_q4,
     hint_text=(
         "Search for the class name, take the ranked Top-1, read its context, and copy the revision "
         "from the context result."
@@ -259,13 +259,13 @@ q3 = Exercise(
     ),
 )
 
-q4 = Exercise(
-    name="lab08.q4",
+q3 = Exercise(
+    name="lab08.q3",
     prompt=(
-        f"Predict which file definition-first ranking puts first for the parameter name {Q4_QUERY!r}, then "
+        f"Predict which file definition-first ranking puts first for the parameter name {Q3_QUERY!r}, then "
         "search and answer {'prediction': ..., 'path': ..., 'line': ..., 'implementation': True/False}."
     ),
-    validate=_validate_q4,
+    validate=_validate_q3,
     hint_text=(
         "The shop ships shop/__init__.pyi (a type stub) beside shop/pricing.py. Neither line defines "
         "shown_total: both declare it as a parameter, so the ranking keeps them in path order."
