@@ -200,7 +200,7 @@ def _validate_q3(answer) -> None:
     if extra:
         raise Incorrect(f"{extra[0]} has no code that uses {Q3_NAME}")
     raise Incorrect(
-        f"{len(missing)} file(s) whose code uses {Q3_NAME} are missing from your list; is your "
+        f"some files whose code uses {Q3_NAME} are missing from your list; is your "
         "search untruncated, over the whole workspace, and for the name rather than a call?"
     )
 
@@ -222,4 +222,15 @@ q3 = Exercise(
         "(`as fmt`) is the only trace of a dependency whose calls never spell the name. The def line, "
         "a look-alike name and the documentation are not code that breaks on a rename."
     ),
+    hint2=(
+        "search_workspace(root, r'\\bformat_amount\\b', regex=True, limit=200): keep the .py paths, drop "
+        "the line that starts with 'def format_amount(', and look at how pdf.py imports it."
+    ),
+    on_correct=(
+        "The file that imports format_amount as fmt never spells format_amount(: only its import line "
+        "shows the dependency. A search proves a rename safe only when the query matches every way the "
+        "name can appear, and even then only textually (an alias assigned at run time, getattr, or another "
+        "repository would not show)."
+    ),
+    difficulty=2,
 )
