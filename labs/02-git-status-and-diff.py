@@ -9,15 +9,31 @@
 # %% [markdown]
 # # Lab 02: What changed? git status and the three diff modes
 #
+# **Questions.** "Review the change": which change? Which files can a review miss without any error,
+# and which files must it never show?
+#
+# **Objectives.** By the end of this lab you can:
+#
+# 1. sort a repository's changes into staged, unstaged, untracked, conflicted and hidden;
+# 2. say which pair of versions each diff mode compares, and predict the size of each;
+# 3. explain why labkit lists changed files before producing any patch, and hides a rename on both sides;
+# 4. show that a path filter is not a secret scanner, and what labkit adds;
+# 5. predict exactly what a `git commit` without `-a` would contain.
+#
+# **Prerequisites.** Lab 00; what the index (staging area) is.
+# **Time.** About 30 minutes of teaching and 30 minutes of exercises (60 minutes); the notebook runs in
+# about 6 seconds.
+#
 # An agent is asked to review "the change" in a repository. Before it reads one line of patch, it has to
 # answer a simpler question: *which* change? Git keeps three versions of every tracked file (the last
 # commit `HEAD`, the index, and the working tree), and each diff mode compares a different pair.
 # Read the wrong pair and a staged file, or a whole new file, is silently missing from the review.
 #
-# Some numbers here come from *the seed report*, the field report on a real agent's code tools that
-# this course retells (lab 01 introduces it): it measured diffs of 5,001 B, 164 B and 5,165 B in the
-# three modes. The first cell builds a repository of the same shape and asks `git_status` for its
-# entries; the next section explains each list.
+# **Source.** Some numbers here come from **the source-reading article** (*【Codex with ChatGPT 源码学习⑩】
+# Workspace Search 与 Git Diff*, a chapter of a Chinese blog series on *Codex with ChatGPT*; the copy names
+# no author; lab 01 credits it in full): it measured diffs of 5,001 B, 164 B and 5,165 B in the three modes,
+# and three renames of which two touched a secret. The first cell builds a repository of the same shape
+# and asks `git_status` for its entries; the next section explains each list.
 #
 # **What you'll learn**
 #
@@ -91,10 +107,11 @@ print(page["diff"])
 sizes = {mode: git_diff(world.path, mode=mode)["totalBytes"] for mode in ("unstaged", "staged", "head")}
 for mode, size in sizes.items():
     print(f"{mode:9} {size:6,} B")
-mode_sizes(sizes, title="Diff size per mode, seed-sized world")
+mode_sizes(sizes, title="Diff size per mode, a world sized to the article's figures")
 
 # %% [markdown]
-# These are the seed report's numbers: 5,001 B unstaged, 164 B staged, 5,165 B head, and 5,001 + 164 = 5,165.
+# These are the article's numbers (it measured 5,001 B unstaged, 164 B staged, 5,165 B head; this world was
+# built to match them), and 5,001 + 164 = 5,165.
 # That is only because no file has *both* a staged and an unstaged change: each file's patch then appears
 # in exactly one of the first two modes, and `head` prints the same patches. Stage a file, edit it again,
 # and the sum breaks: `head` compares the working tree with `HEAD` directly, so the file appears **once**,
@@ -134,6 +151,35 @@ print("fake secret in the diff text?", git_worlds.FAKE_SECRET_NEW in page["diff"
 # %% [markdown]
 # `list_visible_changes` returned the two visible changes (`A` added, `M` modified) and one hidden
 # change, `.env`, whose patch was never fetched: the fake secret is not in the diff text.
+
+# %% [markdown]
+# ### A path filter is not a secret scanner
+#
+# The article says it plainly: hiding `.env` by its *name* does nothing for a token written into an
+# ordinary file. A tool that only filters paths would show this `src/config.ts` change whole. labkit's
+# path rules do not catch it either (the name is harmless), so labkit also scans *content*: the diff
+# page stays byte-exact, as the contract requires, and flags the line in `secretLines`; the content tools
+# (search, file reads) show the value as `[REDACTED:type]`.
+
+# %%
+from labkit.search import search_workspace
+
+leaky = IsolatedRepo(prefix="lab02-leaky-")
+leaky.write("src/config.ts", 'export const url = "https://api.example";\n')
+leaky.commit("config")
+fake_token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # a made-up token of GitHub's shape
+leaky.write("src/config.ts", f'export const url = "https://api.example";\nexport const token = "{fake_token}";\n')
+leak_page = git_diff(leaky.path)
+print("hidden by the path rules:", leak_page["hidden"]["changes"], "| files:", leak_page["files"])
+print("secretLines:", leak_page["secretLines"])
+leaky.commit("token")
+print("search shows:", search_workspace(leaky.path, "token")["matches"][0]["text"])
+leaky.cleanup()
+
+# %% [markdown]
+# Nothing was hidden by name, and yet the token is flagged in the diff and redacted in search. Content
+# scanning is heuristic too (it knows token shapes and high-entropy strings, not every secret), so the
+# article's caution stands: neither filter is a security review.
 
 # %% [markdown]
 # ## 4. Renames, in both directions
@@ -179,7 +225,9 @@ except LabkitError as exc:
 # %% [markdown]
 # ## 6. Exercises
 #
-# **Q1.** In the status world (`world`), classify each of `src/feature.ts`, `src/report.ts`,
+# ### Q1. Classify the entries (difficulty ●○○)
+#
+# In the status world (`world`), classify each of `src/feature.ts`, `src/report.ts`,
 # `notes/todo.md` and `.env` as `'staged'`, `'unstaged'`, `'untracked'` or `'hidden'`. Answer a dict
 # from path to kind, e.g. `{"src/feature.ts": "...", ...}` with all four paths.
 
@@ -193,7 +241,9 @@ answer_q1 = {"src/feature.ts": "staged", "src/report.ts": "unstaged", "notes/tod
 lab02.q1.check(answer_q1)
 
 # %% [markdown]
-# **Q2.** In the twisted world (`twist`: `src/feature.ts` staged and then edited again), what is
+# ### Q2. The size of the head diff (difficulty ●○○)
+#
+# In the twisted world (`twist`: `src/feature.ts` staged and then edited again), what is
 # `totalBytes` for mode `head`? Give an integer (a number of bytes).
 
 # %% tags=["solution"]
@@ -203,7 +253,9 @@ answer_q2 = git_diff(twist.path, mode="head")["totalBytes"]
 lab02.q2.check(answer_q2)
 
 # %% [markdown]
-# **Q3.** In the rename world (`renames`), how many changes does `labkit diff --mode staged` hide, and
+# ### Q3. Hidden renames (difficulty ●○○)
+#
+# In the rename world (`renames`), how many changes does `labkit diff --mode staged` hide, and
 # which new paths are visible? Answer `{"hidden": N, "visible": [paths]}`, with `N` an integer and the
 # paths as strings.
 
@@ -214,7 +266,9 @@ answer_q3 = {"hidden": staged["hidden"]["changes"], "visible": [f["path"] for f 
 lab02.q3.check(answer_q3)
 
 # %% [markdown]
-# **Q4: what will the commit contain?** A teammate is about to run `git commit` (without `-a`) and asks
+# ### Q4. What will the commit contain? (difficulty ●●○)
+#
+# A teammate is about to run `git commit` (without `-a`) and asks
 # you what it will record. Their repository, `q4_repo`, is built in the next cell; you have not seen
 # its changes, and this time nobody lists them for you. Use labkit on it (`git_status`, `git_diff`
 # with the mode you choose) and answer `{"paths": [...], "hidden": N}`: the paths whose changes the
@@ -244,7 +298,7 @@ for repo in (world, clash, twist, renames, odd, q4_repo):
     repo.cleanup()
 
 # %% [markdown]
-# ## What to remember
+# ## Key points (what to remember)
 #
 # - Say which comparison you reviewed: `unstaged`, `staged` and `head` are different questions, and
 #   untracked files are in none of them (check `labkit status`).
@@ -252,4 +306,6 @@ for repo in (world, clash, twist, renames, odd, q4_repo):
 # - Filter *before* reading: list with `--raw -z`, drop sensitive paths on both sides of a
 #   rename, then fetch patches by literal pathspec.
 # - `hidden.changes` tells an agent that a sensitive change exists without telling it what.
+# - A path filter is not a secret scanner: a token in an ordinary file passes it; labkit also scans content
+#   (flagged in `secretLines`, redacted in search and reads), and that scan is a heuristic too.
 # - A plain `git commit` records the index: the `staged` mode shows what it will contain.
