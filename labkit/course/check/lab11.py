@@ -164,6 +164,11 @@ q3 = Exercise(
         "the offered file's only read failed or read another file, and the read that worked came after "
         "review_diff: nothing read before the decision covers the offered file."
     ),
+    on_correct=(
+        "summarize(lab11.Q3_LEDGER)['offered'] now shows the summary's own reading beside yours: a failed "
+        "or refused read, or a read of another file, is not a read of the offered file."
+    ),
+    difficulty=2,
 )
 
 
@@ -238,4 +243,9 @@ q4 = Exercise(
         "offered file (the untracked one too) is read before the first review_diff, and no truncated "
         "search is left behind."
     ),
+    on_correct=(
+        "The summary needs no trust in you: anyone holding the ledger file can recompute that every offered "
+        "file, the untracked one included, was read before the decision."
+    ),
+    difficulty=3,
 )
