@@ -8,7 +8,7 @@ no message names the expected value.
 
 from __future__ import annotations
 
-from labkit.course.check import Exercise, Incorrect, expect_type
+from labkit.course.check import Exercise, Incorrect, article, expect_type
 
 #: q1: the result of ``read_file(path="data/prices.csv")`` on a 1000-line file (content elided).
 Q1_RESULT = {
@@ -180,11 +180,11 @@ q3 = Exercise(
 Q4_PATH, Q4_WAREHOUSE = "data/stock.csv", "b"
 
 
-def _check_q4(answer) -> None:
+def _q4_count(answer) -> None:
     from labkit.course.exercise_worlds import out_of_stock, stock_csv
 
     if isinstance(answer, bool) or not isinstance(answer, int):
-        raise Incorrect(f"give a count (an int), but you gave a {type(answer).__name__}")
+        raise Incorrect(f"'count' should be an int, but you gave {article(type(answer).__name__)}")
     text = stock_csv()
     right = out_of_stock(text, Q4_WAREHOUSE)
     if answer == right:
@@ -211,11 +211,55 @@ def _check_q4(answer) -> None:
     )
 
 
+def _q4_through_the_tools(lines) -> None:
+    """The server's ledger must show read_file calls that, together, read the whole file."""
+    from labkit.course.exercise_worlds import stock_csv
+
+    if not isinstance(lines, list) or not all(isinstance(x, dict) for x in lines):
+        raise Incorrect("'ledger' should be the ledger's lines: read_lines(q4_ledger_path), a list of dicts")
+    total = len(stock_csv().splitlines())
+    reads = [
+        x
+        for x in lines
+        if x.get("tool") == "read_file" and x.get("status") == "ok" and (x.get("result") or {}).get("path") == Q4_PATH
+    ]
+    if not reads:
+        raise Incorrect(
+            f"the server's ledger shows no read_file of {Q4_PATH}: the count must come through the MCP "
+            "tools, as an agent's would, not from opening the file yourself"
+        )
+    covered: set[int] = set()
+    for x in reads:
+        start = (x.get("args") or {}).get("startLine", 1)
+        end = (x.get("result") or {}).get("endLine")
+        if isinstance(start, int) and isinstance(end, int):
+            covered.update(range(start, end + 1))
+    if not set(range(1, total + 1)) <= covered:
+        raise Incorrect(
+            f"the ledger's read_file calls cover only part of {Q4_PATH}; an agent's count needs every page, "
+            "so keep reading from nextStartLine until truncated is false"
+        )
+
+
+def _check_q4(answer) -> None:
+    if isinstance(answer, int) and not isinstance(answer, bool):
+        raise Incorrect(
+            "give {'count': N, 'ledger': read_lines(q4_ledger_path)}: a bare number cannot show that it came "
+            "through the tools, and the question forbids opening the file yourself"
+        )
+    expect_type(answer, dict, "your answer")
+    for key in ("count", "ledger"):
+        if key not in answer:
+            raise Incorrect(f"your answer lacks '{key}'; give {{'count': N, 'ledger': read_lines(q4_ledger_path)}}")
+    _q4_through_the_tools(answer["ledger"])
+    _q4_count(answer["count"])
+
+
 q4 = Exercise(
     name="lab10.q4",
     prompt=(
         f"Over MCP, how many products in {Q4_PATH} are out of stock (quantity 0) in warehouse "
-        f"{Q4_WAREHOUSE!r}? Give an int."
+        f"{Q4_WAREHOUSE!r}? Give {{'count': N, 'ledger': the server's ledger lines}}."
     ),
     validate=_check_q4,
     hint_text=(
@@ -226,4 +270,13 @@ q4 = Exercise(
         "the file is longer than one read_file page, so the count needs every page; each line is "
         "sku,quantity,warehouse, and only an exact comparison of fields avoids counting 10 or 20."
     ),
+    hint2=(
+        "async with connect(q4_params) as client: call read_file with {'path': lab10.Q4_PATH}, then again "
+        "with start_line=nextStartLine while truncated is true; count lines whose fields 2 and 3 are '0' and 'b'."
+    ),
+    on_correct=(
+        "The ledger shows every page was read through the server, so the count is the agent's, not a "
+        "shortcut around the tools."
+    ),
+    difficulty=2,
 )
