@@ -241,3 +241,23 @@ def test_lab09_a_lookup_that_prefers_the_latest_of_an_overlap_is_refused():
 
     verdict = _verdict(lab09.q4, pin)
     assert "] Incorrect: promise 5 " in verdict
+
+
+def test_a_reveal_waits_for_the_prediction_and_keeps_it():
+    """Predict-then-run: the reveal shows nothing before a checked answer; the first verdict stays on record."""
+    from labkit.course.check import Exercise, Incorrect, Waiting
+
+    def validate(answer):
+        if answer != 3:
+            raise Incorrect("not that one")
+
+    shown = []
+    exercise = Exercise(name="lab99.q1", prompt="?", validate=validate, hint_text="h")
+    assert isinstance(exercise.reveal(lambda: shown.append("table")), Waiting) and not shown
+    exercise.check(...)  # an untouched answer is no prediction
+    assert isinstance(exercise.reveal(lambda: shown.append("table")), Waiting) and not shown
+    assert not exercise.check(2).passed  # the prediction: wrong
+    exercise.reveal(lambda: shown.append("table"))
+    assert shown == ["table"]
+    after = exercise.check(3)  # right after seeing the answer
+    assert after.passed and "was not right" in after.message

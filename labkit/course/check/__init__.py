@@ -108,6 +108,21 @@ class Solution:
         )
 
 
+@dataclass
+class Waiting:
+    """What a reveal cell shows before the learner has predicted."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return f'<div style="border-left:4px solid #6b6b6b;padding:4px 10px"><i>{html.escape(self.text)}</i></div>'
+
+
 def is_unattempted(answer: Any) -> bool:
     return answer is Ellipsis or answer is None
 
@@ -135,6 +150,8 @@ class Exercise:
     on_correct: str = ""
     difficulty: int = 1  # 1 apply what the lab showed, 2 transfer to a new situation, 3 build or fix
     attempts: list = field(default_factory=list, repr=False)
+    prediction: str | None = field(default=None, repr=False)  # the first verdict, recorded before any reveal
+    revealed: bool = field(default=False, repr=False)
 
     def check(self, answer: Any = Ellipsis) -> CheckResult:
         if is_unattempted(answer):
@@ -149,8 +166,29 @@ class Exercise:
             else:
                 extra = " ".join(t for t in (note if isinstance(note, str) else "", self.on_correct) if t)
                 result = CheckResult(self.name, CORRECT, "well done." + (f" {extra}" if extra else ""))
+        if result.status != NOT_ATTEMPTED and self.prediction is None and not self.revealed:
+            self.prediction = result.status  # predict-then-run: the answer given before the reveal
+        elif result.status != NOT_ATTEMPTED and self.revealed and self.prediction is not None:
+            before = "right" if self.prediction == CORRECT else "not right"
+            result.message += f" (Your prediction, checked before the reveal, was {before}; it stays on record.)"
         self.attempts.append(result.status)
         return result
+
+    def reveal(self, show: Callable[[], Any]) -> Any:
+        """Show the evidence that answers this exercise, but only once an answer has been checked.
+
+        A predict-then-run exercise asks before it shows: the cell that prints or
+        measures the answer calls ``qN.reveal(lambda: ...)``, which waits (and says
+        so) until the learner's prediction went through ``check``. *Run All* on an
+        untouched starter therefore reveals nothing.
+        """
+        if self.prediction is None:
+            return Waiting(
+                f"[{self.name}] This cell shows what answers the exercise above. Write your prediction in "
+                f"answer_{self.name.split('.')[-1]} and run its check first; then run this cell again."
+            )
+        self.revealed = True
+        return show()
 
     def hint(self, level: int = 1) -> Hint:
         if level >= 2 and self.hint2:
