@@ -45,6 +45,7 @@
 
 # %%
 # %matplotlib inline
+from labkit.course.check import lab02
 from labkit.course.experiments import git_worlds
 from labkit.course.plots.diff import mode_sizes
 from labkit.course.repo_builder import IsolatedRepo
@@ -55,9 +56,32 @@ from labkit.workspace import Workspace
 
 world = git_worlds.status_world(IsolatedRepo(prefix="lab02-"))  # a throwaway repository in a temp folder
 status = git_status(world.path)
-for key in ("staged", "unstaged", "untracked", "conflicted"):
-    print(f"{key:10}", [entry["path"] for entry in status[key]])
-print("hidden    ", status["hidden"])
+
+# %% [markdown]
+# ### Q1. Predict the status (difficulty ●○○)
+#
+# The cell above committed a base (`src/report.ts` and a tracked `.env`, a fake secret), then: added
+# `src/feature.ts` and ran `git add` on it; rewrote `src/report.ts` without staging it; wrote a new file
+# `notes/todo.md`; and edited `.env`. Before you ask labkit, predict how it classifies each of the four
+# paths: `'staged'`, `'unstaged'`, `'untracked'` or `'hidden'`. Answer a dict from path to kind,
+# e.g. `{"src/feature.ts": "...", ...}` with all four paths. The cell after the check shows labkit's
+# answer, once you have given yours.
+
+# %% tags=["solution"]
+answer_q1 = {"src/feature.ts": "staged", "src/report.ts": "unstaged", "notes/todo.md": "untracked", ".env": "hidden"}
+
+# %%
+lab02.q1.check(answer_q1)
+
+
+# %%
+def show_status():
+    for key in ("staged", "unstaged", "untracked", "conflicted"):
+        print(f"{key:10}", [entry["path"] for entry in status[key]])
+    print("hidden    ", status["hidden"])
+
+
+lab02.q1.reveal(show_status)
 
 # %% [markdown]
 # ## 1. Five kinds of entry
@@ -111,11 +135,15 @@ mode_sizes(sizes, title="Diff size per mode, a world sized to the article's figu
 
 # %% [markdown]
 # These are the article's numbers (it measured 5,001 B unstaged, 164 B staged, 5,165 B head; this world was
-# built to match them), and 5,001 + 164 = 5,165.
-# That is only because no file has *both* a staged and an unstaged change: each file's patch then appears
-# in exactly one of the first two modes, and `head` prints the same patches. Stage a file, edit it again,
-# and the sum breaks: `head` compares the working tree with `HEAD` directly, so the file appears **once**,
-# as a single patch, with one header and one set of hunks.
+# built to match them), and 5,001 + 164 = 5,165. The article adds at once that this is not a formula for
+# every diff. Here no file has *both* a staged and an unstaged change: each file's patch appears in exactly
+# one of the first two modes, and `head` prints the same patches.
+#
+# ### Q2. Predict: does the sum still hold? (difficulty ●●○)
+#
+# The next cell builds the same world again (`twist`) and appends one line to `src/feature.ts`, which was
+# already staged, without staging it again. Predict how `totalBytes` of `head` compares with `unstaged` +
+# `staged` now: answer `"smaller"`, `"equal"` or `"larger"`. The sizes are shown after your check.
 
 # %%
 twist = IsolatedRepo(prefix="lab02-twist-")
@@ -123,12 +151,21 @@ git_worlds.status_world(twist)
 feature = twist.path / "src" / "feature.ts"
 feature.write_text(feature.read_text() + "export const extra = 2;\n")  # staged AND unstaged now
 twist_sizes = {mode: git_diff(twist.path, mode=mode)["totalBytes"] for mode in ("unstaged", "staged", "head")}
-print(twist_sizes, "sum of first two:", twist_sizes["unstaged"] + twist_sizes["staged"])
-mode_sizes(twist_sizes, title="Diff size per mode, one file staged and edited again")
 
-# %% [markdown]
-# Now `unstaged` + `staged` is larger than `head`: `src/feature.ts` appears in both of the first two
-# modes, and `head` shows it once, as one comparison of the working tree with `HEAD`.
+# %% tags=["solution"]
+answer_q2 = "smaller"
+
+# %%
+lab02.q2.check(answer_q2)
+
+
+# %%
+def show_twist():
+    print(twist_sizes, "sum of first two:", twist_sizes["unstaged"] + twist_sizes["staged"])
+    return mode_sizes(twist_sizes, title="Diff size per mode, one file staged and edited again")
+
+
+lab02.q2.reveal(show_twist)
 
 # %% [markdown]
 # ## 3. The listing comes first
@@ -187,19 +224,35 @@ leaky.cleanup()
 # A rename has an old path and a new path. Checking only the new one lets `.env.local -> c-after.ts`
 # through, and `c-after.ts` *is the secret file's content*. Checking only the old one lets
 # `b-before.ts -> .env` through, naming the secret file. labkit drops an entry when either side is
-# sensitive. Git sees three renames (R100 means 100% similar) here:
+# sensitive. The next cell stages three renames, as the article did: `a-before.ts -> a-after.ts`,
+# `b-before.ts -> .env` and `.env.local -> c-after.ts`.
 
 # %%
 renames = git_worlds.rename_world(IsolatedRepo(prefix="lab02-renames-"))
 staged = git_diff(renames.path, mode="staged")
-print("visible:", staged["files"])
-print("hidden changes:", staged["hidden"]["changes"])
-print(staged["diff"])
 
 # %% [markdown]
-# Only the harmless rename `a-before.ts -> a-after.ts` is visible (its patch is just the rename header,
-# since the content did not change); the two renames that touch a secret on either side are counted in
-# `hidden.changes` and never shown.
+# ### Q3. Predict the hidden renames (difficulty ●○○)
+#
+# With the rule above, predict what `labkit diff --mode staged` shows: how many changes it hides, and
+# which new paths are visible. Answer `{"hidden": N, "visible": [paths]}`, with `N` an integer and the
+# paths as strings. The page is shown after your check.
+
+# %% tags=["solution"]
+answer_q3 = {"hidden": 2, "visible": ["a-after.ts"]}
+
+# %%
+lab02.q3.check(answer_q3)
+
+
+# %%
+def show_renames():
+    print("visible:", staged["files"])
+    print("hidden changes:", staged["hidden"]["changes"])
+    print(staged["diff"])
+
+
+lab02.q3.reveal(show_renames)
 
 # %% [markdown]
 # ## 5. Paths are literal
@@ -225,47 +278,6 @@ except LabkitError as exc:
 # %% [markdown]
 # ## 6. Exercises
 #
-# ### Q1. Classify the entries (difficulty ●○○)
-#
-# In the status world (`world`), classify each of `src/feature.ts`, `src/report.ts`,
-# `notes/todo.md` and `.env` as `'staged'`, `'unstaged'`, `'untracked'` or `'hidden'`. Answer a dict
-# from path to kind, e.g. `{"src/feature.ts": "...", ...}` with all four paths.
-
-# %%
-from labkit.course.check import lab02
-
-# %% tags=["solution"]
-answer_q1 = {"src/feature.ts": "staged", "src/report.ts": "unstaged", "notes/todo.md": "untracked", ".env": "hidden"}
-
-# %%
-lab02.q1.check(answer_q1)
-
-# %% [markdown]
-# ### Q2. The size of the head diff (difficulty ●○○)
-#
-# In the twisted world (`twist`: `src/feature.ts` staged and then edited again), what is
-# `totalBytes` for mode `head`? Give an integer (a number of bytes).
-
-# %% tags=["solution"]
-answer_q2 = git_diff(twist.path, mode="head")["totalBytes"]
-
-# %%
-lab02.q2.check(answer_q2)
-
-# %% [markdown]
-# ### Q3. Hidden renames (difficulty ●○○)
-#
-# In the rename world (`renames`), how many changes does `labkit diff --mode staged` hide, and
-# which new paths are visible? Answer `{"hidden": N, "visible": [paths]}`, with `N` an integer and the
-# paths as strings.
-
-# %% tags=["solution"]
-answer_q3 = {"hidden": staged["hidden"]["changes"], "visible": [f["path"] for f in staged["files"]]}
-
-# %%
-lab02.q3.check(answer_q3)
-
-# %% [markdown]
 # ### Q4. What will the commit contain? (difficulty ●●○)
 #
 # A teammate is about to run `git commit` (without `-a`) and asks
