@@ -110,22 +110,36 @@ drift_pages(result)
 # %% [markdown]
 # ## 2. Which field could have noticed?
 #
-# | field | catches this drift? | why |
-# |---|---|---|
-# | `offset` / `nextOffset` | no | each page starts where the previous ended, in both versions |
-# | `totalBytes` | no | V1 and V2 diffs are the same length |
-# | HEAD commit | no | only the working tree changed; nothing was committed |
-# | `sourceRevision` | **yes** | a hash of the whole diff changes when any byte changes |
-# | `snapshotId` | prevents it | later pages come from stored bytes, so no mixture can form |
+# ### Q1. Predict: which field would have told? (difficulty ●○○)
 #
-# The naive read took page 1 from V1 and the other six from V2: 6,238 B that equal neither version. The
-# snapshot read is V1, whole, and the revision-bound read stopped after page 1 with `snapshot_drift`.
-#
-# The experiment computes each verdict from the run, rather than asserting it:
+# Before the experiment's verdicts are shown, predict. For the V1/V2 mixture above, which of these would
+# have told the reader something was wrong: the offsets (`offset` / `nextOffset`), `totalBytes`, the HEAD
+# commit, `sourceRevision` (a SHA-256 of the whole diff)? Answer a dict
+# `{"offsets": bool, "totalBytes": bool, "head": bool, "sourceRevision": bool}`, with `True` for "would
+# have told" and `False` otherwise.
 
 # %%
-for row in result["detection"]:
-    print(f"{row['field']:44} {'yes' if row['detects'] else 'no ':3}  {row['why']}")
+from labkit.course.check import lab04
+
+# %% tags=["solution"]
+answer_q1 = {"offsets": False, "totalBytes": False, "head": False, "sourceRevision": True}
+
+# %%
+lab04.q1.check(answer_q1)
+
+# %% [markdown]
+# The experiment computes each verdict from the run, rather than asserting it; the next cell shows them
+# once your prediction is checked. A `snapshotId` does more than detect: later pages come from stored
+# bytes, so no mixture can form.
+
+
+# %%
+def show_detection():
+    for row in result["detection"]:
+        print(f"{row['field']:44} {'yes' if row['detects'] else 'no ':3}  {row['why']}")
+
+
+lab04.q1.reveal(show_detection)
 
 # %% [markdown]
 # A length is a very weak summary: V1 and V2 differ in almost every byte and still have the same length.
@@ -222,22 +236,6 @@ for _attempt in range(2):
 # %% [markdown]
 # ## 5. Exercises
 #
-# ### Q1. Which field would have told? (difficulty ●○○)
-#
-# For the V1/V2 mixture, which of these would have told the reader something was wrong?
-# Answer a dict `{"offsets": bool, "totalBytes": bool, "head": bool, "sourceRevision": bool}`, with
-# `True` for "would have told" and `False` otherwise.
-
-# %%
-from labkit.course.check import lab04
-
-# %% tags=["solution"]
-answer_q1 = {"offsets": False, "totalBytes": False, "head": False, "sourceRevision": True}
-
-# %%
-lab04.q1.check(answer_q1)
-
-# %% [markdown]
 # ### Q2. Which way of reading on is safe? (difficulty ●○○)
 #
 # Page 1 was read, then the worktree changed. Which one way of reading on gives you the rest of

@@ -111,6 +111,11 @@ q1 = Exercise(
         "V1 and V2 have the same length and HEAD never moved, so offsets, totalBytes and HEAD all "
         "agree across the mixture; only a hash of the whole diff's bytes (sourceRevision) differs."
     ),
+    on_correct=(
+        "Each page starts where the previous ended in both versions (offsets agree), V1 and V2 have the same "
+        "length (totalBytes agrees) and nothing was committed (HEAD agrees); only a hash of the content "
+        "changes whenever the content does."
+    ),
 )
 
 q2 = Exercise(
