@@ -1,8 +1,8 @@
 """Checkers for lab 06 (context scale).
 
-q1: write strategy D's expansion rule for a new fixture (``payroll``); the
+q2: write strategy D's expansion rule for a new fixture (``payroll``); the
 checker runs D with it on a real repository and scores recall and bytes.
-q2: from measured runs, pick the cheapest strategy that keeps full recall on
+q1: from measured runs, pick the cheapest strategy that keeps full recall on
 a small and on a large project.
 """
 
@@ -101,8 +101,8 @@ def _validate_rule(answer) -> None:
         )
 
 
-q1 = Exercise(
-    name="lab06.q1",
+q2 = Exercise(
+    name="lab06.q2",
     prompt=(
         "Write strategy D's expansion rule for the payroll fixture (a change to compute_payslip): a dict with "
         "callee_depth, caller_depth, max_files and max_bytes. It must reach 100% recall and read at most "
@@ -122,7 +122,7 @@ q1 = Exercise(
 )
 
 
-# -- q2 -------------------------------------------------------------------
+# -- q1 -------------------------------------------------------------------
 
 SMALL, LARGE = 6, 506
 
@@ -181,8 +181,8 @@ def _validate_choice(answer) -> None:
             )
 
 
-q2 = Exercise(
-    name="lab06.q2",
+q1 = Exercise(
+    name="lab06.q1",
     prompt=(
         "On the invoice shape, which strategy keeps 100% recall with the fewest estimated bytes at 6 files "
         "('small') and at 506 files ('large')? Answer with letters, e.g. {'small': 'X', 'large': 'Y'}."
