@@ -439,11 +439,12 @@ print(
 # %% [markdown]
 # ### Q4. Cite a definition as evidence (difficulty ●○○)
 #
-# Cite where `PriceChanged` is defined, as a dict with `repo`, `path`, `line` and
-# `revision`. (The build table at the top of the lab, and every context read, show the revision.)
+# Cite where `ShopError`, the base class of the shop's errors, is defined, as a dict with `repo`, `path`,
+# `line` and `revision`. Nothing above prints its definition: search for it, read the context, and take
+# the revision from what the index served.
 
 # %% tags=["solution"]
-top = search_code(world.index_dir, "PriceChanged")["matches"][0]  # definition-first ranking
+top = search_code(world.index_dir, lab08.Q4_SYMBOL)["matches"][0]  # definition-first ranking
 read = get_file_context(world.index_dir, top["repo"], top["path"], top["line"])
 answer_q4 = {"repo": top["repo"], "path": top["path"], "line": top["line"], "revision": read["revision"]}
 

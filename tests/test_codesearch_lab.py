@@ -72,7 +72,7 @@ def test_q2_realistic_wrong_answers(answer, fragment):
 
 def _reference_citation() -> dict:
     world = lab_world()
-    hit = search_code(world.index_dir, "PriceChanged")["matches"][0]
+    hit = search_code(world.index_dir, lab08.Q4_SYMBOL)["matches"][0]
     ctx = get_file_context(world.index_dir, hit["repo"], hit["path"], hit["line"])
     return {"repo": hit["repo"], "path": hit["path"], "line": hit["line"], "revision": ctx["revision"]}
 
@@ -86,7 +86,8 @@ def test_q4_reference_citation_passes():
     [
         ({"revision": None}, "without its revision"),
         ({"revision": "0" * 40}, "not the one the index served"),
-        ({"path": "shop/pricing.py", "line": 2}, "imports or raises"),
+        ({"path": "shop/pricing.py", "line": 2}, "imports and raises"),
+        ({"path": "shop/errors.py", "line": 5}, "subclass"),  # the line the lab printed for PriceChanged
         ({"path": "docs/errors.md", "line": 3}, "documentation"),
         ({"repo": "click"}, "not the repository"),
     ],

@@ -138,6 +138,10 @@ def _check_line_type(line) -> None:
         )
 
 
+#: q4 cites a definition the lab never prints: the learner searches for it.
+Q4_SYMBOL = "ShopError"
+
+
 def _validate_q4(answer) -> None:
     expect_type(answer, dict, "your citation")
     if "revision" not in answer or not answer.get("revision"):
@@ -149,18 +153,23 @@ def _validate_q4(answer) -> None:
         if key not in answer:
             raise Incorrect(f"your citation lacks '{key}'")
     _check_line_type(answer["line"])
-    want = _expected_citation("PriceChanged")
+    want = _expected_citation(Q4_SYMBOL)
     if answer["repo"] != want["repo"]:
-        raise Incorrect(f"'{answer['repo']}' is not the repository that defines PriceChanged")
+        raise Incorrect(f"'{answer['repo']}' is not the repository that defines {Q4_SYMBOL}")
     if answer["path"] != want["path"] or answer["line"] != want["line"]:
+        if (answer["path"], answer["line"]) == ("shop/errors.py", 5):
+            raise Incorrect(
+                f"that line defines a subclass of {Q4_SYMBOL} (it names {Q4_SYMBOL} as its base); a citation "
+                "for the definition must point at the class statement of the name itself"
+            )
         if str(answer["path"]).endswith("pricing.py"):
             raise Incorrect(
-                "that line imports or raises PriceChanged; a citation for its definition must point "
-                "at the class statement"
+                f"pricing.py imports and raises the shop's errors; a citation for the definition of {Q4_SYMBOL} "
+                "must point at its class statement"
             )
         if str(answer["path"]).endswith(".md"):
             raise Incorrect("that is documentation mentioning the name, not the code that defines it")
-        raise Incorrect("that path and line are not where PriceChanged is defined")
+        raise Incorrect(f"that path and line are not where {Q4_SYMBOL} is defined")
     if answer["revision"] != want["revision"]:
         raise Incorrect(
             "that revision is not the one the index served for this repository; copy it from the "
@@ -245,7 +254,7 @@ q2 = Exercise(
 q4 = Exercise(
     name="lab08.q4",
     prompt=(
-        "Cite where PriceChanged is defined, as a dict with repo, path, line and revision, "
+        f"Cite where {Q4_SYMBOL} is defined, as a dict with repo, path, line and revision, "
         "using search_code and get_file_context on the lab index."
     ),
     validate=_validate_q4,
