@@ -261,3 +261,52 @@ def test_a_reveal_waits_for_the_prediction_and_keeps_it():
     assert shown == ["table"]
     after = exercise.check(3)  # right after seeing the answer
     assert after.passed and "was not right" in after.message
+
+
+def test_instructor_notes_are_generated_and_current():
+    """labs/INSTRUCTOR-NOTES.md is what the generator writes from the checkers (a stale copy fails)."""
+    from labkit.course.instructor_notes import main, mistake_messages, render, stated_minutes
+
+    assert main(["--check"]) == 0
+    text = render()
+    for lab in ("00-setup", "07-diff-review-gate", "11-audit-ledger"):
+        assert f"## {lab}" in text and stated_minutes(lab) is not None
+    from labkit.course.check import lab02
+
+    assert any("coincidence" in m for m in mistake_messages(lab02.q2))  # a mistake rule, read from the checker
+    assert "bare prefix match" in text  # a fix-it's mutants are listed
+
+
+def test_every_lab_states_its_time_and_the_course_totals_12_to_15_hours():
+    from labkit.course.instructor_notes import stated_minutes
+    from labkit.course.labfiles import lab_names
+
+    minutes = [stated_minutes(lab) for lab in lab_names()]
+    assert all(m and 45 <= sum(m) <= 90 for m in minutes), minutes
+    assert 12 * 60 <= sum(sum(m) for m in minutes if m) <= 15 * 60
+
+
+def test_glossary_and_concept_map_cover_every_lab():
+    from labkit.course.labfiles import lab_names, labs_dir
+    from labkit.course.plots import describe
+    from labkit.course.plots.concept_map import CONCEPTS, concept_map
+
+    assert {lab[:2] for lab in lab_names()} <= {row[3] for row in CONCEPTS}
+    glossary = (labs_dir() / "GLOSSARY.md").read_text("utf-8")
+    assert "concept-map.png" in glossary and (labs_dir() / "concept-map.png").stat().st_size > 10_000
+    assert all(row[0] in glossary for row in CONCEPTS)  # the text alternative is there
+    assert describe(concept_map()).startswith("Figure. Concept map")
+
+
+def test_every_lab_opens_with_questions_objectives_prerequisites_time_and_ends_with_key_points():
+    from labkit.course.labfiles import lab_names, read_lab
+
+    for lab in lab_names():
+        text = "\n".join(c.source for c in read_lab(lab).cells if c.cell_type == "markdown")
+        for part in ("**Questions.**", "**Objectives.**", "**Prerequisites.**", "**Time.**", "## Key points"):
+            assert part in text, (lab, part)
+        from labkit.course.instructor_notes import exercises
+
+        headings = re.findall(r"^### (Q\d+)\. .* \(difficulty [●○]{3}\)$", text, re.M)
+        expected = [f"Q{i}" for i in range(1, len(exercises(lab)) + 1)]
+        assert headings == expected, (lab, headings)  # one heading style with a difficulty mark, in order
