@@ -49,6 +49,8 @@ PALETTE = {
     "B": "#D55E00",
     "C": "#0072B2",
     "D": "#009E73",
+    "met": "#0072B2",  # a met target: blue, never the colour of a missed one
+    "missed": "#D55E00",  # a missed target: vermillion, and hatched, and said in words
 }
 
 STYLE = {
@@ -101,8 +103,11 @@ def takeaway(fig, text: str):
     return fig
 
 
-def describe(fig) -> str:
-    """A short text alternative for a figure: its panels (title, axes, series) and its takeaway."""
+def describe(fig, *, with_takeaway: bool = True) -> str:
+    """A short text alternative for a figure: its panels (title, axes, series) and its takeaway.
+
+    The report passes ``with_takeaway=False`` for an image's ``alt`` text: its caption already says it.
+    """
     parts = []
     for ax in fig.axes:
         title = ax.get_title() or "a panel"
@@ -117,7 +122,7 @@ def describe(fig) -> str:
             piece += f"; categories: {', '.join(ticks)}"
         parts.append(piece)
     text = "Figure. " + ". ".join(parts) + "."
-    if getattr(fig, "labkit_takeaway", ""):
+    if with_takeaway and getattr(fig, "labkit_takeaway", ""):
         text += f" Takeaway: {fig.labkit_takeaway}"
     return text
 
