@@ -900,6 +900,12 @@ def render_html(
         "<section id=labs><h2>Labs</h2><p>Wall-clock time of a headless run of each notebook, the machine's load "
         "when it started, and the executed notebook (with its outputs) to open.</p>"
     )
+    if not labs:
+        out.append(
+            "<p class=note>No lab ran in this report"
+            + (" (a quick run is a smoke run of the experiments)" if quick else "")
+            + ": <code>labkit report</code> runs all twelve, or <code>labkit report --quick --labs</code>.</p>"
+        )
     rows = "".join(
         f"<tr><td>{html.escape(lab.name)}</td><td>{'ran' if lab.ok else 'FAILED'}</td>"
         f"<td class=num>{lab.seconds:,.1f}</td><td>{html.escape(load_text(lab.load))}</td>"
