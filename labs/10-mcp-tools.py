@@ -284,35 +284,40 @@ from labkit.course.check import lab10
 from labkit.course.check.lab10 import Q1_RESULT, Q2_FIRST_PAGE, Q3_CHOICES
 
 # %% [markdown]
-# ### Q1. Continue the file (difficulty ●○○)
+# ### Q1. Predict the next read_file call (difficulty ●○○)
 #
-# An agent called `read_file(path="data/prices.csv")` and got `Q1_RESULT` (printed below).
-# Give the arguments of its **next** `read_file` call, as a dict, so that it continues exactly where
-# this one ended.
-
-# %%
-print(json.dumps(Q1_RESULT, indent=1))
+# An agent called `read_file(path="data/prices.csv")` on a file of 1,000 lines, and got one page back
+# (section 2 showed how many lines a page holds). Before you see that result, write the arguments of the
+# agent's **next** `read_file` call, as a dict, so that it continues exactly where this one ended. Where
+# a value comes from the result, you may name the result's field instead of its value (for example
+# `{"start_line": "someField"}`); the checker reads the field from the result.
 
 # %% tags=["solution"]
-answer_q1 = {"path": "data/prices.csv", "start_line": Q1_RESULT["nextStartLine"]}
+answer_q1 = {"path": "data/prices.csv", "start_line": "nextStartLine"}
 
 # %%
 lab10.q1.check(answer_q1)
 
-# %% [markdown]
-# ### Q2. Page 2 of the same diff (difficulty ●○○)
-#
-# `git_diff(max_bytes=4096)` returned `Q2_FIRST_PAGE`. Give the arguments of the call that
-# fetches **page 2 of the same diff**, as a dict of argument names to values.
-
 # %%
-print(json.dumps({k: v for k, v in Q2_FIRST_PAGE.items() if k not in ("diff", "pageSha256")}, indent=1))
+lab10.q1.reveal(lambda: print(json.dumps(Q1_RESULT, indent=1)))
+
+# %% [markdown]
+# ### Q2. Predict the call for page 2 (difficulty ●●○)
+#
+# `git_diff(max_bytes=4096)` returned page 1 of a diff longer than one page. Before you see it, give the
+# arguments of the call that fetches **page 2 of the same diff**, as a dict of argument names to values;
+# again, a value taken from page 1 may be given as the name of page 1's field.
 
 # %% tags=["solution"]
-answer_q2 = {"offset": Q2_FIRST_PAGE["nextOffset"], "snapshot": Q2_FIRST_PAGE["snapshotId"], "max_bytes": 4096}
+answer_q2 = {"offset": "nextOffset", "snapshot": "snapshotId", "max_bytes": 4096}
 
 # %%
 lab10.q2.check(answer_q2)
+
+# %%
+lab10.q2.reveal(
+    lambda: print(json.dumps({k: v for k, v in Q2_FIRST_PAGE.items() if k not in ("diff", "pageSha256")}, indent=1))
+)
 
 # %% [markdown]
 # ### Q3. An instruction inside a file (difficulty ●○○)

@@ -310,3 +310,15 @@ def test_every_lab_opens_with_questions_objectives_prerequisites_time_and_ends_w
         headings = re.findall(r"^### (Q\d+)\. .* \(difficulty [●○]{3}\)$", text, re.M)
         expected = [f"Q{i}" for i in range(1, len(exercises(lab)) + 1)]
         assert headings == expected, (lab, headings)  # one heading style with a difficulty mark, in order
+
+
+def test_every_exercise_has_two_hint_levels_and_a_difficulty():
+    from labkit.course.instructor_notes import exercises
+    from labkit.course.labfiles import lab_names
+
+    for lab in lab_names():
+        for exercise in exercises(lab):
+            first, second = exercise.hint(), exercise.hint(2)
+            assert first.text and second.text and first.text != second.text, exercise.name
+            assert "hint(2)" in str(first) and second.level == 2
+            assert exercise.difficulty in (1, 2, 3)

@@ -105,3 +105,11 @@ def test_q4_counts_whole_fields_over_every_page(repo, tmp_path):
     assert "substrings" in off and str(right) not in off
     assert lab10.q4.check({"count": str(right), "ledger": lines}).status == INCORRECT
     assert lab10.q4.check(...).status == NOT_ATTEMPTED
+
+
+def test_q1_q2_predictions_may_name_the_fields():
+    """Predict-then-run: a call written with the result's field names is the same call; a wrong field is not."""
+    assert lab10.q1.check({"path": Q1_RESULT["path"], "start_line": "nextStartLine"}).status == CORRECT
+    assert lab10.q1.check({"path": Q1_RESULT["path"], "start_line": "endLine"}).status != CORRECT
+    assert lab10.q2.check({"offset": "nextOffset", "snapshot": "snapshotId", "max_bytes": 4096}).status == CORRECT
+    assert lab10.q2.check({"offset": "returnedBytes", "snapshot": "sourceRevision"}).status != CORRECT

@@ -68,7 +68,7 @@ class Hint:
         return f"Hint {self.level} of 2" if (self.more or self.level == 2) else "Hint"
 
     def __str__(self) -> str:
-        tail = "\n(still stuck? qN.hint(2) is more direct)" if self.more else ""
+        tail = "\n(still stuck? .hint(2) gives a more direct one)" if self.more else ""
         return f"{self.label}: {self.text}{tail}"
 
     __repr__ = __str__

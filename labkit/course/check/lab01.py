@@ -44,6 +44,10 @@ def _validate_q1(answer) -> None:
 
 q1 = Exercise(
     name="lab01.q1",
+    hint2=(
+        "The page above was cut (truncated) and only looked under src/invoices: which statement claims no"
+        " more than that?"
+    ),
     prompt="An agent ran search_workspace(root, 'export_invoice(', path='src/invoices', limit=2) and got "
     "2 matches with truncated=true. Which statement is right? Answer with a letter.",
     validate=_validate_q1,
@@ -117,6 +121,10 @@ def _validate_q2(answer) -> None:
 
 q2 = Exercise(
     name="lab01.q2",
+    hint2=(
+        "search_workspace(root, 'export_invoice(', limit=200) over the whole root, then "
+        "callers_of(result, 'export_invoice') keeps the calling files."
+    ),
     prompt="Run a search that can settle the question and list every file (root-relative path) that calls "
     "export_invoice. Leave out the file that only defines it.",
     validate=_validate_q2,

@@ -268,6 +268,10 @@ def _check_q4(answer) -> None:
 
 q4 = Exercise(
     name="lab02.q4",
+    hint2=(
+        "git_diff(q4_repo.path, mode='staged'): its 'files' (new paths for renames) and hidden['changes']"
+        " are the commit."
+    ),
     prompt=(
         "In a teammate's repository (q4_repo), which files' changes will a plain `git commit` contain, and "
         "how many hidden changes go in with them? Answer {'paths': [...], 'hidden': N}."

@@ -101,12 +101,19 @@ def _check_q2(answer) -> None:
 
 q1 = Exercise(
     name="lab04.q1",
+    hint2=(
+        "V1 and V2 have the same length and nothing was committed: which of the four fields can change "
+        "when only the content changes?"
+    ),
     prompt=(
         "For the V1/V2 mixture, which of these would have told the reader something was wrong? "
         "Answer {'offsets': bool, 'totalBytes': bool, 'head': bool, 'sourceRevision': bool}."
     ),
     validate=_check_q1,
-    hint_text="Run the snapshot-drift experiment and read its 'detection' table; reason from V1 and V2's lengths.",
+    hint_text=(
+        "Reason from the mixture: every page started where the last one ended, V1 and V2 have the same "
+        "length, and nothing was committed."
+    ),
     explanation=(
         "V1 and V2 have the same length and HEAD never moved, so offsets, totalBytes and HEAD all "
         "agree across the mixture; only a hash of the whole diff's bytes (sourceRevision) differs."
@@ -120,6 +127,10 @@ q1 = Exercise(
 
 q2 = Exercise(
     name="lab04.q2",
+    hint2=(
+        "Only a binding to the stored bytes of page 1 can serve the rest of that same diff after the "
+        "worktree moved; a revision only detects."
+    ),
     prompt=(
         "Page 1 was read, then the worktree changed. Which one way of reading on gives you the rest of the "
         "SAME diff page 1 came from, whole? Answer one letter: " + "; ".join(f"{k}) {v}" for k, v in Q2_OPTIONS.items())
@@ -212,6 +223,10 @@ Q3_EVENTS = _q3_events()
 
 q3 = Exercise(
     name="lab04.q3",
+    hint2=(
+        "Drift means the bytes of the unstaged diff changed: staging a file moves its change out of it, "
+        "and a new unstaged edit adds one."
+    ),
     prompt=(
         "An agent reads the unstaged diff of another repository page by page, bound to page 1's "
         "sourceRevision. Which of lab04.Q3_EVENTS, happening after page 1, make page 2 fail with "

@@ -240,6 +240,10 @@ Q4_EVENTS = _q4_events()
 
 q1 = Exercise(
     name="lab07.q1",
+    hint2=(
+        "Read each report's complete flag first (false blocks), then its risks: UNAUTHORIZED_PATH blocks,"
+        " any other risk is review, none is pass."
+    ),
     prompt="Classify reports A-E as 'pass', 'review' or 'block', e.g. {'A': 'pass', ...}.",
     validate=_check_q1,
     hint_text="Two things block: a path outside the allow list, and a report that is not complete. Every other "
@@ -252,6 +256,10 @@ q1 = Exercise(
 
 q2 = Exercise(
     name="lab07.q2",
+    hint2=(
+        "Two exact files: ['tests/test_pricing.py', 'src/util.py']; a folder such as 'src/' would admit "
+        "files the task never mentions."
+    ),
     prompt=f"Write the smallest allow list for this task: {Q2_TASK}",
     validate=_check_q2,
     hint_text="An entry is an exact file, or a folder that ends in '/'. When the plan names the files, name the files.",
@@ -285,6 +293,10 @@ q3 = Exercise(
 
 q4 = Exercise(
     name="lab07.q4",
+    hint2=(
+        "An approval is a hash of what would be committed, file by file: which events change a committed "
+        "file's content or add a file git would commit?"
+    ),
     prompt=(
         "You approved a report (allow list lab07.Q4_ALLOW) of the review world. Which of lab07.Q4_EVENTS, "
         "happening before the commit, void that approval? Give a set of keys."

@@ -216,6 +216,10 @@ def _validate_q3(answer) -> None:
 
 q1 = Exercise(
     name="lab08.q1",
+    hint2=(
+        "search_code(world.index_dir, 'Got unexpected extra arguments (', literal=True): one hit; answer "
+        "its repo, path and line."
+    ),
     prompt=(
         f"A user pasted {Q1_PASTED!r}. Find the source line that formats this message: "
         "{'repo': ..., 'path': ..., 'line': ...}."
@@ -235,6 +239,10 @@ q1 = Exercise(
 
 q2 = Exercise(
     name="lab08.q2",
+    hint2=(
+        "Try 'Context' or 'Option' with ranking='raw' and ranking='definition-first', limit=1: is the raw"
+        " Top-1 an import in __init__.py?"
+    ),
     prompt=(
         "Find a query (an identifier other than the lab's BadParameter) for which raw order puts a "
         "non-definition first and definition-first ranking puts the definition first."
@@ -253,6 +261,10 @@ q2 = Exercise(
 
 q4 = Exercise(
     name="lab08.q4",
+    hint2=(
+        "top = search_code(world.index_dir, lab08.Q4_SYMBOL)['matches'][0], then "
+        "get_file_context(...)['revision'] for the revision."
+    ),
     prompt=(
         f"Cite where {Q4_SYMBOL} is defined, as a dict with repo, path, line and revision, "
         "using search_code and get_file_context on the lab index."
@@ -270,6 +282,10 @@ q4 = Exercise(
 
 q3 = Exercise(
     name="lab08.q3",
+    hint2=(
+        "search_code(world.index_dir, 'shown_total') with definition-first ranking: its Top-1 is a "
+        "declaration in a .pyi stub, which no code runs."
+    ),
     prompt=(
         f"Predict which file definition-first ranking puts first for the parameter name {Q3_QUERY!r}, then "
         "search and answer {'prediction': ..., 'path': ..., 'line': ..., 'implementation': True/False}."

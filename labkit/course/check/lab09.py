@@ -143,6 +143,10 @@ def _check_q3(answer) -> None:
 
 q1 = Exercise(
     name="lab09.q1",
+    hint2=(
+        "source_read(world.config_path, target='demo-brand/store-002', at='2026-09-14T21:30:00+08:00', "
+        "repo='backend', path='pricing.py', start=..., end=...)['evidenceId']."
+    ),
     prompt=(
         f"A customer of {Q1_TARGET} saw the price notice at {Q1_AT}. Which evidence id do you cite for the "
         "backend condition that decided PRICE_CHANGED? Give the exact string (ALIAS@COMMIT:PATH:Lstart-Lend)."
@@ -161,6 +165,10 @@ q1 = Exercise(
 
 q2 = Exercise(
     name="lab09.q2",
+    hint2=(
+        "The excerpt shows a condition in the code that store ran; it does not show that this customer's "
+        "request met it. Which update says exactly that?"
+    ),
     prompt="Which status update goes to the store? " + " ".join(f"({k}) {v}" for k, v in STATUS_OPTIONS.items()),
     validate=_check_q2,
     hint_text="What has the excerpt proved, and what has it not? Which version did the store run?",
@@ -173,6 +181,10 @@ q2 = Exercise(
 
 q3 = Exercise(
     name="lab09.q3",
+    hint2=(
+        "Two records covering one time is a table that must be fixed: the reader refuses with an error "
+        "code, which section 3's attempts show for the other unresolved cases."
+    ),
     prompt=(
         "Two records for the same store and repo both cover the incident time: one says v1, the other v2. "
         f"What does the reader return? One of {', '.join(OVERLAP_OPTIONS)}."
