@@ -129,7 +129,7 @@ def _check_choice(
         raise Incorrect(f"you chose {wrong[0]!r}, but {why_wrong[wrong[0]]}")
     missing = correct - chosen
     if missing:
-        raise Incorrect(if_missing.format(n=len(missing)))
+        raise Incorrect(if_missing)
 
 
 def _check_q2(answer) -> None:
@@ -140,7 +140,7 @@ def _check_q2(answer) -> None:
         why_wrong=_Q2_WHY,
         options_name="lab00.Q2_OPTIONS",
         lower=True,
-        if_missing="you are missing {n} of the facts that do change the id. A commit id is a "
+        if_missing="you are missing some of the facts that do change the id. A commit id is a "
         "hash of the commit object: look at what `git cat-file -p HEAD` prints",
     )
 
@@ -181,7 +181,7 @@ def _check_q3(answer) -> None:
         options_name="lab00.Q3_OPTIONS",
         if_empty="you say a plain `git status` runs nothing from the repository. That is the trust an "
         "agent must not have: run the explorer with command 'status' and watch the plain-git column",
-        if_missing="you are missing {n} payload(s) that status does run. Try each payload in the explorer "
+        if_missing="you are missing payloads that status does run. Try each payload in the explorer "
         "with the command 'status'",
     )
 
