@@ -504,7 +504,7 @@ def _key_context(d: dict) -> str:
             Col("precision", "precision", "%", True),
             Col("totalMs", "wall time", "ms"),
         ],
-        caption=f"The seed's table, measured: shape {shape}",
+        caption=f"The source-reading article's table, measured here: shape {shape}",
     )
     goals = render_table(
         d.get("goals", []),

@@ -33,7 +33,7 @@ def _validate_q1(answer) -> None:
     if choice == "B":
         raise Incorrect(
             "speed is not completeness: this search was fast precisely because it stopped at the "
-            "limit (truncated=true), like the seed's 0.8 ms 'const' search"
+            "limit (truncated=true), like the article's 0.805 ms 'const' search"
         )
     if choice == "D":
         raise Incorrect(
