@@ -125,11 +125,15 @@ def _check_q3(answer) -> None:
     expect_type(answer, str, "your answer")
     choice = answer.strip()
     if choice not in OVERLAP_OPTIONS and "_" in choice:
-        raise Incorrect(
-            f"{choice} is a refusal, but not the one about overlapping records: the record you added "
-            "is probably malformed (copy an existing record and change only from, until and the "
-            "commit of v2)"
-        )
+        from labkit.errors import CODES
+
+        if choice in CODES:
+            raise Incorrect(
+                f"{choice} is one of labkit's error codes, but not the one this reader gives when two records "
+                "cover the same time. If you ran the read and got it, check the record you added (copy an "
+                "existing one and change only from and until); if you guessed, run it"
+            )
+        raise Incorrect(f"{choice} is not an error code labkit uses; run the read and copy the code it gives")
     if choice not in OVERLAP_OPTIONS:
         raise Incorrect(f"answer one of {', '.join(OVERLAP_OPTIONS)}")
     if choice == "main":
