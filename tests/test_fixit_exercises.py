@@ -322,3 +322,81 @@ def test_every_exercise_has_two_hint_levels_and_a_difficulty():
             assert first.text and second.text and first.text != second.text, exercise.name
             assert "hint(2)" in str(first) and second.level == 2
             assert exercise.difficulty in (1, 2, 3)
+
+
+# -- as a learner would: paste into the starter notebook and run it ------------------------------------------
+
+SUBTLY_WRONG = {
+    "03-utf8-pagination": (
+        "q3",
+        "from labkit.pager import is_continuation\n\n"
+        "def page_end(data, offset, max_bytes):\n"
+        "    end = min(len(data), offset + max_bytes)\n"
+        "    newline = data.rfind(b'\\n', offset, end)\n"
+        "    if end < len(data) and newline >= 0:\n"
+        "        return newline + 1\n"
+        "    while end < len(data) and is_continuation(data[end - 1]):\n"
+        "        end -= 1\n"
+        "    return end\n\n"
+        "answer_q3 = page_end\n",
+    ),
+    "04-snapshot-drift": (
+        "q4",
+        "def read_diff(fetch):\n"
+        "    pages = [fetch(offset=0)]\n"
+        "    while pages[-1]['hasMore']:\n"
+        "        bind = {'snapshot': pages[0]['snapshotId']} if len(pages) == 1 else {}\n"
+        "        pages.append(fetch(offset=pages[-1]['nextOffset'], **bind))\n"
+        "    return b''.join(client_bytes(p) for p in pages)\n\n"
+        "answer_q4 = read_diff\n",
+    ),
+    "07-diff-review-gate": (
+        "q6",
+        "def review_risks(files, allow):\n"
+        "    risks = []\n"
+        "    for f in files:\n"
+        "        p = f['path']\n"
+        "        if not any(p.startswith(e) for e in [e if e.endswith('/') else e + '/' for e in allow]):\n"
+        "            risks.append(('UNAUTHORIZED_PATH', p))\n"
+        "        if p.rsplit('/', 1)[-1] in LOCKFILES:\n"
+        "            risks.append(('LOCKFILE_CHANGED', p))\n"
+        "        if f['binary']:\n"
+        "            risks.append(('BINARY_CHANGED', p))\n"
+        "    return [f'{c}:{p}' for c, p in sorted(risks, key=lambda r: (r[1], r[0]))]\n\n"
+        "answer_q6 = review_risks\n",
+    ),
+    "09-pinned-source": (
+        "q4",
+        "def pin(records, at):\n"
+        "    hits = [r for r in records if r['from'] <= at and (r['until'] is None or at < r['until'])]\n"
+        "    return max(hits, key=lambda r: r['from'])['commit'] if hits else None\n\n"
+        "answer_q4 = pin\n",
+    ),
+}
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("lab", sorted(SUBTLY_WRONG))
+def test_a_learner_pasting_a_subtly_wrong_fix_into_the_starter_is_told_which_promise_broke(lab, tmp_path):
+    """The starter as handed out, a subtly wrong fix pasted into the fix-it cell, Run All: Incorrect, a promise named."""
+    import nbformat
+
+    from labkit.course.labfiles import labs_dir
+    from labkit.course.notebooks import execute_notebook
+
+    q, source = SUBTLY_WRONG[lab]
+    starter = make_starter(read_lab(lab), lab)
+    cell = next(c for c in starter.cells if re.search(rf"^answer_{q} = \.\.\.", c.source, re.M))
+    cell.source = source
+    out = tmp_path / f"{lab}.ipynb"
+    run = execute_notebook(labs_dir() / f"{lab}.ipynb", out, timeout=120, nb=starter)
+    assert run.ok, run.error
+    executed = nbformat.read(out, as_version=4)
+    check = next(
+        c for c in executed.cells if c.cell_type == "code" and c.source.strip() == f"lab{lab[:2]}.{q}.check(answer_{q})"
+    )
+    shown = "".join(
+        o.get("data", {}).get("text/plain", "") for o in check.outputs if o.get("output_type") == "execute_result"
+    )
+    assert f"[lab{lab[:2]}.{q}] Incorrect: promise " in shown and " broke on " in shown, shown
+    assert "def " not in shown  # the message names a promise and an input, never code

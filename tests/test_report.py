@@ -394,3 +394,13 @@ def test_report_as_a_reader_sees_it(tmp_path):
     import matplotlib.image as mpimg
 
     assert mpimg.imread(shot).std() > 0.01, "the screenshot is blank"
+
+
+def test_tables_wrap_to_the_page_instead_of_scrolling_sideways():
+    """On a 1280 px projector every column must be visible: no horizontal scroll box, tables at page width."""
+    from labkit.course.report import CSS
+
+    assert "overflow-x:auto" not in CSS.replace(" ", "")
+    assert "width:100%" in CSS and "overflow-wrap:anywhere" in CSS
+    body_width = int(re.search(r"max-width:(\d+)px", CSS).group(1))
+    assert body_width <= 1280 - 2 * 16
