@@ -49,6 +49,7 @@ from labkit.course.check import lab02
 from labkit.course.experiments import git_worlds
 from labkit.course.plots.diff import mode_sizes
 from labkit.course.repo_builder import IsolatedRepo
+from labkit.course.sources import side_by_side
 from labkit.diff import git_diff, list_visible_changes
 from labkit.errors import LabkitError
 from labkit.status import git_status
@@ -131,6 +132,15 @@ print(page["diff"])
 sizes = {mode: git_diff(world.path, mode=mode)["totalBytes"] for mode in ("unstaged", "staged", "head")}
 for mode, size in sizes.items():
     print(f"{mode:9} {size:6,} B")
+print(
+    side_by_side(
+        [
+            (mode, size, f"{sizes[mode]:,} B")
+            for mode, size in (("unstaged", "5,001 B"), ("staged", "164 B"), ("head", "5,165 B"))
+        ],
+        "codex-article",
+    )
+)
 mode_sizes(sizes, title="Diff size per mode, a world sized to the article's figures")
 
 # %% [markdown]

@@ -262,9 +262,19 @@ for g in result["goals"]:
 stage_times(result)
 
 # %%
-for r in result["rows"]:
-    if r["shape"] == "invoice" and r["files"] == 506:
-        print(f"{r['strategy']}: read stage {r['stageMs']['read']:8.2f} ms   all stages {r['totalMs']:8.2f} ms")
+stages = {r["strategy"]: r for r in result["rows"] if r["shape"] == "invoice" and r["files"] == 506}
+for name, r in stages.items():
+    print(f"{name}: read stage {r['stageMs']['read']:8.2f} ms   all stages {r['totalMs']:8.2f} ms")
+print()
+print(
+    side_by_side(
+        [
+            (f"read stage, {x}, 506 files", ms, f"{stages[x]['stageMs']['read']:.3f} ms")
+            for x, ms in (("A", "260.517 ms"), ("B", "1.573 ms"), ("C", "3.147 ms"))
+        ],
+        "codex-article",
+    )
+)
 
 # %% [markdown]
 # Compared by read stage alone, A looks many times slower than C. End to end the gap is much

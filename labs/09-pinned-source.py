@@ -54,6 +54,7 @@
 # %matplotlib inline
 from labkit.course import source_fixtures as fx
 from labkit.course.plots.pinned_source import plot_deployment_timeline, plot_request_outcomes
+from labkit.course.sources import side_by_side
 from labkit.course.widgets.pinned_source import deployment_explorer, timeline_data
 from labkit.errors import LabkitError
 from labkit.source import load_config, parse_instant, resolve_target, source_read, source_search
@@ -220,6 +221,22 @@ for row in comparison["rows"]:
         f"{row['label']:32} backend {row['backendRelease']}  ->  {row['code']:13} {row['action']:12} "
         f"{row['totalCents']} cents"
     )
+deployed = next(r for r in comparison["rows"] if r["label"].startswith("store-001"))
+on_main = next(r for r in comparison["rows"] if r["label"].startswith("main"))
+print()
+print(
+    side_by_side(
+        [
+            (
+                "store-001's deployed v1",
+                "PRICE_CHANGED, 3,200 cents",
+                f"{deployed['code']}, {deployed['totalCents']:,} cents",
+            ),
+            ("main's v2", "OK, 3,200 cents", f"{on_main['code']}, {on_main['totalCents']:,} cents"),
+        ],
+        "ticket-agent",
+    )
+)
 plot_request_outcomes(comparison)
 
 # %% [markdown]
