@@ -9,9 +9,25 @@
 # %% [markdown]
 # # Lab 00: Set up, and meet an isolated repository
 #
+# **Questions.** Are the tools really there? Can a repository you did not build run code on your machine
+# when you only ask it `git status`? What does protecting against that cost?
+#
+# **Objectives.** By the end of this lab you can:
+#
+# 1. check that git, ripgrep and this kernel's Python are the ones labkit expects;
+# 2. build an isolated repository and predict its commit id from its inputs;
+# 3. name the repository settings that make plain `git status` run programs, and show labkit refusing them;
+# 4. read the cost of labkit's hardened git runner in milliseconds, measured here.
+#
+# **Prerequisites.** Python 3.10+, git, and labkit installed as the top-level README says; what a git
+# commit is.
+# **Time.** About 20 minutes of teaching and 25 minutes of exercises (45 minutes); the notebook runs in
+# about 5 seconds.
+#
 # Every later lab asks git questions about small repositories it builds for you, and trusts the
 # answers enough to draw conclusions from them. Two things must hold for that: the tools are really
-# there, and the repositories behave the same on every machine and cannot run code on yours.
+# there, and the repositories behave the same on every machine and cannot run code on yours. (This lab
+# draws on none of the course's five sources; lab 01 introduces them.)
 #
 # **What you'll learn**
 #
@@ -91,7 +107,7 @@ print("same id in both isolated runs:", demo["sameEverywhere"], "| in different 
 # The table shows it: both isolated runs end on the same id although their folders differ, and
 # one second on the clock or another author name gives another id.
 #
-# ### Exercise 1
+# ### Q1. A reproducible commit (difficulty ●○○)
 #
 # In the fresh isolated repository `q1_repo` (made in the next cell), write `hello.txt` containing
 # `hello` and a newline, commit it with the message `first commit`, and set `answer_q1` to the commit
@@ -109,7 +125,7 @@ answer_q1 = q1_repo.commit("first commit")
 lab00.q1.check(answer_q1)
 
 # %% [markdown]
-# ### Exercise 2
+# ### Q2. What changes a commit id? (difficulty ●●○)
 #
 # Which of these would give a *different* commit id for the same files? Answer a Python set of
 # keys from the list below, for example `{"folder", "machine"}` (that shows the shape, not the answer).
@@ -160,7 +176,7 @@ payload_demo("core.fsmonitor", "status")
 payload_explorer()
 
 # %% [markdown]
-# ### Exercise 3
+# ### Q3. Which payloads fire? (difficulty ●●○)
 #
 # In the demo's repository (a tracked file whose timestamp changed but whose bytes did not), which
 # payloads does a **plain** `git status` run? Answer a Python set of names from `lab00.Q3_OPTIONS`
@@ -176,12 +192,15 @@ answer_q3 = {"core.fsmonitor", "post-index-change hook", "filter clean"}
 lab00.q3.check(answer_q3)
 
 # %% [markdown]
-# Here is the whole picture, measured now on this machine, for both commands. No payload fires
-# under labkit, for either command:
+# Once your answer is checked, the next cell shows the whole picture, measured now on this machine, for
+# both commands (it waits until then: it would answer the exercise).
 
 # %%
-rows = payload_table("status") + payload_table("diff")
-print(table(rows, ["command", "kind", "plainFired", "labkitFired"]))
+lab00.q3.reveal(
+    lambda: print(
+        table(payload_table("status") + payload_table("diff"), ["command", "kind", "plainFired", "labkitFired"])
+    )
+)
 
 # %% [markdown]
 # ## 4. What the hardening costs
@@ -200,9 +219,9 @@ plot_runner_overhead(overhead)
 # repository's programs. Every later lab pays this price on every git call.
 
 # %% [markdown]
-# ### Exercise 4: whose commit is this?
+# ### Q4. Whose commit is this? (difficulty ●●○)
 #
-# A classmate did Exercise 1's steps in an `IsolatedRepo` too, but got another commit id:
+# A classmate did Q1's steps in an `IsolatedRepo` too, but got another commit id:
 
 # %%
 print("their id:", lab00.Q4_THEIRS)
@@ -219,7 +238,7 @@ for key, text in lab00.Q4_VARIANTS.items():
 
 # %% tags=["solution"]
 def exercise1_commit(variant):
-    """Exercise 1's steps in a fresh isolated repository, with one variant applied."""
+    """Q1's steps in a fresh isolated repository, with one variant applied."""
     with IsolatedRepo(branch="master" if variant == "branch" else "main") as r:
         if variant == "second":
             r.commit("start", allow_empty=True)
@@ -241,7 +260,7 @@ lab00.q4.check(answer_q4)
 q1_repo.cleanup()
 
 # %% [markdown]
-# ## What to remember
+# ## Key points (what to remember)
 #
 # - Check the environment first: git, `rg`, and a kernel whose Python has labkit installed.
 # - An isolated repository fixes author, email and clock, so the same script gives the same

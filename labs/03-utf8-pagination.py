@@ -9,16 +9,39 @@
 # %% [markdown]
 # # Lab 03: Paging a diff without breaking characters
 #
-# A diff can be megabytes long, and a tool hands it to an agent one page at a time. The seed report
-# (the field report on a real agent's code tools that this course retells; lab 01 introduces it)
-# caught a real tool doing this wrong: a diff of **6,467 B** came back, page by page, as **6,489 B** of
-# text sprinkled with `�` (U+FFFD, the replacement character). Nothing crashed; the agent just received
-# code that was never written. In this lab you reproduce the defect with real git, look at the exact
-# bytes where a page was cut, and then use the pager that cannot do it.
+# **Questions.** How can a page of a diff hold text nobody wrote, while every byte count adds up? What
+# must a pager promise so that its pages, put back together, are the diff byte for byte?
+#
+# **Objectives.** By the end of this lab you can:
+#
+# 1. tell from a single byte whether it starts a UTF-8 character or continues one;
+# 2. show, on a real git diff, where a byte-limited page splits a character and how many bytes the client gains;
+# 3. explain why a test on ASCII text passes whatever the pager does with longer characters;
+# 4. fix a page cut so that it keeps the five promises of a safe pager (exercise Q3);
+# 5. predict which resume offsets a safe pager refuses, and why.
+#
+# **Prerequisites.** Lab 02 (what a diff page is); Python `bytes` and `str`.
+# **Time.** About 30 minutes of teaching and 35 minutes of exercises (65 minutes); the notebook itself
+# runs in about 7 seconds.
+#
+# **Source.** This lab retells two measurements of **the source-reading article**: chapter ⑩ of a
+# Chinese source-reading series on *Codex with ChatGPT*, *【Codex with ChatGPT 源码学习⑩】Workspace Search
+# 与 Git Diff* (Workspace Search and Git Diff: from fast retrieval to trustworthy code review), published
+# as a blog article; the copy names no author. It studied the open-source project
+# XiaoDuoYa/codex-with-chatgpt at a pinned commit. Lab 01 introduces it; `labkit.course.sources` lists
+# all five documents this course draws on.
+#
+# A diff can be megabytes long, and a tool hands it to an agent one page at a time. The article caught
+# a real tool doing this wrong: a diff of **6,467 B** came back, page by page, as **6,489 B** of text
+# sprinkled with `�` (U+FFFD, the replacement character). Nothing crashed; the agent just received
+# code that was never written. It also ran the *positive control* first: an ASCII diff of 5,001 B paged
+# and rebuilt exactly. In this lab you reproduce both with real git, look at the exact bytes where a page
+# was cut, and then fix a page cut yourself.
 #
 # **What you'll learn**
 #
 # - how UTF-8 spends 1 to 4 bytes per character, and why a byte limit is not a character limit;
+# - why an ASCII test passes whatever the pager does, so it proves nothing about UTF-8;
 # - why decoding each page on its own turns a split character into U+FFFD, and grows the text;
 # - the rules of a safe pager: end after a newline or a whole character, always advance, report the exact
 #   byte count, refuse an offset inside a character, and fall back to base64 for non-UTF-8 diffs;
@@ -55,7 +78,44 @@ for ch in ("e", "é", "汉", "🚀"):
     print(f"{ch!r:6} {len(raw)} B  " + " ".join(f"{b:08b}" for b in raw))
 
 # %% [markdown]
-# ## 2. The defect, with the real tool path
+# ## 2. The positive control: ASCII pages fine
+#
+# Before reproducing a defect, the article showed that its test *can* pass: an ASCII diff of 5,001 B,
+# read in 1,024 B pages, rebuilt exactly. Lab 02's repository has an unstaged diff of that size, all
+# ASCII. Here it is, read with the naive pager that section 3 shows failing:
+
+# %%
+from labkit.course.experiments.git_worlds import status_world
+from labkit.course.sources import side_by_side
+
+ascii_repo = status_world(IsolatedRepo(prefix="lab03-ascii-"))
+ascii_full = build_diff(ascii_repo.path).data
+ascii_pages = read_all_pages(ascii_repo.path, pager="naive", max_bytes=1024)
+ascii_rebuilt = b"".join(client_bytes(p) for p in ascii_pages)
+print(
+    side_by_side(
+        [
+            ("ASCII diff", "5,001 B", f"{len(ascii_full):,} B"),
+            (
+                "pages at 1,024 B",
+                "999, 1,000, 1,000, 1,000, 1,002",
+                ", ".join(f"{p['returnedBytes']:,}" for p in ascii_pages),
+            ),
+            ("rebuilt equals the diff", "true", str(ascii_rebuilt == ascii_full).lower()),
+        ],
+        "codex-article",
+    )
+)
+
+# %% [markdown]
+# The page sizes differ (the article's lines were longer than ours) and the verdict is the same: every
+# page ends after a newline or on a byte that is a whole character, because in ASCII *every* byte is a
+# whole character. That is why the control proves nothing about UTF-8: the naive pager cannot fail on
+# ASCII, whatever it does with longer characters. A test suite that only pages ASCII would pass the broken
+# pager. Now the same pager on the article's second input.
+
+# %% [markdown]
+# ## 3. The defect, with the real tool path
 #
 # The diff above is 6,467 B: a short header, the removed line, and one very long added line.
 # `pager="naive"` is the historical pager, kept only to teach this: it slices `max_bytes`, backs up to the
@@ -72,13 +132,25 @@ for i, p in enumerate(naive_pages, 1):
         f"{i:4} {p['offset']:7,} {p['returnedBytes']:14,} {len(client_bytes(p)):13,} {p['diff'].count(chr(0xFFFD)):7}"
     )
 rebuilt = b"".join(client_bytes(p) for p in naive_pages)
-print(f"full diff {len(full):,} B -> rebuilt {len(rebuilt):,} B; identical: {rebuilt == full}")
+print(f"full diff {len(full):,} B -> rebuilt {len(rebuilt):,} B; identical: {rebuilt == full}\n")
+damaged = [i for i, p in enumerate(naive_pages, 1) if chr(0xFFFD) in p["diff"]]
+print(
+    side_by_side(
+        [
+            ("full diff", "6,467 B", f"{len(full):,} B"),
+            ("pages at 1,024 B", "8", f"{len(naive_pages)}"),
+            ("rebuilt from the pages", "6,489 B", f"{len(rebuilt):,} B"),
+            ("pages holding U+FFFD", "2-8", ", ".join(map(str, damaged))),
+        ],
+        "codex-article",
+    )
+)
 
 # %% [markdown]
 # Page 1 ends at byte 142, after the last newline before the long line. From there on no window holds a
 # newline, so each page is cut at exactly 1,024 B, wherever that falls inside the line.
 #
-# ## 3. Byte by byte at the boundary
+# ## 4. Byte by byte at the boundary
 #
 # Here is the first cut that lands inside a character: the bytes on each side, and what each side
 # decodes to when decoded alone.
@@ -103,10 +175,10 @@ utf8_pages(result)
 
 # %% [markdown]
 # Every naive page after the first gains bytes: 3 B for each U+FFFD minus the 1 or 2 bytes it
-# replaced. The safe pager (green, next section) gains nothing on any page.
+# replaced. The safe pager (next section) gains nothing on any page.
 
 # %% [markdown]
-# ## 4. The fix: a safe pager
+# ## 5. The fix: a safe pager
 #
 # The safe pager (the default) keeps five promises:
 #
@@ -129,7 +201,7 @@ print("one snapshot for all pages:", {p["snapshotId"] for p in safe_pages})
 # %% [markdown]
 # Between the short first and last pages, the safe pages are 1,022 or 1,023 B, not 1,024: each one stops
 # before a character that would not fit whole. Put together they give back the diff byte for byte. All of them name one `snapshotId`: the
-# first call stored the whole diff, and later pages were cut from that stored copy (section 5 and lab 04
+# first call stored the whole diff, and later pages were cut from that stored copy (section 6 and lab 04
 # come back to it). Next, promise 4: an offset that points inside a character is refused.
 
 # %%
@@ -160,9 +232,9 @@ print("lossless:", b"".join(client_bytes(p) for p in latin_pages) == build_diff(
 page_size_explorer()
 
 # %% [markdown]
-# ## 5. What paging costs
+# ## 6. What paging costs
 #
-# The seed's tool regenerated the whole diff for every page. Reading N bytes in pages of P then costs
+# The article's tool regenerated the whole diff for every page. Reading N bytes in pages of P then costs
 # N/P full diffs: O(N²/P). labkit computes the diff once, stores it as a snapshot, and serves each later
 # page with one seek and one read of about P bytes: O(N) in total. The quick run below uses small diffs
 # (per-call start-up dominates there); `labkit experiment pagination-cost` runs 1 to 32 MiB, where the
@@ -194,7 +266,7 @@ pagination_cost(cost)
 # fraction of a millisecond whatever the size of the diff. That split is why snapshot paging stays O(N).
 
 # %% [markdown]
-# ## 6. Exercises: a diff you have not seen
+# ## 7. Exercises
 #
 # The next cell builds another repository, `menu`: a restaurant menu in Greek (2 bytes per letter)
 # with emoji (4 bytes each), rewritten with new prices. Most of its lines are short, but one line,
@@ -208,7 +280,9 @@ menu = IsolatedRepo(prefix="lab03-menu-")
 build_menu_world(menu)
 
 # %% [markdown]
-# **Q1.** An agent reads the menu diff with the naive pager and **1,500 B** pages. Which page numbers
+# ### Q1. Which pages break? (difficulty ●○○)
+#
+# An agent reads the menu diff with the naive pager and **1,500 B** pages. Which page numbers
 # contain U+FFFD? Answer a list of page numbers, counting from 1 (e.g. `[2, 5]`; the shape, not the
 # answer). Before you measure, predict: will the short lines be damaged?
 
@@ -220,7 +294,9 @@ answer_q1 = [i for i, p in enumerate(menu_naive, 1) if chr(0xFFFD) in p["diff"]]
 lab03.q1.check(answer_q1)
 
 # %% [markdown]
-# **Q2.** Another agent does not use `nextOffset`: after a timeout it resumes reading the menu diff at
+# ### Q2. Which resume offsets are refused? (difficulty ●●○)
+#
+# Another agent does not use `nextOffset`: after a timeout it resumes reading the menu diff at
 # offsets it computes itself, `1000`, `2000`, `3000`, ... up to the end of the diff. Which of those
 # offsets does `labkit diff` refuse with `invalid_offset`? Answer a set of integers. You can ask
 # labkit (catch `LabkitError` and read `exc.code`), or inspect the bytes of the diff yourself.
@@ -240,21 +316,69 @@ for offset in range(1000, len(menu_full), 1000):
 lab03.q2.check(answer_q2)
 
 # %% [markdown]
-# An offset is only safe if it came from the pager (`nextOffset`). Arithmetic on byte counts lands
-# inside a character sooner or later, and labkit says so instead of serving a damaged page.
+# ### Q3. Build the fix: a safe page cut (difficulty ●●●)
+#
+# Now you write the piece this lab is about. `page_end(data, offset, max_bytes)` returns where the page
+# that starts at `offset` ends (an exclusive byte offset), for `data` that is valid UTF-8 and an `offset`
+# on a character boundary. The version below is the article's pager, translated: it keeps the newline
+# rule and cuts at the byte limit otherwise. First run it through the five promises of a safe pager:
+# `lab03.q3.probe(fn)` tries each promise on five inputs and says which one broke, on which input.
+# Notice which input passes everything.
+
+
+# %% tags=["broken"]
+def page_end(data: bytes, offset: int, max_bytes: int) -> int:
+    """End (exclusive) of the page of data that starts at offset: at most max_bytes long."""
+    end = min(len(data), offset + max_bytes)
+    newline = data.rfind(b"\n", offset, end)
+    if end < len(data) and newline >= 0:
+        return newline + 1  # the window holds a newline: end the page right after it
+    return end
+
+
+lab03.q3.probe(page_end)
+
+# %% [markdown]
+# The ASCII input keeps every promise, as the positive control did in section 2; the long line of `汉🚀`
+# does not. Find the line that lets a page end inside a character and fix it in the cell below (the
+# starter gives you this same broken version to edit), then assign your function to `answer_q3`.
+# `labkit.pager.is_continuation(byte)` is there if you want it; `labkit.pager.cut_length` would do the
+# whole job for you, so do not call it.
+
+# %% tags=["solution", "fixit"]
+from labkit.pager import is_continuation
+
+
+def page_end(data: bytes, offset: int, max_bytes: int) -> int:
+    """End (exclusive) of the page of data that starts at offset: at most max_bytes long."""
+    end = min(len(data), offset + max_bytes)
+    newline = data.rfind(b"\n", offset, end)
+    if end < len(data) and newline >= 0:
+        return newline + 1  # the window holds a newline: end the page right after it
+    while end < len(data) and is_continuation(data[end]):
+        end -= 1  # never end before a continuation byte: that would split its character
+    return end
+
+
+answer_q3 = page_end
+
+# %%
+lab03.q3.check(answer_q3)
 
 # %%
 repo.cleanup()
+ascii_repo.cleanup()
 latin.cleanup()
 menu.cleanup()
 
 # %% [markdown]
-# ## What to remember
+# ## Key points (what to remember)
 #
 # - A byte limit cuts characters; decoding a page on its own turns the cut into U+FFFD and changes the text
 #   (6,467 B became 6,489 B) while every offset still adds up.
 # - Cut pages after a newline or a whole character, report exact byte counts, refuse offsets inside a
 #   character, and serve non-UTF-8 diffs as base64.
+# - An ASCII test cannot fail on a character cut: it is a positive control, never proof of UTF-8 safety.
 # - Short lines hide the defect: the naive pager only damages cuts inside long lines, so a test on
 #   ordinary code can pass while a minified file or a long text line breaks.
 # - Resume only at the `nextOffset` a page gave you; an offset from your own arithmetic can be refused.

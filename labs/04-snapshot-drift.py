@@ -9,10 +9,29 @@
 # %% [markdown]
 # # Lab 04: Snapshot drift, or how two versions become one diff
 #
+# **Questions.** Can a diff read page by page be a version that never existed? Which field of a page
+# could tell, and what makes it impossible?
+#
+# **Objectives.** By the end of this lab you can:
+#
+# 1. produce, with real git, a page-by-page read that matches neither version of a file;
+# 2. say why offsets, `totalBytes` and the HEAD commit cannot detect it, and a content hash can;
+# 3. bind a reader to one snapshot so that an edit in the middle cannot mix versions (exercise Q4);
+# 4. predict which events change the bytes of an unstaged diff, and so void a revision-bound read.
+#
+# **Prerequisites.** Lab 03 (pages, `nextOffset`, snapshots).
+# **Time.** About 25 minutes of teaching and 35 minutes of exercises (60 minutes); the notebook runs in
+# about 15 seconds.
+#
+# **Source.** The drift experiment is the second defect reported by **the source-reading article**
+# (*【Codex with ChatGPT 源码学习⑩】Workspace Search 与 Git Diff*, a chapter of a Chinese blog series on
+# *Codex with ChatGPT*; the copy names no author; credited in full in lab 01). The article proposed a
+# hash of the whole diff and an immutable snapshot as design ideas its subject did not implement; labkit
+# implements both, and goes beyond the article with a store that checks every chunk it serves.
+#
 # An agent reads a long diff in pages. Between page 1 and page 2, something (another agent, the
 # developer, a formatter) edits the file. If each page is cut from a freshly generated diff, the agent
-# ends up holding the start of one version and the rest of another. The seed report (the field report
-# on a real agent's code tools that this course retells; lab 01 introduces it) reproduced this:
+# ends up holding the start of one version and the rest of another. The article reproduced this:
 # two versions V1 and V2 whose diffs were both **6,238 B**, and a page-by-page read that matched
 # **neither**. Every length agreed, every offset lined up, HEAD never moved.
 #
@@ -30,6 +49,7 @@ from labkit.course.experiments import git_worlds
 from labkit.course.experiments.snapshot_drift import run as drift_experiment
 from labkit.course.plots.diff import drift_pages
 from labkit.course.repo_builder import IsolatedRepo
+from labkit.course.sources import side_by_side
 from labkit.course.widgets.diff import snapshot_explorer
 from labkit.diff import build_diff, client_bytes, git_diff
 from labkit.errors import LabkitError
@@ -53,7 +73,7 @@ print("V2 sourceRevision:", v2.source_revision[:23] + "...")
 # ## 1. The mixture
 #
 # The experiment builds this world on its own, reads page 1 under V1, switches the working tree to V2,
-# and reads on, three ways: with the naive pager (no binding, the seed tool's behaviour), with the
+# and reads on, three ways: with the naive pager (no binding, the article's tool's behaviour), with the
 # snapshot page 1 returned, and with page 1's `sourceRevision`. In the figure each bar is one read of the
 # whole diff, split into its pages, coloured by the version each page came from.
 
@@ -66,28 +86,60 @@ print(
 print("naive read equals V1:", naive["mixedMatchesV1"], "| equals V2:", naive["mixedMatchesV2"])
 print("pages came from:", [p["version"] for p in naive["pages"]])
 print("snapshot read equals V1:", result["snapshot"]["matchesV1"])
-print("revision-bound read:", result["revision"])
+print("revision-bound read:", result["revision"], "\n")
+print(
+    side_by_side(
+        [
+            (
+                "V1 / V2 / mixed read",
+                "6,238 B each",
+                f"{result['v1Bytes']:,} / {result['v2Bytes']:,} / {naive['mixedBytes']:,} B",
+            ),
+            ("pages at 1,024 B", "7", str(naive["pageCount"])),
+            (
+                "mixed read equals V1 or V2",
+                "false, false",
+                f"{str(naive['mixedMatchesV1']).lower()}, {str(naive['mixedMatchesV2']).lower()}",
+            ),
+        ],
+        "codex-article",
+    )
+)
 drift_pages(result)
 
 # %% [markdown]
 # ## 2. Which field could have noticed?
 #
-# | field | catches this drift? | why |
-# |---|---|---|
-# | `offset` / `nextOffset` | no | each page starts where the previous ended, in both versions |
-# | `totalBytes` | no | V1 and V2 diffs are the same length |
-# | HEAD commit | no | only the working tree changed; nothing was committed |
-# | `sourceRevision` | **yes** | a hash of the whole diff changes when any byte changes |
-# | `snapshotId` | prevents it | later pages come from stored bytes, so no mixture can form |
+# ### Q1. Predict: which field would have told? (difficulty ●○○)
 #
-# The naive read took page 1 from V1 and the other six from V2: 6,238 B that equal neither version. The
-# snapshot read is V1, whole, and the revision-bound read stopped after page 1 with `snapshot_drift`.
-#
-# The experiment computes each verdict from the run, rather than asserting it:
+# Before the experiment's verdicts are shown, predict. For the V1/V2 mixture above, which of these would
+# have told the reader something was wrong: the offsets (`offset` / `nextOffset`), `totalBytes`, the HEAD
+# commit, `sourceRevision` (a SHA-256 of the whole diff)? Answer a dict
+# `{"offsets": bool, "totalBytes": bool, "head": bool, "sourceRevision": bool}`, with `True` for "would
+# have told" and `False` otherwise.
 
 # %%
-for row in result["detection"]:
-    print(f"{row['field']:44} {'yes' if row['detects'] else 'no ':3}  {row['why']}")
+from labkit.course.check import lab04
+
+# %% tags=["solution"]
+answer_q1 = {"offsets": False, "totalBytes": False, "head": False, "sourceRevision": True}
+
+# %%
+lab04.q1.check(answer_q1)
+
+# %% [markdown]
+# The experiment computes each verdict from the run, rather than asserting it; the next cell shows them
+# once your prediction is checked. A `snapshotId` does more than detect: later pages come from stored
+# bytes, so no mixture can form.
+
+
+# %%
+def show_detection():
+    for row in result["detection"]:
+        print(f"{row['field']:44} {'yes' if row['detects'] else 'no ':3}  {row['why']}")
+
+
+lab04.q1.reveal(show_detection)
 
 # %% [markdown]
 # A length is a very weak summary: V1 and V2 differ in almost every byte and still have the same length.
@@ -184,21 +236,9 @@ for _attempt in range(2):
 # %% [markdown]
 # ## 5. Exercises
 #
-# **Q1.** For the V1/V2 mixture, which of these would have told the reader something was wrong?
-# Answer a dict `{"offsets": bool, "totalBytes": bool, "head": bool, "sourceRevision": bool}`, with
-# `True` for "would have told" and `False` otherwise.
-
-# %%
-from labkit.course.check import lab04
-
-# %% tags=["solution"]
-answer_q1 = {"offsets": False, "totalBytes": False, "head": False, "sourceRevision": True}
-
-# %%
-lab04.q1.check(answer_q1)
-
-# %% [markdown]
-# **Q2.** Page 1 was read, then the worktree changed. Which one way of reading on gives you the rest of
+# ### Q2. Which way of reading on is safe? (difficulty ●○○)
+#
+# Page 1 was read, then the worktree changed. Which one way of reading on gives you the rest of
 # the *same* diff page 1 came from, whole? Answer one letter as a string, e.g. `"a"`.
 
 # %%
@@ -212,7 +252,9 @@ answer_q2 = "b"
 lab04.q2.check(answer_q2)
 
 # %% [markdown]
-# **Q3: what can invalidate a read?** Drift is not only "someone edited the file". An agent is reading
+# ### Q3. What can invalidate a read? (difficulty ●●○)
+#
+# Drift is not only "someone edited the file". An agent is reading
 # the **unstaged** diff of another repository page by page, bound to page 1's `sourceRevision`. While it
 # reads, one of the events below happens. After which of them is page 2 refused with `snapshot_drift`?
 # Answer a set of keys, e.g. `{"touch"}` (the shape, not the answer).
@@ -248,9 +290,46 @@ answer_q3 = {event for event in lab04.Q3_EVENTS if drifts(event)}
 lab04.q3.check(answer_q3)
 
 # %% [markdown]
-# `sourceRevision` binds the *bytes of the diff you asked for*, nothing else: an event that leaves them
-# unchanged is harmless to this read, and one that changes them (even without touching a file's content,
-# like `git add`) is caught.
+# ### Q4. Build the fix: a reader bound to one snapshot (difficulty ●●●)
+#
+# Now you write the reader. `read_diff(fetch)` reads the whole unstaged diff of a repository page by page
+# and returns its bytes. `fetch(offset=0, snapshot=None, revision=None)` asks for one page of 1,024 B (it
+# calls `git_diff` on a real repository that the checker builds); a later page asked for with no binding
+# is served the way the article's tool served it, cut from a freshly regenerated diff. The checker rewrites
+# the file in the middle of some reads (V1 to V2: same length, HEAD unchanged). Run the broken version
+# through the promises first.
+
+
+# %% tags=["broken"]
+def read_diff(fetch) -> bytes:
+    """The whole diff, read page by page through fetch(offset=..., snapshot=..., revision=...)."""
+    pages = [fetch(offset=0)]
+    while pages[-1]["hasMore"]:
+        pages.append(fetch(offset=pages[-1]["nextOffset"]))
+    return b"".join(client_bytes(p) for p in pages)
+
+
+lab04.q4.probe(read_diff)
+
+# %% [markdown]
+# A quiet read is fine, and so are its offsets; an edit in the middle is not. Fix the reader in the cell
+# below (the starter gives you this broken version to edit) and assign it to `answer_q4`. Failing closed
+# (raising `LabkitError`) keeps the promises too; returning a mixture never does.
+
+
+# %% tags=["solution", "fixit"]
+def read_diff(fetch) -> bytes:
+    """The whole diff, read page by page through fetch(offset=..., snapshot=..., revision=...)."""
+    pages = [fetch(offset=0)]
+    while pages[-1]["hasMore"]:
+        pages.append(fetch(offset=pages[-1]["nextOffset"], snapshot=pages[0]["snapshotId"]))
+    return b"".join(client_bytes(p) for p in pages)
+
+
+answer_q4 = read_diff
+
+# %%
+lab04.q4.check(answer_q4)
 
 # %%
 import shutil
@@ -259,10 +338,11 @@ shutil.rmtree(folder, ignore_errors=True)
 repo.cleanup()
 
 # %% [markdown]
-# ## What to remember
+# ## Key points (what to remember)
 #
 # - Pages cut from a regenerated diff can mix versions while every offset, length and HEAD agrees.
-# - Bind every page to the content: `sourceRevision` detects drift, a snapshot prevents it.
+# - Bind every page to the content: `sourceRevision` detects drift, a snapshot prevents it. A reader
+#   that binds only some pages, or checks lengths, still returns mixtures.
 # - Drift means "the bytes of this diff changed": staging a file changes the unstaged diff; saving the
 #   same bytes or committing another file does not.
 # - A tool that cannot guarantee one version should fail closed (`snapshot_drift`, `snapshot_required`),

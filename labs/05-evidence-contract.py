@@ -9,18 +9,44 @@
 # %% [markdown]
 # # Lab 05: The Evidence Contract
 #
+# **Questions.** What must a tool's answer carry before an agent may cite it as evidence? When is a set
+# of pages the whole diff, and what must a reviewer say about what it did *not* look at?
+#
+# **Objectives.** By the end of this lab you can:
+#
+# 1. wrap a tool's result in an evidence record and list what is wrong with it;
+# 2. name the invariants a schema cannot check, and break each one on a real page;
+# 3. decide whether a set of pages can be trusted as a whole diff, and as the diff *now*;
+# 4. write a coverage statement that says what was searched and what was not;
+# 5. grade a claim as the source-reading article grades its own: measured, measured issue, teaching
+#    simulation, design proposal or untested.
+#
+# **Prerequisites.** Labs 01, 03 and 04.
+# **Time.** About 30 minutes of teaching and 30 minutes of exercises (60 minutes); the notebook runs in
+# about 6 seconds.
+#
+# **Source.** The contract starts from a *draft* in **the source-reading article** (*【Codex with ChatGPT
+# 源码学习⑩】Workspace Search 与 Git Diff*, a chapter of a Chinese blog series on *Codex with ChatGPT*; the
+# copy names no author; lab 01 credits it in full). The article offered its Evidence Contract, schema
+# version `0.1-draft`, as a design proposal its subject did not implement, with placeholder hashes and
+# five invariants. labkit implements a schema and a validator; section 3 says which of the article's
+# five invariants labkit checks and which it leaves to the reviewer.
+#
 # Labs 03 and 04 found two ways a diff can look fine and be wrong: pages whose text no longer matches
 # their byte counts, and pages from two versions of the worktree. An agent that cites code needs a
 # rule for *what counts as evidence*. labkit writes that rule down twice, as the *Evidence Contract*:
-# a JSON Schema (draft 2020-12, the standard language for describing the shape of JSON) that fixes the shape, and as a validator that checks what a schema cannot (arithmetic,
-# hashes, consistency across pages).
+# a JSON Schema (draft 2020-12, the standard language for describing the shape of JSON) that fixes the
+# shape, and as a validator that checks what a schema cannot (arithmetic, hashes, consistency across
+# pages).
 #
 # **What you'll learn**
 #
 # - what an evidence record holds: the tool, the path and lines it is about, whether it is truncated,
 #   the revision it was read from, and the tool's own result;
-# - the four invariants: offsets advance exactly, a page re-encodes to its reported length, one object has
-#   one `sourceRevision`, and path/lines/tool/truncation are always present;
+# - the four invariants labkit checks: offsets advance exactly, a page re-encodes to its reported length,
+#   one object has one `sourceRevision`, and path/lines/tool/truncation are always present;
+# - the article's fifth invariant, which no validator can check: the reviewer states what it covered and
+#   what it did not search;
 # - how to decide whether a set of pages can be trusted as a whole diff.
 
 # %%
@@ -119,9 +145,68 @@ for name, pages in sets.items():
 # Two of the rows look identical, and `south` stops early (it covers 4,976 of 6,238 B). Offsets and byte
 # counts alone cannot tell `north` from `east`; the invariants can.
 #
-# ## 3. Exercises
+# ## 3. The article's five invariants, and the one no validator checks
 #
-# **Q1.** Which of `north`, `east` and `south` can be trusted as the whole diff? Answer a Python set of
+# The article proposed five invariants for its draft contract. labkit's validator checks the first three
+# and part of the fourth:
+#
+# | the article's invariant | labkit |
+# |---|---|
+# | 1. `offset + returnedBytes` agrees with `nextOffset`, and offsets strictly advance | checked (`advance`) |
+# | 2. a UTF-8 page, re-encoded, has the byte length it reports | checked (`length`) |
+# | 3. every page of one object is bound to one content hash or immutable snapshot | checked (`revision`, on a page set) |
+# | 4. path, line, workspace identity, tool version, collection time and truncation are traceable | path, lines, tool and truncation are required fields; workspace identity, tool version and collection time are not in labkit's record (the audit ledger of lab 11 records when each call was made, `recordedAtMs`) |
+# | 5. the reviewer states what its evidence covers and what it did not search, rather than implying it read the project | not checkable by a validator: it is a duty of whoever cites the evidence |
+#
+# The fifth is the one agents skip. A coverage statement is short, and it is built from the records
+# themselves: which tool, under which scope, whether anything was cut, and what lies outside.
+
+
+# %%
+def coverage_statement(records: list[dict], everything: str) -> str:
+    """What a set of evidence records covers, and what it does not (the article's fifth invariant)."""
+    lines = []
+    for rec in records:
+        scope = rec["path"] or "the whole root"
+        cut = "truncated: more exists" if rec["truncated"] else "not truncated"
+        lines.append(f"- {rec['tool']} ({rec['kind']}) over {scope}, {cut}")
+    lines.append(f"Not searched: {everything}.")
+    return "\n".join(lines)
+
+
+print(
+    coverage_statement(
+        [wrap("search", hits), record],
+        "other repositories, generated or ignored files, callers reached by name at run time, "
+        "and any page of the diff after the first",
+    )
+)
+
+# %% [markdown]
+# ## 4. How strong is each claim? The article grades its own evidence
+#
+# The article ends by grading every conclusion it drew, and the grades are worth copying: they say what
+# kind of evidence stands behind a sentence.
+#
+# | grade | what it means | an example from the article |
+# |---|---|---|
+# | measured (PASS) | observed in a run, for the stated conditions only | its two engines returned the same positions on the two queries it timed |
+# | measured + analysis | observed, with an explanation that was not measured separately | ripgrep's process start dominating on a small Windows repository |
+# | measured issue | a defect reproduced in a run | UTF-8 pages losing bytes; pages mixing two versions |
+# | teaching simulation | a constructed experiment with a known answer set | 100% recall of strategy C at 506 files, with its search terms given in advance |
+# | design proposal | not implemented or verified where it was proposed | the Evidence Contract and snapshots |
+# | untested | no claim either way | the end-to-end MCP path over OAuth and a tunnel |
+#
+# The same grades apply to this course. Where a lab quotes the article and prints this machine's figure
+# beside it, the article's number is *measured* for its conditions and ours is *measured* for ours; the
+# context strategies of lab 06 are a *teaching simulation*; the snapshot store and the contract were the
+# article's *design proposals* and are labkit's *implementation*, tested here.
+#
+# ## 5. Exercises
+#
+# ### Q1. Which reads are whole? (difficulty ●●○)
+#
+# Which of `north`, `east` and `south` can be trusted as the whole diff? Answer a Python set of
 # names, e.g. `{"north"}` (that shows the shape, not the answer).
 # Use the table, or `page_set_report(sets[name])["problems"]`, to find out why the others cannot.
 
@@ -132,7 +217,9 @@ answer_q1 = {name for name, pages in sets.items() if page_set_report(pages)["tru
 lab05.q1.check(answer_q1)
 
 # %% [markdown]
-# **Q2.** `lab05.proxied_page()` is a real page that passed through a proxy which normalised line endings
+# ### Q2. The proxied page (difficulty ●●○)
+#
+# `lab05.proxied_page()` is a real page that passed through a proxy which normalised line endings
 # (CRLF to LF). Which invariant does it break? Answer one of `'advance'`, `'length'`, `'revision'`,
 # `'fields'` (a string; the four are listed below).
 
@@ -149,7 +236,9 @@ answer_q2 = "length"
 lab05.q2.check(answer_q2)
 
 # %% [markdown]
-# **Q3: evidence of *now*.** A review bot gathered four agents' reads of the unstaged diff of another
+# ### Q3. Evidence of *now* (difficulty ●●●)
+#
+# A review bot gathered four agents' reads of the unstaged diff of another
 # repository, `q3_repo`, built in the next cell. The repository changed once while they worked, and
 # nobody recorded who read when. Which agents' reads are evidence of the diff **as it is now**? Answer
 # a set of names, e.g. `{"ada"}` (the shape, not the answer). `agent_runs[name]` is that agent's list
@@ -183,12 +272,15 @@ repo.cleanup()
 q3_repo.cleanup()
 
 # %% [markdown]
-# ## What to remember
+# ## Key points (what to remember)
 #
 # - Evidence is a record: which tool, about which path and lines, truncated or not, from which revision.
 # - The schema fixes the shape; invariants catch what shapes cannot: exact offsets, re-encoded lengths,
 #   page hashes, and one `sourceRevision` per object.
 # - Trust a page set only when it starts at 0, advances exactly, ends with `hasMore: false`, and shares
 #   one `sourceRevision` that its bytes hash to.
+# - State coverage: which tools, which scope, truncated or not, and what was not searched (the fifth
+#   invariant, which only the reviewer can keep).
+# - Grade each claim: measured, measured issue, teaching simulation, design proposal, or untested.
 # - Consistent is not current: evidence of the code as it is now also needs that `sourceRevision` to be
 #   the diff's revision now.

@@ -9,6 +9,29 @@
 # %% [markdown]
 # # Lab 06: How much code should an agent read for one change?
 #
+# **Questions.** To review one change, should an agent read everything, search, or follow the code?
+# How do you measure which is better, and what must any strategy admit it did not cover?
+#
+# **Objectives.** By the end of this lab you can:
+#
+# 1. measure a context strategy by files read, text read, recall and precision against a gold set;
+# 2. predict which strategy is cheapest at full recall on a small and on a large project;
+# 3. explain how decoys make plain search over-read and a dependency chain makes it under-read;
+# 4. write an expansion rule for an automatic strategy that reaches full recall within a byte budget;
+# 5. tell read-stage time from end-to-end time.
+#
+# **Prerequisites.** Labs 01 and 02; reading Python.
+# **Time.** About 35 minutes of teaching and 30 minutes of exercises (65 minutes); the notebook runs in
+# about 15 seconds.
+#
+# **Source.** The invoice project, strategies A-C and the 6-versus-506 comparison come from **the
+# source-reading article** (*【Codex with ChatGPT 源码学习⑩】Workspace Search 与 Git Diff*, a chapter of a
+# Chinese blog series on *Codex with ChatGPT*; the copy names no author; lab 01 credits it in full). The
+# article grades this experiment itself as a *teaching simulation*: a constructed project with a known
+# gold set, where C's second search term was given in advance rather than found by the tool. Strategy D
+# (an automatic expansion that finds its own terms) and the `statements` and `payroll` shapes are
+# labkit's additions.
+#
 # You ask an agent to review a change to `export_invoice()`, the function that turns an invoice
 # into CSV. It searches for `export_invoice`, reads the three files that mention it, and reports
 # *"nothing else is affected"*. But `export_invoice` now passes a currency to `format_amount()`,
@@ -28,10 +51,12 @@
 
 # %%
 # %matplotlib inline
+from labkit.course.check import lab06
 from labkit.course.context_scale.experiment import run, seed_table, table_text
 from labkit.course.context_scale.fixtures import build_fixture
 from labkit.course.context_scale.strategies import ExpansionRule, run_strategy
 from labkit.course.plots.context import bytes_vs_files, recall_vs_files, stage_times
+from labkit.course.sources import side_by_side
 from labkit.course.widgets.context import context_explorer
 
 project = build_fixture("invoice", 6)  # a real git repository in a temp folder
@@ -41,8 +66,7 @@ print("the files a reviewer must read (gold set):", ", ".join(sorted(project.gol
 # %% [markdown]
 # ## 1. The project and the change
 #
-# The project is the invoice exporter from *the seed report* (the field report on a real agent's code
-# tools that this course retells; lab 01 introduces it), written in Python so you can read it.
+# The project is the article's invoice exporter, written in Python so you can read it.
 # Two commits: the first is the project, the second changes `export_invoice`. The diff below is
 # the real `git diff` between them, produced through labkit's hardened git runner.
 
@@ -63,29 +87,48 @@ print(project.repo.git("diff", project.base, project.head).decode())
 # | C | diff, search, read | the diff, then the files hit by terms **a person picked by hand** (`export_invoice`, `format_amount`) |
 # | D | automatic expansion | the diff; the changed functions parsed with `ast`; a search for the definition of each name they call and for their callers; repeated up to a depth, within a budget |
 #
-# How we count, as in the seed: **text read** = the bodies of files read + each search result as
+# How we count, as in the article: **text read** = the bodies of files read + each search result as
 # JSON + the diff. It estimates what lands in the agent's context; it is not a token count.
 # **Recall** = share of the gold files that were read. **Precision** = share of the files read that
 # are gold. The first table gives, per strategy, the files read, the text read in bytes, recall and
 # precision in percent; the lines below split the bytes into their three parts.
+#
+# ### Q1. Predict: the cheapest full-recall strategy (difficulty ●●○)
+#
+# Before any strategy is measured, predict. On the invoice shape, which strategy keeps 100% recall with
+# the fewest bytes at 6 files (`"small"`) and at 506 files (`"large"`, the same project padded with 500
+# files that never mention the change)? Answer with letters, for example `{"small": "X", "large": "Y"}`.
+# The measurements below are shown once your prediction is checked.
+
+# %% tags=["solution"]
+answer_q1 = {"small": "A", "large": "D"}
+
+# %%
+lab06.q1.check(answer_q1)
 
 # %%
 rows = [{"files": project.files, **run_strategy(name, project.root, project.task())} for name in "ABCD"]
-print(table_text(rows))
-for row in rows:
-    print(
-        f"{row['strategy']}: bodies {row['bytes']['bodies']:>5} B + search JSON {row['bytes']['searchJson']:>5} B"
-        f" + diff {row['bytes']['diff']:>4} B;  missed: {', '.join(row['missedGold']) or 'nothing'}"
-    )
+
+
+def show_small():
+    print(table_text(rows))
+    for row in rows:
+        print(
+            f"{row['strategy']}: bodies {row['bytes']['bodies']:>5} B + search JSON {row['bytes']['searchJson']:>5} B"
+            f" + diff {row['bytes']['diff']:>4} B;  missed: {', '.join(row['missedGold']) or 'nothing'}"
+        )
+
+
+lab06.q1.reveal(show_small)
 
 # %% [markdown]
 # On six files, reading everything is the cheapest way to see all four relevant files: the search
 # results and the diff are *overhead*, and here they cost more than the two extra small files.
 # B is cheap but blind to `format.py`. D reads the same four files as C, with less search output.
 #
-# ## 3. The seed's table, from real runs at 6 and 506 files
+# ## 3. The article's table, from real runs at 6 and 506 files
 #
-# The seed measured this on a TypeScript version: at 6 files A read 583 B, B 837 B (75% recall),
+# The article measured this on a TypeScript version: at 6 files A read 583 B, B 837 B (75% recall),
 # C 1,570 B; at 506 files A read 24,583 B with 0.79% precision while B and C did not change. Our
 # Python files carry docstrings and our search JSON names its engine, so the absolute bytes differ
 # a little; the *pattern* is what we check. Below, 500 noise files pad the project (they never
@@ -93,7 +136,34 @@ for row in rows:
 
 # %%
 result = run(scales=(6, 56, 506))
-print(table_text([r for r in seed_table(result) if r["files"] in (6, 506)]))
+by_key = {(r["files"], r["strategy"]): r for r in seed_table(result)}
+
+
+def show_article_table():
+    print(table_text([r for r in seed_table(result) if r["files"] in (6, 506)]), "\n")
+    print(
+        side_by_side(
+            [
+                (
+                    "6 files, A / B / C bytes",
+                    "583 / 837 / 1,570 B",
+                    " / ".join(f"{by_key[(6, x)]['estimatedTextBytes']:,}" for x in "ABC") + " B",
+                ),
+                ("6 files, B recall", "75%", f"{100 * by_key[(6, 'B')]['recall']:.0f}%"),
+                ("506 files, A bytes", "24,583 B", f"{by_key[(506, 'A')]['estimatedTextBytes']:,} B"),
+                ("506 files, A precision", "0.79%", f"{100 * by_key[(506, 'A')]['precision']:.2f}%"),
+                (
+                    "506 files, C bytes and recall",
+                    "1,570 B, 100%",
+                    f"{by_key[(506, 'C')]['estimatedTextBytes']:,} B, {100 * by_key[(506, 'C')]['recall']:.0f}%",
+                ),
+            ],
+            "codex-article",
+        )
+    )
+
+
+lab06.q1.reveal(show_article_table)
 
 # %% [markdown]
 # ### Why 6 and 506 files reverse the choice
@@ -120,7 +190,7 @@ recall_vs_files(result)
 #
 # ## 4. A second shape: decoys and a deeper chain
 #
-# The seed's project is friendly to plain search. The `statements` shape is not:
+# The article's project is friendly to plain search. The `statements` shape is not:
 #
 # - the changed `render_statement` calls `summarize_lines`, which calls `round_cents`: a chain
 #   **two levels deep** (a currency change travels all the way down);
@@ -183,7 +253,7 @@ for g in result["goals"]:
 #
 # ## 6. Read-stage time is not end-to-end time
 #
-# The seed reported read-stage times at 506 files of about 261 ms for A against 3 ms for C, and
+# The article reported read-stage times at 506 files of 260.517 ms for A against 3.147 ms for C, and
 # warned: that excludes C's search and diff and A's file discovery, so it does **not** mean C is
 # 80 times faster end to end. Our per-stage timings show the same trap (times vary from run to run
 # on a shared machine):
@@ -192,9 +262,19 @@ for g in result["goals"]:
 stage_times(result)
 
 # %%
-for r in result["rows"]:
-    if r["shape"] == "invoice" and r["files"] == 506:
-        print(f"{r['strategy']}: read stage {r['stageMs']['read']:8.2f} ms   all stages {r['totalMs']:8.2f} ms")
+stages = {r["strategy"]: r for r in result["rows"] if r["shape"] == "invoice" and r["files"] == 506}
+for name, r in stages.items():
+    print(f"{name}: read stage {r['stageMs']['read']:8.2f} ms   all stages {r['totalMs']:8.2f} ms")
+print()
+print(
+    side_by_side(
+        [
+            (f"read stage, {x}, 506 files", ms, f"{stages[x]['stageMs']['read']:.3f} ms")
+            for x, ms in (("A", "260.517 ms"), ("B", "1.573 ms"), ("C", "3.147 ms"))
+        ],
+        "codex-article",
+    )
+)
 
 # %% [markdown]
 # Compared by read stage alone, A looks many times slower than C. End to end the gap is much
@@ -212,7 +292,9 @@ context_explorer()
 # %% [markdown]
 # ## 7. Exercises
 #
-# **Q1. Write the expansion rule for a new fixture.** The `payroll` shape changes
+# ### Q2. Write the expansion rule for a new fixture (difficulty ●●●)
+#
+# The `payroll` shape changes
 # `compute_payslip`. Its callers are one level up; its downstream chain is longer than the ones
 # above, and it has decoys of its own (a namesake and a comment-only mention). Give D a rule, a dict
 # with `callee_depth`, `caller_depth`, `max_files` and `max_bytes`, that reaches 100% recall while
@@ -226,29 +308,8 @@ print("recall", trial["recall"], "| files read", trial["filesRead"], "| bytes", 
 for note in trial["coverage"]["mightHaveMissed"]:
     print("  -", note)
 
-# %%
-from labkit.course.check import lab06
-
 # %% tags=["solution"]
-answer_q1 = {"callee_depth": 3, "caller_depth": 1, "max_files": 40, "max_bytes": 65536}
-
-# %%
-lab06.q1.check(answer_q1)
-
-# %% [markdown]
-# **Q2. Pick by measurement.** On the invoice shape, which strategy keeps 100% recall with the
-# fewest bytes at 6 files (`"small"`) and at 506 files (`"large"`)? Answer with letters, for
-# example `{"small": "X", "large": "Y"}`. The measured rows are in `result["rows"]` (section 3).
-
-
-# %% tags=["solution"]
-def cheapest_full_recall(files):
-    """The strategy with 100% recall and the fewest bytes, on the invoice shape at this size."""
-    full = [r for r in result["rows"] if r["shape"] == "invoice" and r["files"] == files and r["recall"] == 1.0]
-    return min(full, key=lambda r: r["estimatedTextBytes"])["strategy"]
-
-
-answer_q2 = {"small": cheapest_full_recall(6), "large": cheapest_full_recall(506)}
+answer_q2 = {"callee_depth": 3, "caller_depth": 1, "max_files": 40, "max_bytes": 65536}
 
 # %%
 lab06.q2.check(answer_q2)
@@ -258,7 +319,7 @@ for fixture in (project, payroll):
     fixture.cleanup()
 
 # %% [markdown]
-# ## What to remember
+# ## Key points (what to remember)
 #
 # - Measure context strategies by **recall first**, then bytes: a cheap read that misses a file is
 #   not a saving.

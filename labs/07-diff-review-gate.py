@@ -9,6 +9,30 @@
 # %% [markdown]
 # # Lab 07: The diff review gate
 #
+# **Questions.** After an agent's run, which changes did it really make, and which of them may go in
+# without a human? How do you make a gate whose "pass" means something?
+#
+# **Objectives.** By the end of this lab you can:
+#
+# 1. re-observe a repository with git's `--numstat -z` listing and explain why a listing comes before any patch;
+# 2. classify a review report as pass, review or block from its facts;
+# 3. write the smallest allow list for a task, with exact files and folders ending in `/`;
+# 4. fix a numstat parser and a risk rule set so that they survive the mutants of a mutation test (Q5, Q6);
+# 5. say which events after an approval void it, and why a baseline keeps a user's edits apart.
+#
+# **Prerequisites.** Lab 02 (status and diff modes).
+# **Time.** About 35 minutes of teaching and 55 minutes of exercises (90 minutes); the notebook runs in
+# about 15 seconds.
+#
+# **Source.** The gate follows **the bootcamp lesson**: lesson 18, *Git Diff 自检* (Git diff
+# self-check), of a Chinese coding-agent bootcamp published as course material (package
+# `@learn-traeai/coding-agent-bootcamp`; the copy names no author). That lesson asks its learners to
+# implement `reviewGitDiff(root, allowedPaths)` from a starter, checks it with five temporary-repository
+# tests, a rubric and mutation tests (`--binary`, a bare `startsWith`, an early `continue` after
+# authorization, a dropped sort): exercises Q5 and Q6 below are built the same way. labkit goes beyond
+# the lesson where the lesson names production work: `-z` records, untracked files, renames needing both
+# sides allowed, budgets that fail closed, approvals bound to a hash, and baselines.
+#
 # An agent finishes a task and reports: *"I only changed the test."* Should you believe it? Not on its word.
 # The agent's **plan** says what it *meant* to change; **git** says what *did* change. Formatters, code
 # generators, installers and plain bugs all write files the plan never mentioned. A review gate re-observes
@@ -250,7 +274,7 @@ allow_explorer()
 # %% [markdown]
 # ## Exercises
 #
-# ### Q1. Pass, review or block?
+# ### Q1. Pass, review or block? (difficulty ●○○)
 #
 # Below are the facts of five real reports (the gate's own verdict is left out). Classify each one as
 # `"pass"`, `"review"` or `"block"`: answer a dict from report letter to verdict, e.g.
@@ -272,7 +296,7 @@ answer_q1 = {"A": "review", "B": "block", "C": "pass", "D": "block", "E": "revie
 lab07.q1.check(answer_q1)
 
 # %% [markdown]
-# ### Q2. Write the allow list
+# ### Q2. Write the allow list (difficulty ●●○)
 #
 # The task: *Fix the failing test tests/test_pricing.py and the helper it calls, src/util.py. Nothing else should change.*
 #
@@ -285,7 +309,7 @@ answer_q2 = ["tests/test_pricing.py", "src/util.py"]
 lab07.q2.check(answer_q2)
 
 # %% [markdown]
-# ### Q3. Who changed what?
+# ### Q3. Who changed what? (difficulty ●●○)
 #
 # Before the agent ran, the user had three dirty paths (first table, from the baseline). After the run, git
 # reports the second table. Compare the content ids, and remember the three outcomes of section 6
@@ -306,13 +330,7 @@ answer_q3 = {"tests/test_pricing.py", "notes/todo.txt", "README.md"}
 lab07.q3.check(answer_q3)
 
 # %% [markdown]
-# The gate's own answer, once you have checked yours:
-
-# %%
-exercise["report"]["baseline"]
-
-# %% [markdown]
-# ### Q4. What voids an approval?
+# ### Q4. What voids an approval? (difficulty ●●○)
 #
 # Section 5 showed one edit that voids an approval. Here is a new situation. You reviewed the
 # formatter-spill world (with a `.gitignore` for `__pycache__/`) with the allow list `lab07.Q4_ALLOW` and
@@ -347,19 +365,132 @@ answer_q4 = {event for event in lab07.Q4_EVENTS if voids_approval(event)}
 lab07.q4.check(answer_q4)
 
 # %% [markdown]
-# The approval is a hash of what would be committed, file by file: it notices one swapped character and
-# a new untracked file, and it ignores what does not change the committed content (staging, saving the
-# same bytes, an ignored cache, an edit undone before the check).
+# ### Q5. Build the fix: the numstat listing parser (difficulty ●●●)
+#
+# The bootcamp lesson's first step is a parser for git's listing. `parse_numstat(out)` takes the bytes of
+# `git diff --numstat -z --no-renames HEAD --` and returns one dict per changed file,
+# `{"path", "additions", "deletions", "binary"}`, sorted by path. The checker builds a real repository
+# whose changed files include a tab, a newline and a quote in their names and a binary file; it also feeds
+# your parser git's output in the order a repository's `diff.orderFile` asks for, and the output git gives
+# when `--binary` is added by mistake. The version below is the lesson's line-by-line parse, moved to
+# `-z` records; probe it.
+
+
+# %% tags=["broken"]
+def parse_numstat(out: bytes) -> list[dict]:
+    """git diff --numstat -z output -> [{"path", "additions", "deletions", "binary"}], sorted by path."""
+    files = []
+    for record in out.decode("utf-8").split("\0"):
+        if not record:
+            continue
+        added, deleted, path = record.split("\t")
+        files.append({"path": path, "additions": int(added), "deletions": int(deleted), "binary": False})
+    return files
+
+
+lab07.q5.probe(parse_numstat)
+
+# %% [markdown]
+# Several promises break, and the first one stops the parser on every input. Fix them one by one in the
+# cell below (the starter gives you this broken version), re-running the check after each fix: the
+# message names the next promise that breaks.
+
+
+# %% tags=["solution", "fixit"]
+def parse_numstat(out: bytes) -> list[dict]:
+    """git diff --numstat -z output -> [{"path", "additions", "deletions", "binary"}], sorted by path."""
+    files = []
+    for record in out.decode("utf-8").split("\0")[:-1]:  # every record ends with NUL; nothing may follow
+        added, deleted, path = record.split("\t", 2)  # only the first two tabs separate: a path may hold tabs
+        binary = added == "-" and deleted == "-"
+        if not binary and not (added.isdigit() and deleted.isdigit()):
+            raise ValueError(f"not a numstat record: {record[:40]!r}")
+        files.append(
+            {
+                "path": path,
+                "additions": None if binary else int(added),
+                "deletions": None if binary else int(deleted),
+                "binary": binary,
+            }
+        )
+    return sorted(files, key=lambda f: f["path"])
+
+
+answer_q5 = parse_numstat
+
+# %%
+lab07.q5.check(answer_q5)
+
+# %% [markdown]
+# ### Q6. Build the fix: the allow match and the risk rules (difficulty ●●●)
+#
+# The lesson's second step turns the parsed files into risks. `review_risks(files, allow)` returns strings
+# `"CODE:path"`: `UNAUTHORIZED_PATH` for a path outside the allow list, `LOCKFILE_CHANGED` for a lockfile
+# (by file name, in `LOCKFILES`), `BINARY_CHANGED` for a binary file, sorted by path, then code. An allow
+# entry is an exact file or a folder ending in `/`. This broken version has the three mistakes the lesson's
+# mutation tests name; probe it, then fix it below.
+
+# %% tags=["broken"]
+LOCKFILES = {"pnpm-lock.yaml", "package-lock.json", "yarn.lock", "poetry.lock", "uv.lock", "Cargo.lock"}
+
+
+def is_allowed(path: str, allow: list[str]) -> bool:
+    return any(path.startswith(entry.rstrip("/")) for entry in allow)
+
+
+def review_risks(files: list[dict], allow: list[str]) -> list[str]:
+    risks = []
+    for f in files:
+        path = f["path"]
+        if not is_allowed(path, allow):
+            risks.append(f"UNAUTHORIZED_PATH:{path}")
+        elif path.rsplit("/", 1)[-1] in LOCKFILES:
+            risks.append(f"LOCKFILE_CHANGED:{path}")
+        elif f["binary"]:
+            risks.append(f"BINARY_CHANGED:{path}")
+    return risks
+
+
+lab07.q6.probe(review_risks)
+
+# %% tags=["solution", "fixit"]
+LOCKFILES = {"pnpm-lock.yaml", "package-lock.json", "yarn.lock", "poetry.lock", "uv.lock", "Cargo.lock"}
+
+
+def is_allowed(path: str, allow: list[str]) -> bool:  # noqa: F811 - the fix replaces the broken one
+    # a folder entry keeps its '/': src/ admits src/a.py, never src-old/a.py; any other entry is one file
+    return any(path.startswith(entry) if entry.endswith("/") else path == entry for entry in allow)
+
+
+def review_risks(files: list[dict], allow: list[str]) -> list[str]:
+    risks = []
+    for f in files:
+        path = f["path"]
+        if not is_allowed(path, allow):  # independent rules: one file can carry several risks
+            risks.append(("UNAUTHORIZED_PATH", path))
+        if path.rsplit("/", 1)[-1] in LOCKFILES:
+            risks.append(("LOCKFILE_CHANGED", path))
+        if f["binary"]:
+            risks.append(("BINARY_CHANGED", path))
+    return [f"{code}:{path}" for code, path in sorted(risks, key=lambda r: (r[1], r[0]))]
+
+
+answer_q6 = review_risks
+
+# %%
+lab07.q6.check(answer_q6)
 
 # %%
 for world in (repo, dirty):
     world.cleanup()  # the lab's temporary repositories
 
 # %% [markdown]
-# ## What to remember
+# ## Key points (what to remember)
 #
 # - **The diff is the evidence, not the plan.** Re-observe the repository after every agent run: tools the
 #   agent called write files too.
+# - **Test the gate with its mutants.** A gate's tests mean something only if `--binary`, a bare prefix,
+#   exclusive risk branches and a dropped sort each make one fail (Q5, Q6).
 # - **Listing first.** `git diff --raw --numstat -z` plus `ls-files --others --exclude-standard -z` say which
 #   paths changed and how much, safely for any file name. Never `--binary` in a listing.
 # - **Exact files, or folders ending in `/`.** `src` is a file name, not a prefix; `src/` never admits

@@ -9,6 +9,29 @@
 # %% [markdown]
 # # Lab 09: Read the code the customer actually ran
 #
+# **Questions.** Which version of the code answers a question about what a customer saw, and how do you
+# cite a line so that someone else reads exactly the same one? What does such a line prove?
+#
+# **Objectives.** By the end of this lab you can:
+#
+# 1. turn a (store, time) pair into one commit per repository through a deployment table;
+# 2. read and search git objects at that commit, never the checkout, and cite `ALIAS@COMMIT:PATH:Lstart-Lend`;
+# 3. fix a deployment lookup so that it never guesses (exercise Q4);
+# 4. write a status update that says what an excerpt does not prove.
+#
+# **Prerequisites.** Lab 00 (isolated repositories) and lab 01 (searching); reading Python.
+# **Time.** About 25 minutes of teaching and 35 minutes of exercises (60 minutes); the notebook runs in
+# about 6 seconds.
+#
+# **Source.** The story, the two versions and the reader's rules come from **the ticket-agent article**:
+# part 06 of a Chinese series, *《从工单开始，做一个 AI Agent》* (Building an AI agent, starting from a
+# ticket), published as an article with synthetic code; the copy names no author. Its code is JavaScript
+# and Python that it ran itself; everything below is labkit's own, in Python, on a synthetic world built
+# to the article's facts (two stores, two releases, a rule-version check in v1 and a total check in v2).
+# labkit goes beyond the article by taking the deployment table as input (the article's own warning is
+# that the table was trusted synthetic input) and by refusing symbolic commits, symlinks and submodules
+# with stable codes.
+#
 # A store's checkout page showed **"Price updated, please confirm again"**. An engineer found the
 # notice in the frontend, followed the API to the backend, read the rule on `main`, and concluded:
 # *"the total did not change, so this notice cannot appear."* But the store was not running `main`.
@@ -17,8 +40,8 @@
 #
 # - how a (store, time) pair becomes one frontend commit and one backend commit, through a
 #   deployment table with half-open intervals `[from, until)`;
-# - why a reader must refuse to guess (no record, or two records, is `deployment_unresolved`,
-#   never "read `main` instead");
+# - why a reader must refuse to guess when the table does not name exactly one commit, and what
+#   "store and time only narrow the version" means;
 # - why reads come from git objects at a full 40-hex commit, and never from the checkout;
 # - how to cite an excerpt so someone else can re-read exactly the same lines: an evidence id
 #   `ALIAS@COMMIT:PATH:Lstart-Lend` plus a SHA-256 of the content;
@@ -31,6 +54,7 @@
 # %matplotlib inline
 from labkit.course import source_fixtures as fx
 from labkit.course.plots.pinned_source import plot_deployment_timeline, plot_request_outcomes
+from labkit.course.sources import side_by_side
 from labkit.course.widgets.pinned_source import deployment_explorer, timeline_data
 from labkit.errors import LabkitError
 from labkit.source import load_config, parse_instant, resolve_target, source_read, source_search
@@ -55,6 +79,12 @@ for repo, record in pinned.items():
     print(f"{repo:9} {record['release']}  {record['commit']}  [{record['from']}, {record['until']})")
 
 # %% [markdown]
+# **Store and time only narrow the version.** The article is careful here, and so is this lab: a
+# deployment record says what was *released* to a store, not what a given customer's page ran. Cached
+# static files, an old bundle not yet refreshed, a backend released in batches, or a request served by
+# another instance can all differ from the table. The record narrows the question to one commit per
+# repository; a page build number, the serving instance and the request itself are what would confirm it.
+#
 # At the incident, store-001 ran release v1 in both repositories; each line gives the release, the
 # full commit id and the record's interval. The figure shows the whole table. Each bar is one
 # record; its left edge is `from` (included) and its right edge is `until` (excluded). The dashed
@@ -86,6 +116,15 @@ for hit in hits["matches"]:
     print(hit["evidenceId"], "|", hit["text"].strip())
 
 # %% [markdown]
+# **One question per step.** The article reads from the notice to its cause across three places, and
+# each step asks one question that the source can answer: *under what condition does the frontend show
+# the notice?* (a returned code); *which request produces that code?* (the API client: the path and its
+# two fields); *which backend function serves it, and when does it return that code?* (the router, then
+# the pricing rule). Here the first two steps are in the `frontend` repository and the last in `backend`;
+# each is a search or a read at the pinned commit, never "summarise the repository". The steps are
+# the article's reading of its own sample, checked by hand: string search alone cannot prove a call path
+# through routers, injected dependencies or generated clients.
+#
 # A hit is the `return`; the *reason* is the condition above it. Read a few lines around it (a
 # read returns at most 40 lines).
 
@@ -182,6 +221,22 @@ for row in comparison["rows"]:
         f"{row['label']:32} backend {row['backendRelease']}  ->  {row['code']:13} {row['action']:12} "
         f"{row['totalCents']} cents"
     )
+deployed = next(r for r in comparison["rows"] if r["label"].startswith("store-001"))
+on_main = next(r for r in comparison["rows"] if r["label"].startswith("main"))
+print()
+print(
+    side_by_side(
+        [
+            (
+                "store-001's deployed v1",
+                "PRICE_CHANGED, 3,200 cents",
+                f"{deployed['code']}, {deployed['totalCents']:,} cents",
+            ),
+            ("main's v2", "OK, 3,200 cents", f"{on_main['code']}, {on_main['totalCents']:,} cents"),
+        ],
+        "ticket-agent",
+    )
+)
 plot_request_outcomes(comparison)
 
 # %% [markdown]
@@ -194,7 +249,9 @@ plot_request_outcomes(comparison)
 #
 # ## 5. Exercises
 #
-# **Q1.** A customer of `demo-brand/store-002` saw the notice at `2026-09-14 21:30 +08:00`. Which
+# ### Q1. Cite the condition (difficulty ●●○)
+#
+# A customer of `demo-brand/store-002` saw the notice at `2026-09-14 21:30 +08:00`. Which
 # evidence id do you cite for the backend condition that decided `PRICE_CHANGED`? Give the exact
 # string, of the form `backend@<40 hex>:PATH:Lstart-Lend`, with a line range that includes the `if`.
 # (Look at the table first: which release was that store's *backend* on?)
@@ -221,7 +278,9 @@ lab09.q1.check(answer_q1)
 # as it stands in this notebook.
 
 # %% [markdown]
-# **Q2.** Which status update goes to the store? Answer one letter as a string: `"A"`, `"B"` or `"C"`.
+# ### Q2. The status update (difficulty ●○○)
+#
+# Which status update goes to the store? Answer one letter as a string: `"A"`, `"B"` or `"C"`.
 
 # %%
 for key, text in lab09.STATUS_OPTIONS.items():
@@ -234,7 +293,9 @@ answer_q2 = "B"
 lab09.q2.check(answer_q2)
 
 # %% [markdown]
-# **Q3.** Someone adds a second record for store-001's backend: v2, from `2026-09-15 00:00 +08:00` until
+# ### Q3. Two records at once (difficulty ●●○)
+#
+# Someone adds a second record for store-001's backend: v2, from `2026-09-15 00:00 +08:00` until
 # `2026-09-20 00:00 +08:00`, which also covers the incident time. What does the reader do now? Answer the
 # release it reads (`"v1"`, `"v2"` or `"main"`), or the error code it refuses with. Predict, then try
 # it: `world.config_data()` gives the table as a dict (its `"deployments"` list holds the records, as
@@ -259,11 +320,52 @@ except LabkitError as exc:
 lab09.q3.check(answer_q3)
 
 # %% [markdown]
-# ## What to remember
+# ### Q4. Build the fix: the deployment lookup (difficulty ●●●)
+#
+# `pin(records, at)` gets one target's records for one repository, each
+# `{"commit": str, "from": datetime, "until": datetime | None}` (`until` None: still running), and an
+# aware `at`. It returns the commit of the one record that covers `at`, or `None` when no record or more
+# than one does (what labkit refuses as `deployment_unresolved`). The version below is one a hurried
+# engineer might write; probe it against the five promises of the reader's rule.
+
+
+# %% tags=["broken"]
+def pin(records: list[dict], at) -> str | None:
+    """The commit deployed at `at`, from one target's records for one repository; None if not exactly one."""
+    for record in records:
+        if record["from"] <= at and (record["until"] is None or at <= record["until"]):
+            return record["commit"]
+    return records[-1]["commit"] if records else None  # nothing matched: take the newest release
+
+
+lab09.q4.probe(pin)
+
+# %% [markdown]
+# Fix `pin` in the cell below (the starter gives you the broken version) and assign it to `answer_q4`.
+
+
+# %% tags=["solution", "fixit"]
+def pin(records: list[dict], at) -> str | None:
+    """The commit deployed at `at`, from one target's records for one repository; None if not exactly one."""
+    covering = [r for r in records if r["from"] <= at and (r["until"] is None or at < r["until"])]  # [from, until)
+    return covering[0]["commit"] if len(covering) == 1 else None  # 0 or 2 records: the table must be fixed
+
+
+answer_q4 = pin
+
+# %%
+lab09.q4.check(answer_q4)
+
+# %% [markdown]
+# ## Key points (what to remember)
 #
 # - Pin first: (target, time with a UTC offset) → one commit per repository, through a table of
 #   half-open intervals. No record or two records is `deployment_unresolved`; the next step is to fix
 #   the table, never to read `main` instead.
+# - Store and time only narrow the version: caches, staged rollouts and instances can differ from the
+#   table; confirm with the build number, the instance and the request.
+# - Read one question per step (notice → code → request → handler → rule), each a search or read at
+#   the pinned commit.
 # - Accept only full 40-hex ids that git confirms are commits; branch names, tags and short shas move.
 # - Read git objects (`ls-tree`, then `cat-file` on the blob id), never the checkout; refuse symlinks,
 #   submodules and folders; stay inside the allowed list and the budgets (32 KiB, 40 lines, 20 files,

@@ -9,15 +9,33 @@
 # %% [markdown]
 # # Lab 10: labkit's tools over MCP, called the way an agent calls them
 #
+# **Questions.** What does an agent see of a repository when all it has is a tool server? How does it
+# page through a file or a diff without gaps, and what does a failure look like from its side?
+#
+# **Objectives.** By the end of this lab you can:
+#
+# 1. start labkit's MCP server and read its tool listing (bounded schemas, read-only annotations);
+# 2. continue a paged `read_file` and a paged `git_diff` with exactly the right arguments;
+# 3. treat tool results as untrusted data and failures as tool errors with stable codes;
+# 4. answer a question about a file you have not seen through the tools only, with a ledger to show it;
+# 5. read what paging a diff over MCP costs against one plain `git diff`.
+#
+# **Prerequisites.** Labs 01, 02, 04 and 07; `async`/`await` in Python helps.
+# **Time.** About 35 minutes of teaching and 35 minutes of exercises (70 minutes); the notebook runs in
+# about 25 seconds.
+#
+# **Sources.** MCP itself is a published protocol, not one of the course's sources. The tools served here
+# are the ones labs 01-07 built from **the source-reading article** and **the bootcamp lesson** (credited
+# in labs 01 and 07); the ledger option that section 2 turns on follows **the turn-ledger design** (a
+# design document, *Direct 回合行为审计账本*, in the Gitea repository GenarrativeAI/Genarrative; lab 11
+# credits it in full). The article measured its tools by importing their modules, not over MCP, so the
+# cost figures in section 6 have no counterpart in it.
+#
 # An AI coding agent does not import your Python functions. It talks to a **tool server** over the
 # Model Context Protocol (MCP): it asks the server which tools exist, reads their descriptions and
 # argument schemas, and sends calls as JSON-RPC messages (a small standard for requests and replies
 # written as JSON objects). Everything it knows about a repository
 # arrives as tool results.
-#
-# In this lab you start `labkit mcp serve` as a separate process, connect to it with the official
-# MCP Python SDK client over **stdio** (the server's stdin and stdout carry the protocol), and use
-# the tools on a small shop repository whose pricing module has just changed.
 #
 # **What you'll learn**
 #
@@ -266,34 +284,45 @@ from labkit.course.check import lab10
 from labkit.course.check.lab10 import Q1_RESULT, Q2_FIRST_PAGE, Q3_CHOICES
 
 # %% [markdown]
-# **Q1.** An agent called `read_file(path="data/prices.csv")` and got `Q1_RESULT` (printed below).
-# Give the arguments of its **next** `read_file` call, as a dict, so that it continues exactly where
-# this one ended.
-
-# %%
-print(json.dumps(Q1_RESULT, indent=1))
+# ### Q1. Predict the next read_file call (difficulty ●○○)
+#
+# An agent called `read_file(path="data/prices.csv")` on a file of 1,000 lines, and got one page back
+# (section 2 showed how many lines a page holds). Before you see that result, write the arguments of the
+# agent's **next** `read_file` call, as a dict, so that it continues exactly where this one ended. Where
+# a value comes from the result, you may name the result's field instead of its value (for example
+# `{"start_line": "someField"}`); the checker reads the field from the result.
 
 # %% tags=["solution"]
-answer_q1 = {"path": "data/prices.csv", "start_line": Q1_RESULT["nextStartLine"]}
+answer_q1 = {"path": "data/prices.csv", "start_line": "nextStartLine"}
 
 # %%
 lab10.q1.check(answer_q1)
 
-# %% [markdown]
-# **Q2.** `git_diff(max_bytes=4096)` returned `Q2_FIRST_PAGE`. Give the arguments of the call that
-# fetches **page 2 of the same diff**, as a dict of argument names to values.
-
 # %%
-print(json.dumps({k: v for k, v in Q2_FIRST_PAGE.items() if k not in ("diff", "pageSha256")}, indent=1))
+lab10.q1.reveal(lambda: print(json.dumps(Q1_RESULT, indent=1)))
+
+# %% [markdown]
+# ### Q2. Predict the call for page 2 (difficulty ●●○)
+#
+# `git_diff(max_bytes=4096)` returned page 1 of a diff longer than one page. Before you see it, give the
+# arguments of the call that fetches **page 2 of the same diff**, as a dict of argument names to values;
+# again, a value taken from page 1 may be given as the name of page 1's field.
 
 # %% tags=["solution"]
-answer_q2 = {"offset": Q2_FIRST_PAGE["nextOffset"], "snapshot": Q2_FIRST_PAGE["snapshotId"], "max_bytes": 4096}
+answer_q2 = {"offset": "nextOffset", "snapshot": "snapshotId", "max_bytes": 4096}
 
 # %%
 lab10.q2.check(answer_q2)
 
+# %%
+lab10.q2.reveal(
+    lambda: print(json.dumps({k: v for k, v in Q2_FIRST_PAGE.items() if k not in ("diff", "pageSha256")}, indent=1))
+)
+
 # %% [markdown]
-# **Q3.** While reviewing, `read_file` returned the note you saw in section 3. What should the agent
+# ### Q3. An instruction inside a file (difficulty ●○○)
+#
+# While reviewing, `read_file` returned the note you saw in section 3. What should the agent
 # do? Answer with one letter as a string, e.g. `"a"`.
 
 # %%
@@ -307,18 +336,28 @@ answer_q3 = "c"
 lab10.q3.check(answer_q3)
 
 # %% [markdown]
-# **Q4: a file you have not seen.** The next cell adds `data/stock.csv` to the workspace: one product per
-# line, `sku,quantity,warehouse`. Using the MCP tools through `connect(params)` (as in sections 2 and 3,
-# not by opening the file yourself), find how many products are out of stock (quantity `0`) in warehouse
-# `"b"`. Answer an integer.
+# ### Q4. A file you have not seen (difficulty ●●○)
+#
+# The next cell adds `data/stock.csv` to the workspace: one product per line, `sku,quantity,warehouse`,
+# and starts the server description `q4_params`, which keeps an audit ledger (lab 11) in
+# `q4_ledger_path`. Using the MCP tools through `connect(q4_params)` (as in sections 2 and 3, not by
+# opening the file yourself), find how many products are out of stock (quantity `0`) in warehouse `"b"`.
+# Answer `{"count": N, "ledger": read_lines(q4_ledger_path)}`: the ledger is how the checker sees that
+# the count came through the tools.
 
 # %%
+import tempfile
+from pathlib import Path
+
 from labkit.course.exercise_worlds import stock_csv
+from labkit.ledger import read_lines
 
 repo.write(lab10.Q4_PATH, stock_csv())
+q4_ledger_path = Path(tempfile.mkdtemp(prefix="lab10-ledger-")) / "q4.jsonl"
+q4_params = server_parameters(repo.path, ledger=q4_ledger_path)
 
 # %% tags=["solution"]
-async with connect(params) as client:
+async with connect(q4_params) as client:
     stock, args = "", {"path": lab10.Q4_PATH}
     while True:
         part = (await client.call_tool("read_file", args)).structured_content
@@ -326,17 +365,20 @@ async with connect(params) as client:
         if not part["truncated"]:
             break
         args = {"path": lab10.Q4_PATH, "start_line": part["nextStartLine"]}
-answer_q4 = sum(1 for line in stock.splitlines() if line.split(",")[1:] == ["0", "b"])
+answer_q4 = {
+    "count": sum(1 for line in stock.splitlines() if line.split(",")[1:] == ["0", "b"]),
+    "ledger": read_lines(q4_ledger_path),
+}
 
 # %%
 lab10.q4.check(answer_q4)
 
 # %% [markdown]
-# Stuck on any exercise? `lab10.q1.hint()` gives a hint and `lab10.q1.solution()` shows code that
-# runs as it stands in this notebook.
+# Stuck on any exercise? `lab10.q1.hint()` gives a hint, `lab10.q1.hint(2)` a more direct one, and
+# `lab10.q1.solution()` shows code that runs as it stands in this notebook.
 
 # %% [markdown]
-# ## What to remember
+# ## Key points (what to remember)
 #
 # - An MCP server is a separate process; the agent sees only its tool listing and its results.
 #   labkit's tools are read-only, their arguments are bounded, and unknown arguments are refused.

@@ -9,17 +9,39 @@
 # %% [markdown]
 # # Lab 11: The audit ledger: what did the agent look at before it decided?
 #
+# **Questions.** After an agent decided, can you tell what it looked at first, without keeping what it
+# read? And what can such a record never tell you?
+#
+# **Objectives.** By the end of this lab you can:
+#
+# 1. say what one ledger line holds and what it deliberately leaves out;
+# 2. tell a careful run from a careless one from the ledger's summary alone;
+# 3. diagnose a run into one of four kinds (never opened, found but not read, read another path, read
+#    and perhaps unused), and say which of them the ledger cannot settle;
+# 4. run a session whose ledger shows a careful review.
+#
+# **Prerequisites.** Lab 10 (labkit's tools over MCP).
+# **Time.** About 30 minutes of teaching and 35 minutes of exercises (65 minutes); the notebook runs in
+# about 13 seconds.
+#
+# **Source.** The ledger's design follows **the turn-ledger design**: a design document (marked as the
+# current contract) titled *Direct 回合行为审计账本* (Direct turn behaviour audit ledger), dated
+# 2026-08-31 and published in the Gitea repository GenarrativeAI/Genarrative for its issue #212 (last
+# committed by the user suzmii on 2026-09-03). It is a separate document from the sources of the other
+# labs. It records, per agent turn, the paths the agent was offered and the tool calls that read, listed,
+# searched or wrote, as metadata only, capped at 256 items and failing open. labkit keeps one line per
+# tool call rather than per turn, for its own MCP tools, and adds hash chaining and a summary command.
+#
 # An agent approved a change. Was that decision based on evidence? After the fact, the chat
 # transcript rarely tells you: it shows what the agent *said*, not what it *read*, and the tool
 # outputs that would show it are either gone or far too large (and too sensitive) to keep.
 #
 # labkit's MCP server can keep an **audit ledger** (`labkit mcp serve --ledger FILE`): one JSON line
-# per tool call, appended as the call completes. The design follows a turn ledger built for a
-# production agent: it records what the agent was **offered** (the paths a tool result put in front
-# of it, such as the changed files `git_status` listed), which files it **actually read**
-# (with the file's hash at that moment), and in what **order** relative to its first consequential
-# action (here: the review gate). It is strict about what it keeps: never file bodies, command
-# output, diffs, secrets or absolute paths.
+# per tool call, appended as the call completes. Following the design, it records what the agent was
+# **offered** (the paths a tool result put in front of it, such as the changed files `git_status`
+# listed), which files it **actually read** (with the file's hash at that moment), and in what **order**
+# relative to its first consequential action (here: the review gate). It is strict about what it keeps:
+# never file bodies, command output, diffs, secrets or absolute paths.
 #
 # **What you'll learn**
 #
@@ -126,7 +148,7 @@ for name, run in runs.items():
             "calls": s["calls"],
             "first decision (seq)": s["firstDecisionSeq"],
             "reads (path@seq)": ", ".join(f"{r['path']}@{r['seqs']}" for r in s["reads"]),
-            "truncated searches not followed": [t["seq"] for t in s["truncatedSearchesNotFollowed"]],
+            "truncated searches not followed": len(s["truncatedSearchesNotFollowed"]),
             "diff pages / complete / still matches": f"{diff['pages']} / {diff['complete']} / {diff['stillMatches']}",
             "evidence before decision": s["evidenceBeforeDecision"],
         }
@@ -137,7 +159,8 @@ print(table(rows, list(rows[0])))
 # Read the careless row from left to right:
 #
 # - it **did** read `src/pricing.py`, but at a seq *after* the decision;
-# - its search stopped at a truncated page (5 of more matches) and was never narrowed or followed up;
+# - one of its searches stopped at a truncated page and was never narrowed or followed up (the table
+#   counts such searches; exercise Q2 asks you to find which call it was);
 # - it read one page of the diff out of several (`complete: False`), and the diff it read no longer
 #   matches the worktree (`stillMatches: False`): the teammate's edit landed before the review.
 #
@@ -155,6 +178,49 @@ ledger_timelines(runs)
 # careless run's `read_file` sits right of it, too late to count as evidence.
 
 # %% [markdown]
+# ### Four diagnoses, and what a ledger cannot show
+#
+# The design states its purpose as a diagnosis. For a turn where the agent was offered a file and then
+# acted, the time line falls into one of four rows, and each row points the next fix somewhere else:
+#
+# | what the ledger shows | diagnosis | where the fix is *not* |
+# |---|---|---|
+# | the offered file was not read before the first decision | never opened it before deciding | not in how the file is parsed |
+# | it was read, with a matching hash, before the decision, and the decision still ignores it | read but not used | not in handing over the path |
+# | a search or listing found it, but no read followed | found but not read | the path was enough; the read is missing |
+# | a read of some other path (the original name, say) instead of the one offered | the offered path was not used as a path | still the path contract |
+#
+# Applied to the two runs, for the file `git_status` offered:
+
+
+# %%
+def diagnose(summary: dict, path: str) -> str:
+    """Which of the design's four rows a run falls in, for one offered path (the ledger's facts only)."""
+    offered = next((o for o in summary["offered"] if o["path"] == path), None)
+    reads = {r["path"]: r for r in summary["reads"]}
+    if offered is None:
+        return "never offered: the ledger says nothing about this path"
+    if offered["readBeforeDecision"]:
+        return "read before deciding; whether it was used is for the decision to show, not the ledger"
+    if path in reads:
+        return "never opened before deciding (it was read only after the decision)"
+    name = path.rsplit("/", 1)[-1]
+    if any(p.rsplit("/", 1)[-1] == name for p in reads):
+        return "read another path of the same name: the offered path was not used"
+    if offered["offeredBy"] in ("search_workspace", "list_files"):
+        return "found but not read"
+    return "never opened before deciding"
+
+
+for name, run in runs.items():
+    print(f"{name:9}", diagnose(run["summary"], "src/pricing.py"))
+
+# %% [markdown]
+# The design is explicit about its **non-goal**, and so is this lab: a ledger shows *behaviour*, not
+# understanding. It never writes "followed the document" or "did not", and it cannot: a read with a
+# matching hash proves the bytes were in front of the agent, not that the agent used them. The second row
+# of the table is exactly where the ledger stops and someone has to compare the decision with the file.
+#
 # ## 4. Caps and truncation markers
 #
 # A runaway agent can make thousands of calls. The writer keeps at most `max_lines` call lines per
@@ -198,7 +264,9 @@ with tempfile.TemporaryDirectory() as tmp, IsolatedRepo() as repo:
 from labkit.course.check import lab11
 
 # %% [markdown]
-# **Q1.** For each run, did the agent read the file `git_status` offered (`src/pricing.py`)
+# ### Q1. Read before the decision? (difficulty ●○○)
+#
+# For each run, did the agent read the file `git_status` offered (`src/pricing.py`)
 # **before** its first `review_diff` call? Use the ledger tables (the careful one is in section 2, the
 # careless one is printed below). Answer a dict `{"careful": True/False, "careless": True/False}`.
 
@@ -212,8 +280,11 @@ answer_q1 = {"careful": True, "careless": False}
 lab11.q1.check(answer_q1)
 
 # %% [markdown]
-# **Q2.** In the careless run, give the `seq` of the search that was truncated and never followed up:
-# an integer.
+# ### Q2. The search nobody followed up (difficulty ●●○)
+#
+# In the careless run, give the `seq` of the search that was truncated and never followed up: an
+# integer. Find it in the careless ledger printed above (which searches said `truncated`, and did a later
+# search narrow or page it?) before you ask the summary.
 
 # %% tags=["solution"]
 answer_q2 = runs["careless"]["summary"]["truncatedSearchesNotFollowed"][0]["seq"]
@@ -222,7 +293,9 @@ answer_q2 = runs["careless"]["summary"]["truncatedSearchesNotFollowed"][0]["seq"
 lab11.q2.check(answer_q2)
 
 # %% [markdown]
-# **Q3.** `lab11.Q3_LEDGER` is the ledger of a third agent. Did it read the file it was offered
+# ### Q3. A third agent (difficulty ●●○)
+#
+# `lab11.Q3_LEDGER` is the ledger of a third agent. Did it read the file it was offered
 # before deciding? Answer `True` or `False`. Read the lines yourself before you compute the summary.
 # The `status` column also shows calls that failed (`error`) or were refused for bad arguments
 # (`refused`): those calls are on the record too.
@@ -237,9 +310,9 @@ answer_q3 = False
 lab11.q3.check(answer_q3)
 
 # %% [markdown]
-# Once you have answered, `summarize(lab11.Q3_LEDGER)["offered"]` shows the summary's own reading.
+# ### Q4. Be the careful agent (difficulty ●●●)
 #
-# **Q4: be the careful agent.** Until now you judged other agents' ledgers. Now write one. The next cell
+# Until now you judged other agents' ledgers. Now write one. The next cell
 # builds `q4_repo`, a shop with changes you have not seen, and names a fresh ledger file. Run a review
 # session on it with `run_tool(q4_config, tool, args, q4_ledger)` (as in section 5): find out what
 # changed, read what you are offered, and decide with `review_diff` and the allow list `["src/"]`. The
@@ -272,10 +345,6 @@ print(table(ledger_table(answer_q4), ["seq", "tool", "status", "args", "result m
 # %%
 lab11.q4.check(answer_q4)
 
-# %% [markdown]
-# The summary needs no trust in you: anyone holding the ledger file can recompute that every offered
-# file, the untracked one included, was read before the decision.
-
 # %%
 import shutil
 
@@ -283,7 +352,7 @@ q4_repo.cleanup()
 shutil.rmtree(q4_folder, ignore_errors=True)
 
 # %% [markdown]
-# ## What to remember
+# ## Key points (what to remember)
 #
 # - A ledger line is metadata about a call: tool, whitelisted arguments, status and error code,
 #   counts, `truncated`, `sourceRevision`, `snapshotId`, offsets, the `contentSha256` of what was
@@ -293,5 +362,7 @@ shutil.rmtree(q4_folder, ignore_errors=True)
 #   the workspace it also tells whether each read still matches the file now.
 # - "Evidence before decision" is about **order**: a read after the gate call is not evidence for it;
 #   an error or a read of another file is not a read of the offered file.
+# - Four diagnoses: never opened, found but not read, another path read, read (and perhaps unused). The
+#   last is where the ledger stops: it shows behaviour, never understanding.
 # - Caps keep the ledger bounded and leave a truncation marker; write failures never break the tool
 #   call and are reported, never hidden.

@@ -45,3 +45,13 @@ def test_q4_typical_mistakes(answer, fragment):
 
 def test_q4_not_attempted():
     assert lab02.q4.check(...).status == NOT_ATTEMPTED
+
+
+def test_q2_is_a_prediction_judged_on_the_real_sizes():
+    """The truth comes from labkit's real diff sizes; the naive 'the sum holds' prediction is named."""
+    from labkit.course.check import lab02
+
+    assert lab02.q2.check("smaller").passed
+    assert "coincidence" in lab02.q2.check("equal").message
+    assert not lab02.q2.check("larger").passed
+    assert "answer one of" in lab02.q2.check("bigger").message

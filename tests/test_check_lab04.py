@@ -30,7 +30,7 @@ def test_q3_reference_passes():
         ({"stage", "edit_other", "commit_other"}, "not HEAD"),
         ({"stage", "edit_other", "secret"}, "hidden"),
         ({"edit_other"}, "what changes the index"),
-        ({"stage"}, "missing 1"),
+        ({"stage"}, "you are missing events"),
         (set(), "nothing can invalidate"),
         ({"rename"}, "not events"),
         ("stage", "even for a single event"),

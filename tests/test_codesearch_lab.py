@@ -20,7 +20,7 @@ def test_lab_world_never_indexes_the_shop_secret():
     assert shop["skipped"]["sensitive"] == 1
 
 
-@pytest.mark.parametrize("exercise", [lab08.q1, lab08.q2, lab08.q3, lab08.q4])
+@pytest.mark.parametrize("exercise", [lab08.q1, lab08.q2, lab08.q4, lab08.q3])
 def test_placeholder_reads_as_not_attempted(exercise):
     assert exercise.check(...).status == "not_attempted"
     assert exercise.check(None).status == "not_attempted"
@@ -72,13 +72,13 @@ def test_q2_realistic_wrong_answers(answer, fragment):
 
 def _reference_citation() -> dict:
     world = lab_world()
-    hit = search_code(world.index_dir, "PriceChanged")["matches"][0]
+    hit = search_code(world.index_dir, lab08.Q4_SYMBOL)["matches"][0]
     ctx = get_file_context(world.index_dir, hit["repo"], hit["path"], hit["line"])
     return {"repo": hit["repo"], "path": hit["path"], "line": hit["line"], "revision": ctx["revision"]}
 
 
-def test_q3_reference_citation_passes():
-    assert lab08.q3.check(_reference_citation()).passed
+def test_q4_reference_citation_passes():
+    assert lab08.q4.check(_reference_citation()).passed
 
 
 @pytest.mark.parametrize(
@@ -86,28 +86,39 @@ def test_q3_reference_citation_passes():
     [
         ({"revision": None}, "without its revision"),
         ({"revision": "0" * 40}, "not the one the index served"),
-        ({"path": "shop/pricing.py", "line": 2}, "imports or raises"),
+        ({"path": "shop/pricing.py", "line": 2}, "imports and raises"),
+        ({"path": "shop/errors.py", "line": 5}, "subclass"),  # the line the lab printed for PriceChanged
         ({"path": "docs/errors.md", "line": 3}, "documentation"),
         ({"repo": "click"}, "not the repository"),
     ],
 )
-def test_q3_realistic_wrong_citations(change, fragment):
+def test_q4_realistic_wrong_citations(change, fragment):
     answer = {**_reference_citation(), **change}
-    result = lab08.q3.check(answer)
+    result = lab08.q4.check(answer)
     assert result.status == "incorrect" and fragment in result.message
 
 
-def test_q3_line_as_text_is_a_type_problem_not_a_place():
+def test_q4_line_as_text_is_a_type_problem_not_a_place():
     answer = {**_reference_citation()}
     answer["line"] = str(answer["line"])
-    result = lab08.q3.check(answer)
+    result = lab08.q4.check(answer)
     assert "should be an int" in result.message and "not where" not in result.message
 
 
-def test_q3_missing_revision_key_is_named():
+def test_q4_missing_revision_key_is_named():
     answer = _reference_citation()
     answer.pop("revision")
-    assert "without its revision" in lab08.q3.check(answer).message
+    assert "without its revision" in lab08.q4.check(answer).message
+
+
+def test_the_explorer_offers_no_answer_to_q2():
+    """The ranking explorer's queries (its default first) are none of them accepted by Q2: no give-away."""
+    from labkit.course.widgets.codesearch import QUERIES
+
+    assert QUERIES[0] == "BadParameter"
+    assert lab08.q2.check("Context").passed  # positive control: the checker does accept some queries
+    for query in QUERIES:
+        assert not lab08.q2.check(query).passed, query
 
 
 def test_explorer_renders_its_default_headless():
@@ -121,22 +132,22 @@ def test_explorer_renders_its_default_headless():
     assert "<b>class BadParameter(UsageError):</b>" in html
 
 
-def _q4_reference() -> dict:
+def _q3_reference() -> dict:
     top = search_code(lab_world().index_dir, "shown_total")["matches"][0]
     return {"prediction": "shop/pricing.py", "path": top["path"], "line": top["line"], "implementation": False}
 
 
-def test_q4_the_stub_declares_first_and_is_not_the_implementation():
-    right = _q4_reference()
+def test_q3_the_stub_declares_first_and_is_not_the_implementation():
+    right = _q3_reference()
     assert right["path"] == "shop/__init__.pyi"  # the failure the exercise is about is really there
-    assert lab08.q4.check(right).passed
-    assert lab08.q4.check({**right, "prediction": "shop/__init__.pyi"}).passed  # any honest prediction
-    assert "no code runs from it" in lab08.q4.check({**right, "implementation": True}).message
-    moved = lab08.q4.check({**right, "path": "shop/pricing.py", "line": 9})
+    assert lab08.q3.check(right).passed
+    assert lab08.q3.check({**right, "prediction": "shop/__init__.pyi"}).passed  # any honest prediction
+    assert "no code runs from it" in lab08.q3.check({**right, "implementation": True}).message
+    moved = lab08.q3.check({**right, "path": "shop/pricing.py", "line": 9})
     assert moved.status == "incorrect" and "first hit" in moved.message
-    assert "write your prediction" in lab08.q4.check({**right, "prediction": " "}).message
-    assert "lacks 'prediction'" in lab08.q4.check({k: v for k, v in right.items() if k != "prediction"}).message
-    assert "True or False" in lab08.q4.check({**right, "implementation": "no"}).message
+    assert "write your prediction" in lab08.q3.check({**right, "prediction": " "}).message
+    assert "lacks 'prediction'" in lab08.q3.check({k: v for k, v in right.items() if k != "prediction"}).message
+    assert "True or False" in lab08.q3.check({**right, "implementation": "no"}).message
     # Definitions already skip the stub: the implementation of confirm comes before its declaration.
     shop_hits = [m for m in search_code(lab_world().index_dir, "confirm", repo="shop")["matches"] if m["tier"] == 0]
     assert [m["path"] for m in shop_hits] == ["shop/pricing.py", "shop/__init__.pyi"]

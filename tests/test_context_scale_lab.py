@@ -13,8 +13,8 @@ def _status(exercise, answer):
     return exercise.check(answer)
 
 
-def test_q1_reference_rule_passes():
-    assert _status(lab06.q1, REFERENCE_RULE).passed
+def test_q2_reference_rule_passes():
+    assert _status(lab06.q2, REFERENCE_RULE).passed
     score = lab06.score_rule(REFERENCE_RULE)
     assert score["recall"] == 1.0 and score["bytes"] <= 1.5 * score["bytesC"]
 
@@ -32,30 +32,30 @@ def test_q1_reference_rule_passes():
         ("callee_depth=3", "should be a dict"),
     ],
 )
-def test_q1_realistic_mistakes(answer, says):
-    result = _status(lab06.q1, answer)
+def test_q2_realistic_mistakes(answer, says):
+    result = _status(lab06.q2, answer)
     assert result.status == "incorrect" and says in result.message
     assert "'callee_depth': 3" not in result.message  # never reveals the reference rule
 
 
-def test_q1_unattempted():
-    assert _status(lab06.q1, ...).status == "not_attempted"
-    assert _status(lab06.q1, None).status == "not_attempted"
+def test_q2_unattempted():
+    assert _status(lab06.q2, ...).status == "not_attempted"
+    assert _status(lab06.q2, None).status == "not_attempted"
 
 
-def test_q2_reference_passes_and_mistakes_fail():
-    assert _status(lab06.q2, {"small": "A", "large": "D"}).passed
-    assert _status(lab06.q2, {"small": "a", "large": " d "}).passed
-    trusted_search = _status(lab06.q2, {"small": "A", "large": "B"})
+def test_q1_reference_passes_and_mistakes_fail():
+    assert _status(lab06.q1, {"small": "A", "large": "D"}).passed
+    assert _status(lab06.q1, {"small": "a", "large": " d "}).passed
+    trusted_search = _status(lab06.q1, {"small": "A", "large": "B"})
     assert trusted_search.status == "incorrect" and "75% recall" in trusted_search.message
-    read_all = _status(lab06.q2, {"small": "A", "large": "A"})
+    read_all = _status(lab06.q1, {"small": "A", "large": "A"})
     assert read_all.status == "incorrect" and "grows with the project" in read_all.message
-    overhead = _status(lab06.q2, {"small": "C", "large": "D"})
+    overhead = _status(lab06.q1, {"small": "C", "large": "D"})
     assert overhead.status == "incorrect" and "overhead" in overhead.message
     assert "'D'" not in overhead.message and "A" not in overhead.message.split("pick")[0]
-    assert _status(lab06.q2, {"small": "A"}).status == "incorrect"
-    assert _status(lab06.q2, {"small": "Z", "large": "D"}).status == "incorrect"
-    assert _status(lab06.q2, ...).status == "not_attempted"
+    assert _status(lab06.q1, {"small": "A"}).status == "incorrect"
+    assert _status(lab06.q1, {"small": "Z", "large": "D"}).status == "incorrect"
+    assert _status(lab06.q1, ...).status == "not_attempted"
 
 
 def test_explorer_renders_default_headless():

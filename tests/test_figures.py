@@ -30,6 +30,8 @@ def test_figure_is_accessible(name, target):
     fig = load_target(target)(_data(name))
     takeaway = getattr(fig, "labkit_takeaway", "")
     assert takeaway and takeaway.strip().endswith("."), f"{target}: no one-sentence takeaway"
+    # the text a notebook prints for the figure is its description, never "<Figure size ...>"
+    assert repr(fig).startswith("Figure. ") and fig.axes[0].get_title() in repr(fig), f"{target}: no text description"
     assert fig.axes, f"{target}: figure has no axes"
     for ax in fig.axes:
         if not ax.get_visible() or not ax.has_data():
@@ -67,6 +69,16 @@ def test_figures_take_targets_from_the_one_place():
     stale = dict(_data("mcp-paging"), target=4.0)  # a result saved before the target changed
     fig = load_target("labkit.course.plots.mcp:paging_cost")(stale)
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert f"target: {MCP_PAGING_MAX_RATIO:g}x the full diff" in labels
-    verdict = "within" if stale["ratio"] <= MCP_PAGING_MAX_RATIO else "above"
-    assert f"{verdict} the {MCP_PAGING_MAX_RATIO:g}x target" in fig.labkit_takeaway
+    assert f"target: {MCP_PAGING_MAX_RATIO:g}× the full diff" in labels
+    verdict = "within (target met)" if stale["ratio"] <= MCP_PAGING_MAX_RATIO else "above (target missed)"
+    assert f"{verdict} the {MCP_PAGING_MAX_RATIO:g}× target" in fig.labkit_takeaway
+
+
+def test_the_palette_is_colour_blind_safe():
+    """Okabe-Ito colours only; the naive/safe and missed/met contrasts are never red against green."""
+    from labkit.course.plots import PALETTE
+
+    okabe_ito = {"#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000", "#999999"}
+    assert set(PALETTE.values()) <= okabe_ito
+    for a, b in (("naive", "safe"), ("missed", "met")):
+        assert {PALETTE[a], PALETTE[b]} == {"#D55E00", "#0072B2"}, (a, b)

@@ -144,7 +144,7 @@ def matrix(tmp_path_factory, reference):
     wrong_types = dict(right)
     wrong_types.update(
         q1="(lambda: 1)",
-        q2=repr(str(reference["q2"])),
+        q2=repr([reference["q2"]]),  # lab 02 Q2 is a prediction (a str): give a list instead
         q3="type('Yes', (dict,), {'__eq__': lambda s, o: True})(hidden=0)",
         q4="type('Yes', (), {'__eq__': lambda s, o: True})()",
     )
@@ -275,7 +275,7 @@ def test_wrong_answer_types_never_reach_the_checker_as_learner_objects(matrix):
     sub = matrix["by_name"]["wrong_types.ipynb"]
     st = _statuses(sub)
     assert st["q1"] == "unsupported" and "function" in sub["exercises"]["q1"]["message"]
-    assert st["q2"] == "incorrect"  # a str where an int is expected: the checker says so
+    assert st["q2"] == "incorrect"  # a list where a str is expected: the checker says so
     assert st["q3"] == "incorrect"  # a dict subclass that equals everything arrives as a plain dict
     assert st["q4"] == "unsupported" and "Yes" in sub["exercises"]["q4"]["message"]
 

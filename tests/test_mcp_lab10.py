@@ -65,26 +65,51 @@ def test_q1_reference_matches_the_real_server(repo):
         assert real[key] == Q1_RESULT[key], key
 
 
-def test_q4_counts_whole_fields_over_every_page(repo):
-    """The reference count from the real file; partial pages, both warehouses and substrings are named."""
+def test_q4_counts_whole_fields_over_every_page(repo, tmp_path):
+    """The count must come through the tools: the server's ledger shows the reads; a bare number is refused.
+
+    Positive control: the right number alone (what opening the file directly gives) used to pass; now it
+    is refused, and the same number with a ledger that read every page passes.
+    """
     from labkit.course.check import lab10
     from labkit.course.exercise_worlds import stock_csv
-    from labkit.workspace_read import read_file
+    from labkit.ledger import Ledger, read_lines
+    from labkit.mcp_server import ServerConfig, run_tool
 
     repo.write(lab10.Q4_PATH, stock_csv())
-    text, start = "", 1
+    ledger_path = tmp_path / "q4.jsonl"
+    ledger, config = Ledger(ledger_path), ServerConfig(root=str(repo.path))
+    text, args, pages = "", {"path": lab10.Q4_PATH}, 0
     while True:
-        page = read_file(repo.path, lab10.Q4_PATH, start_line=start)
-        text += page["content"]
+        ok, page = run_tool(config, "read_file", args, ledger)
+        assert ok
+        text, pages = text + page["content"], pages + 1
+        if pages == 1:
+            first_page_lines = read_lines(ledger_path)
         if not page["truncated"]:
             break
-        start = page["nextStartLine"]
-    assert text == stock_csv() and start > 800  # the file really spans more than two pages
+        args = {"path": lab10.Q4_PATH, "start_line": page["nextStartLine"]}
+    lines = read_lines(ledger_path)
+    assert text == stock_csv() and pages > 2  # the file really spans more than two pages
     right = sum(1 for line in text.splitlines() if line.split(",")[1:] == ["0", "b"])
-    assert lab10.q4.check(right).status == CORRECT
+    assert lab10.q4.check({"count": right, "ledger": lines}).status == CORRECT
+    bare = lab10.q4.check(right)
+    assert bare.status == INCORRECT and "through the tools" in bare.message and str(right) not in bare.message
+    assert "no read_file" in lab10.q4.check({"count": right, "ledger": []}).message
+    assert "only part" in lab10.q4.check({"count": right, "ledger": first_page_lines}).message
     first_page = sum(1 for line in text.splitlines()[:400] if line.split(",")[1:] == ["0", "b"])
-    assert "truncated" in lab10.q4.check(first_page).message
+    assert "truncated" in lab10.q4.check({"count": first_page, "ledger": lines}).message
     both = sum(1 for line in text.splitlines() if line.split(",")[1] == "0")
-    assert "both warehouses" in lab10.q4.check(both).message
-    assert "substrings" in lab10.q4.check(right + 1).message and str(right) not in lab10.q4.check(right + 1).message
-    assert lab10.q4.check(str(right)).status == INCORRECT and lab10.q4.check(...).status == NOT_ATTEMPTED
+    assert "both warehouses" in lab10.q4.check({"count": both, "ledger": lines}).message
+    off = lab10.q4.check({"count": right + 1, "ledger": lines}).message
+    assert "substrings" in off and str(right) not in off
+    assert lab10.q4.check({"count": str(right), "ledger": lines}).status == INCORRECT
+    assert lab10.q4.check(...).status == NOT_ATTEMPTED
+
+
+def test_q1_q2_predictions_may_name_the_fields():
+    """Predict-then-run: a call written with the result's field names is the same call; a wrong field is not."""
+    assert lab10.q1.check({"path": Q1_RESULT["path"], "start_line": "nextStartLine"}).status == CORRECT
+    assert lab10.q1.check({"path": Q1_RESULT["path"], "start_line": "endLine"}).status != CORRECT
+    assert lab10.q2.check({"offset": "nextOffset", "snapshot": "snapshotId", "max_bytes": 4096}).status == CORRECT
+    assert lab10.q2.check({"offset": "returnedBytes", "snapshot": "sourceRevision"}).status != CORRECT

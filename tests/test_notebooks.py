@@ -127,7 +127,12 @@ def test_starter_has_one_answer_cell_per_exercise(name):
     answers = [c for c in starter.cells if "exercise" in c.metadata.get("tags", [])]
     assert len(answers) == len([c for c in nb.cells if is_solution_cell(c)])
     for cell in answers:
-        assert re.fullmatch(r"answer_q\d+ = \.\.\.  # replace \.\.\. with your answer", cell.source)
+        if "fixit" in cell.metadata.get("tags", []) or cell.source.startswith("# Fix the function"):
+            # a fix-it exercise: the broken version to edit, then the placeholder (still "Not attempted")
+            assert re.search(r"^answer_q\d+ = \.\.\.  # replace \.\.\. with your fixed function\Z", cell.source, re.M)
+            assert "def " in cell.source and ".probe(" not in cell.source
+        else:
+            assert re.fullmatch(r"answer_q\d+ = \.\.\.  # replace \.\.\. with your answer", cell.source)
     assert not any(is_solution_cell(c) for c in starter.cells)
     assert [c.id for c in starter.cells] == [c.id for c in nb.cells]
 
@@ -187,7 +192,7 @@ def test_pasted_solutions_pass_in_the_starter(name, tmp_path):
     exercises = _exercises(name[:2])
     for cell in starter.cells:
         if "exercise" in cell.metadata.get("tags", []):
-            qname = cell.source.split(" =")[0].removeprefix("answer_")
+            qname = re.search(r"^answer_(q\d+) = ", cell.source, re.M).group(1)
             cell.source = exercises[qname].solution().code
     executed = _run(name, starter, tmp_path, "pasted")
     verdicts = _check_verdicts(executed)

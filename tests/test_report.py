@@ -145,7 +145,35 @@ def test_missed_targets_are_marked_but_do_not_change_the_exit_status(tmp_path, m
     page = (tmp_path / "out" / "index.html").read_text("utf-8")
     row = re.search(r"<tr data-status='missed' data-key='mcp-paging'>.*?</tr>", page, re.S).group(0)
     assert "✗ missed" in row and "✓ met" not in row
-    assert "above the 2x target" in page  # the figure's caption is generated from the measurement
+    assert "above (target missed) the 2× target" in page  # the figure's caption is generated from the measurement
+    assert "before issue" not in page  # no development notes on the instructor's page
+    assert "machine load" in page and "CPUs" in page  # the load is recorded beside the timings
+
+
+def test_a_missed_target_is_never_drawn_in_the_colour_of_a_met_one():
+    """Positive control first: the met run's bar has the met colour; the missed run's bar does not, and is hatched."""
+    from matplotlib.colors import to_hex
+
+    from labkit.course.plots import color
+    from labkit.course.plots.mcp import paging_cost
+
+    base = {"pages": 128, "fullDiffMedianMs": 100.0, "diffBytes": 32 * 2**20, "rounds": 3, "serverStartupMs": 400.0}
+    met = paging_cost({**base, "mcpPagingMedianMs": 150.0, "ratio": 1.5})
+    missed = paging_cost({**base, "mcpPagingMedianMs": 450.0, "ratio": 4.5})
+    met_bar, missed_bar = met.axes[0].patches[1], missed.axes[0].patches[1]
+    assert to_hex(met_bar.get_facecolor()) == color("met").lower()
+    assert to_hex(missed_bar.get_facecolor()) == color("missed").lower() != color("met").lower()
+    assert missed_bar.get_hatch() and not met_bar.get_hatch()
+    assert "target missed" in missed.labkit_takeaway and "target met" in met.labkit_takeaway
+
+
+def test_a_row_not_measured_says_how_to_measure_it():
+    from labkit.course import targets
+
+    bench = {"corpus": {"bytes": 2**20}, "embedded": {"indexBytes": 2**20, "indexToCorpus": 1.0}, "latency": {}}
+    verdicts = {v.key: v for v in targets.headline({"code-search-bench": bench})}
+    assert verdicts["index-latency"].status == "not measured"
+    assert "to measure it" in verdicts["index-latency"].note and "install-zoekt" in verdicts["index-latency"].note
 
 
 def test_failing_lab_reports_its_cell_and_fails(tmp_path, registry, capsys):
@@ -366,3 +394,13 @@ def test_report_as_a_reader_sees_it(tmp_path):
     import matplotlib.image as mpimg
 
     assert mpimg.imread(shot).std() > 0.01, "the screenshot is blank"
+
+
+def test_tables_wrap_to_the_page_instead_of_scrolling_sideways():
+    """On a 1280 px projector every column must be visible: no horizontal scroll box, tables at page width."""
+    from labkit.course.report import CSS
+
+    assert "overflow-x:auto" not in CSS.replace(" ", "")
+    assert "width:100%" in CSS and "overflow-wrap:anywhere" in CSS
+    body_width = int(re.search(r"max-width:(\d+)px", CSS).group(1))
+    assert body_width <= 1280 - 2 * 16

@@ -10,7 +10,7 @@ from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab01
 from labkit.course.experiments import EXPERIMENTS, search_bench
 from labkit.course.plots import FIGURES
 from labkit.course.plots import search as search_plots
-from labkit.course.search_lesson import build_lab_world, callers_of, engine_matrix
+from labkit.course.search_lesson import NOT_IN_ARTICLE, build_lab_world, callers_of, engine_matrix
 from labkit.search import search_workspace
 
 # -- q1 ---------------------------------------------------------------------------------
@@ -94,7 +94,14 @@ def test_q2_not_attempted():
 
 def test_engine_matrix_rows():
     rows = engine_matrix()
-    assert {r["aspect"] for r in rows} >= {"case", ".gitignore", "per-file cap", "truncated"}
+    assert {r["aspect"] for r in rows} >= {"case", "ignore rules", "per-file cap", "truncated"}
+    # the article's six rows (its section 4.3) carry its words; a row it does not have says so
+    article = {"runs as", "case", "regex syntax", "ignore rules", "size limit", "result output"}
+    for row in rows:
+        cells = (row["ripgrep (article)"], row["Node fallback (article)"])
+        if row["aspect"] in article:
+            assert NOT_IN_ARTICLE not in cells, row
+    assert any(NOT_IN_ARTICLE in (r["ripgrep (article)"], r["Node fallback (article)"]) for r in rows)
 
 
 def test_limit_explorer_pure_parts(world):

@@ -162,3 +162,12 @@ def test_placeholder_reads_as_not_attempted(exercise):
 
 
 # -- the notebook ------------------------------------------------------------------------------
+
+
+def test_q3_a_guessed_error_code_is_not_blamed_on_a_malformed_record():
+    """A learner who guesses another real code is told it is not this reader's answer here; a made-up code is named."""
+    guessed = lab09.q3.check("invalid_revision")
+    assert not guessed.passed and "malformed" not in guessed.message and "if you guessed, run it" in guessed.message
+    made_up = lab09.q3.check("overlap_error")
+    assert not made_up.passed and "not an error code labkit uses" in made_up.message
+    assert lab09.q3.check("deployment_unresolved").passed

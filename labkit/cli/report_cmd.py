@@ -6,11 +6,16 @@ from ._common import add_json_flag
 def add_parser(sub) -> None:
     p = sub.add_parser("report", help="run every experiment and lab; write an HTML report")
     p.add_argument("--out", default="build/report", help="output folder (default: build/report)")
-    p.add_argument("--quick", action="store_true", help="small, fast experiment sizes (for smoke runs)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small, fast experiment sizes and no lab runs: a smoke run of about a minute and a half",
+    )
     p.add_argument(
         "--only", action="append", default=None, metavar="EXPERIMENT", help="run only this experiment (repeatable)"
     )
     p.add_argument("--no-labs", action="store_true", help="skip executing the lab notebooks")
+    p.add_argument("--labs", action="store_true", help="with --quick, execute the lab notebooks too")
     add_json_flag(p)
     p.set_defaults(handler=run, render=render)
 
@@ -21,8 +26,11 @@ def run(args):
 
     from . import EXIT_ERROR, EXIT_OK
 
+    # A quick run is a smoke run of the experiments: the labs (about four minutes on a shared 2-core
+    # machine) run in a full report, or with --quick --labs.
+    skip_labs = args.no_labs or (args.quick and not getattr(args, "labs", False))
     result = build_report(
-        args.out, progress=True, quick=args.quick, experiments=args.only, labs=[] if args.no_labs else None
+        args.out, progress=True, quick=args.quick, experiments=args.only, labs=[] if skip_labs else None
     )
     ok = not result["failedExperiments"] and not result["failedLabs"]
     return result, (EXIT_OK if ok else EXIT_ERROR)

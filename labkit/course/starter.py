@@ -21,7 +21,10 @@ from labkit.errors import LabkitError
 
 SOLUTION_TAG = "solution"
 ANSWER_TAG = "exercise"
+FIXIT_TAG = "fixit"  # a solution cell that repairs the function of the nearest cell above tagged BROKEN_TAG
+BROKEN_TAG = "broken"
 PLACEHOLDER = "...  # replace ... with your answer"
+FIXIT_PLACEHOLDER = "...  # replace ... with your fixed function"
 
 
 def assigned_names(source: str) -> list[str]:
@@ -72,18 +75,46 @@ def is_solution_cell(cell) -> bool:
     return cell.get("cell_type") == "code" and SOLUTION_TAG in cell.get("metadata", {}).get("tags", [])
 
 
+def fixit_source(broken_source: str, solution_source: str) -> str:
+    """A fix-it exercise's answer cell: the broken version to edit, then the placeholder.
+
+    A fix-it solution cell (tags ``solution`` and ``fixit``) holds the repaired
+    function; the learner starts from the lab's broken version (the nearest
+    code cell above tagged ``broken``), without the lines that only probe it.
+    The answer stays ``...`` until the learner assigns their function, so an
+    untouched starter still reads "Not attempted".
+    """
+    kept = [line for line in broken_source.rstrip().splitlines() if ".probe(" not in line]
+    body = "\n".join(kept).rstrip()
+    from labkit.course.labfiles import ANSWER_NAME
+
+    names = [n for n in assigned_names(solution_source) if ANSWER_NAME.match(n)]
+    answers = "\n".join(f"{name} = {FIXIT_PLACEHOLDER}" for name in names)
+    return f"# Fix the function below, then assign it (its name, no parentheses) to the answer.\n{body}\n\n\n{answers}"
+
+
 def make_starter(nb, lab: str):
     """A copy of lab notebook ``nb`` (named ``lab``, e.g. ``03-utf8-pagination``) for learners.
 
     Solution cells become answer cells (same cell id, tag ``exercise``),
-    outputs are cleared, and the notebook metadata names the lab.
+    outputs are cleared, and the notebook metadata names the lab. A fix-it
+    solution cell becomes the broken version above it, to edit in place.
     """
     starter = copy.deepcopy(nb)
+    broken = ""
     for cell in starter.cells:
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
-        if is_solution_cell(cell):
+            if BROKEN_TAG in cell.metadata.get("tags", []):
+                broken = cell.source
+        if is_solution_cell(cell) and FIXIT_TAG in cell.metadata.get("tags", []):
+            if not broken:
+                raise LabkitError("invalid_argument", "a fix-it solution cell has no broken cell above it")
+            cell.source = fixit_source(broken, cell.source)
+            tags = [t for t in cell.metadata.get("tags", []) if t not in (SOLUTION_TAG, FIXIT_TAG)] + [ANSWER_TAG]
+            cell.metadata["tags"] = tags
+        elif is_solution_cell(cell):
             cell.source = answer_source(cell.source)
             tags = [t for t in cell.metadata.get("tags", []) if t != SOLUTION_TAG] + [ANSWER_TAG]
             cell.metadata["tags"] = tags

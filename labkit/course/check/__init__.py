@@ -60,15 +60,24 @@ class CheckResult:
 @dataclass
 class Hint:
     text: str
+    level: int = 1
+    more: bool = False  # a second, more direct hint exists
+
+    @property
+    def label(self) -> str:
+        return f"Hint {self.level} of 2" if (self.more or self.level == 2) else "Hint"
 
     def __str__(self) -> str:
-        return f"Hint: {self.text}"
+        tail = "\n(still stuck? .hint(2) gives a more direct one)" if self.more else ""
+        return f"{self.label}: {self.text}{tail}"
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
+        tail = "<br><i>Still stuck? <code>hint(2)</code> is more direct.</i>" if self.more else ""
         return (
-            f'<div style="border-left:4px solid #3465a4;padding:4px 10px"><b>Hint</b><br>{html.escape(self.text)}</div>'
+            f'<div style="border-left:4px solid #3465a4;padding:4px 10px"><b>{self.label}</b><br>'
+            f"{html.escape(self.text)}{tail}</div>"
         )
 
 
@@ -99,6 +108,21 @@ class Solution:
         )
 
 
+@dataclass
+class Waiting:
+    """What a reveal cell shows before the learner has predicted."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return f'<div style="border-left:4px solid #6b6b6b;padding:4px 10px"><i>{html.escape(self.text)}</i></div>'
+
+
 def is_unattempted(answer: Any) -> bool:
     return answer is Ellipsis or answer is None
 
@@ -107,17 +131,27 @@ def is_unattempted(answer: Any) -> bool:
 class Exercise:
     """One exercise: a validator that raises ``Incorrect`` with an explanation.
 
-    ``validate(answer)`` returns None when the answer is right. It must phrase
-    every ``Incorrect`` message about the learner's answer, never the expected
-    one.
+    ``validate(answer)`` returns None (or a short note to show) when the answer
+    is right. It must phrase every ``Incorrect`` message about the learner's
+    answer, never the expected one. ``on_correct`` is what a right answer
+    prints after "well done": the explanation a lab would otherwise give away
+    in prose below the exercise.
+
+    Hints come in two levels: ``hint()`` points at the method, ``hint(2)``
+    names the step that is usually missed (never the answer).
     """
 
     name: str
     prompt: str
-    validate: Callable[[Any], None]
+    validate: Callable[[Any], Any]
     hint_text: str
     explanation: str = ""
+    hint2: str = ""
+    on_correct: str = ""
+    difficulty: int = 1  # 1 apply what the lab showed, 2 transfer to a new situation, 3 build or fix
     attempts: list = field(default_factory=list, repr=False)
+    prediction: str | None = field(default=None, repr=False)  # the first verdict, recorded before any reveal
+    revealed: bool = field(default=False, repr=False)
 
     def check(self, answer: Any = Ellipsis) -> CheckResult:
         if is_unattempted(answer):
@@ -126,16 +160,40 @@ class Exercise:
             )
         else:
             try:
-                self.validate(answer)
+                note = self.validate(answer)
             except Incorrect as exc:
                 result = CheckResult(self.name, INCORRECT, str(exc))
             else:
-                result = CheckResult(self.name, CORRECT, "well done.")
+                extra = " ".join(t for t in (note if isinstance(note, str) else "", self.on_correct) if t)
+                result = CheckResult(self.name, CORRECT, "well done." + (f" {extra}" if extra else ""))
+        if result.status != NOT_ATTEMPTED and self.prediction is None and not self.revealed:
+            self.prediction = result.status  # predict-then-run: the answer given before the reveal
+        elif result.status != NOT_ATTEMPTED and self.revealed and self.prediction is not None:
+            before = "right" if self.prediction == CORRECT else "not right"
+            result.message += f" (Your prediction, checked before the reveal, was {before}; it stays on record.)"
         self.attempts.append(result.status)
         return result
 
-    def hint(self) -> Hint:
-        return Hint(self.hint_text)
+    def reveal(self, show: Callable[[], Any]) -> Any:
+        """Show the evidence that answers this exercise, but only once an answer has been checked.
+
+        A predict-then-run exercise asks before it shows: the cell that prints or
+        measures the answer calls ``qN.reveal(lambda: ...)``, which waits (and says
+        so) until the learner's prediction went through ``check``. *Run All* on an
+        untouched starter therefore reveals nothing.
+        """
+        if self.prediction is None:
+            return Waiting(
+                f"[{self.name}] This cell shows what answers the exercise above. Write your prediction in "
+                f"answer_{self.name.split('.')[-1]} and run its check first; then run this cell again."
+            )
+        self.revealed = True
+        return show()
+
+    def hint(self, level: int = 1) -> Hint:
+        if level >= 2 and self.hint2:
+            return Hint(self.hint2, level=2)
+        return Hint(self.hint_text, level=1, more=bool(self.hint2))
 
     def solution(self) -> Solution:
         """The lab's own solution cell for this exercise (read from the lab file), and why."""
@@ -149,7 +207,12 @@ def expect_type(answer: Any, kind: type | tuple, what: str) -> None:
     """Raise Incorrect when an answer has the wrong Python type."""
     if not isinstance(answer, kind):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise Incorrect(f"{what} should be a {names}, but you gave a {type(answer).__name__}")
+        raise Incorrect(f"{what} should be {article(names)}, but you gave {article(type(answer).__name__)}")
+
+
+def article(word: str) -> str:
+    """``word`` with its indefinite article: "an int", "a str", "a list or tuple"."""
+    return ("an " if word[:1].lower() in "aeiou" else "a ") + word
 
 
 def chosen_keys(answer: Any, known: Any, table: str, sample: str) -> set[str]:

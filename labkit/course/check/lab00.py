@@ -68,6 +68,10 @@ def _check_q1(answer) -> None:
 
 q1 = Exercise(
     name="lab00.q1",
+    hint2=(
+        "q1_repo.write('hello.txt', 'hello\\n'), then answer_q1 = q1_repo.commit('first commit'): the id "
+        "it returns is 40 hex digits."
+    ),
     prompt=(
         f"Build a fresh IsolatedRepo, write {Q1_FILE!r} with the content {Q1_TEXT!r}, commit it with the "
         f"message {Q1_MESSAGE!r}, and set answer_q1 to the commit id."
@@ -125,7 +129,7 @@ def _check_choice(
         raise Incorrect(f"you chose {wrong[0]!r}, but {why_wrong[wrong[0]]}")
     missing = correct - chosen
     if missing:
-        raise Incorrect(if_missing.format(n=len(missing)))
+        raise Incorrect(if_missing)
 
 
 def _check_q2(answer) -> None:
@@ -136,13 +140,17 @@ def _check_q2(answer) -> None:
         why_wrong=_Q2_WHY,
         options_name="lab00.Q2_OPTIONS",
         lower=True,
-        if_missing="you are missing {n} of the facts that do change the id. A commit id is a "
+        if_missing="you are missing some of the facts that do change the id. A commit id is a "
         "hash of the commit object: look at what `git cat-file -p HEAD` prints",
     )
 
 
 q2 = Exercise(
     name="lab00.q2",
+    hint2=(
+        "The author, committer and their dates, the message, the tree (the files) and the parent are "
+        "hashed; a folder's name or the machine are not."
+    ),
     prompt="Which of lab00.Q2_OPTIONS would give a different commit id for the same files? Give a set of keys.",
     validate=_check_q2,
     hint_text="Print repo.git('cat-file', '-p', 'HEAD'): every byte shown there goes into the commit id.",
@@ -173,13 +181,17 @@ def _check_q3(answer) -> None:
         options_name="lab00.Q3_OPTIONS",
         if_empty="you say a plain `git status` runs nothing from the repository. That is the trust an "
         "agent must not have: run the explorer with command 'status' and watch the plain-git column",
-        if_missing="you are missing {n} payload(s) that status does run. Try each payload in the explorer "
+        if_missing="you are missing payloads that status does run. Try each payload in the explorer "
         "with the command 'status'",
     )
 
 
 q3 = Exercise(
     name="lab00.q3",
+    hint2=(
+        "status refreshes the index and asks the file-system monitor: which payloads are triggered by "
+        "those two, and which only by printing a patch or paging?"
+    ),
     prompt="Which payloads in lab00.Q3_OPTIONS does a plain `git status` run in the demo's repository? Give a set.",
     validate=_check_q3,
     hint_text="The explorer above plants one payload at a time; choose the command 'status' and go through the list.",
@@ -221,6 +233,10 @@ def _check_q4(answer) -> None:
 
 q4 = Exercise(
     name="lab00.q4",
+    hint2=(
+        "Loop over lab00.Q4_VARIANTS, rebuild Q1's commit with each variant, and keep the key whose id "
+        "equals lab00.Q4_THEIRS."
+    ),
     prompt="Which one step of Exercise 1 did your classmate change to get lab00.Q4_THEIRS? A key of lab00.Q4_VARIANTS.",
     validate=_check_q4,
     hint_text=(

@@ -33,7 +33,7 @@ def _validate_q1(answer) -> None:
     if choice == "B":
         raise Incorrect(
             "speed is not completeness: this search was fast precisely because it stopped at the "
-            "limit (truncated=true), like the seed's 0.8 ms 'const' search"
+            "limit (truncated=true), like the article's 0.805 ms 'const' search"
         )
     if choice == "D":
         raise Incorrect(
@@ -44,6 +44,10 @@ def _validate_q1(answer) -> None:
 
 q1 = Exercise(
     name="lab01.q1",
+    hint2=(
+        "The page above was cut (truncated) and only looked under src/invoices: which statement claims no"
+        " more than that?"
+    ),
     prompt="An agent ran search_workspace(root, 'export_invoice(', path='src/invoices', limit=2) and got "
     "2 matches with truncated=true. Which statement is right? Answer with a letter.",
     validate=_validate_q1,
@@ -110,13 +114,16 @@ def _validate_q2(answer) -> None:
     if extra:
         raise Incorrect(f"{extra[0]} does not call export_invoice in this workspace")
     raise Incorrect(
-        f"{len(truth - given)} calling file(s) are missing from your list; is your search "
-        "untruncated and over the whole workspace?"
+        "some calling files are missing from your list; is your search untruncated and over the whole workspace?"
     )
 
 
 q2 = Exercise(
     name="lab01.q2",
+    hint2=(
+        "search_workspace(root, 'export_invoice(', limit=200) over the whole root, then "
+        "callers_of(result, 'export_invoice') keeps the calling files."
+    ),
     prompt="Run a search that can settle the question and list every file (root-relative path) that calls "
     "export_invoice. Leave out the file that only defines it.",
     validate=_validate_q2,
@@ -200,7 +207,7 @@ def _validate_q3(answer) -> None:
     if extra:
         raise Incorrect(f"{extra[0]} has no code that uses {Q3_NAME}")
     raise Incorrect(
-        f"{len(missing)} file(s) whose code uses {Q3_NAME} are missing from your list; is your "
+        f"some files whose code uses {Q3_NAME} are missing from your list; is your "
         "search untruncated, over the whole workspace, and for the name rather than a call?"
     )
 
@@ -222,4 +229,15 @@ q3 = Exercise(
         "(`as fmt`) is the only trace of a dependency whose calls never spell the name. The def line, "
         "a look-alike name and the documentation are not code that breaks on a rename."
     ),
+    hint2=(
+        "search_workspace(root, r'\\bformat_amount\\b', regex=True, limit=200): keep the .py paths, drop "
+        "the line that starts with 'def format_amount(', and look at how pdf.py imports it."
+    ),
+    on_correct=(
+        "The file that imports format_amount as fmt never spells format_amount(: only its import line "
+        "shows the dependency. A search proves a rename safe only when the query matches every way the "
+        "name can appear, and even then only textually (an alias assigned at run time, getattr, or another "
+        "repository would not show)."
+    ),
+    difficulty=2,
 )

@@ -85,22 +85,28 @@ def _check_q1(answer) -> None:
         )
 
 
+Q2_CHOICES = ("smaller", "equal", "larger")
+
+
 def _check_q2(answer) -> None:
-    expect_type(answer, int, "your answer")
+    expect_type(answer, str, "your answer")
+    choice = answer.strip().lower()
+    if choice not in Q2_CHOICES:
+        raise Incorrect(f"answer one of {', '.join(repr(c) for c in Q2_CHOICES)}")
     sizes = _reference()["sizes"]
-    if answer == sizes["unstaged"] + sizes["staged"] and answer != sizes["head"]:
+    total = sizes["unstaged"] + sizes["staged"]
+    truth = "smaller" if sizes["head"] < total else "equal" if sizes["head"] == total else "larger"
+    if choice == truth:
+        return
+    if choice == "equal":
         raise Incorrect(
-            "you added the unstaged and staged sizes. That worked by coincidence in the first world, "
-            "where no file had both kinds of change; here src/feature.ts has both, and head mode "
-            "compares the worktree with HEAD in one patch. Measure head mode itself"
+            "the sum held in the first world by coincidence, because no file had both kinds of change; "
+            "src/feature.ts now has both. How many times does head mode print that file's patch?"
         )
-    if answer in (sizes["unstaged"], sizes["staged"]):
-        raise Incorrect("your number is the size of another mode's diff; the question asks about head mode")
-    if answer != sizes["head"]:
-        raise Incorrect(
-            f"{answer} B is not what labkit diff --mode head reports for this world; "
-            "read totalBytes from its first page"
-        )
+    raise Incorrect(
+        "think about src/feature.ts: it is in the staged diff (index vs HEAD) and in the unstaged diff "
+        "(worktree vs index). How many patches of it does head mode (worktree vs HEAD) print?"
+    )
 
 
 def _check_q3(answer) -> None:
@@ -140,19 +146,39 @@ q1 = Exercise(
         "git_status puts each visible change in exactly one list; a file git has never tracked is "
         "untracked (no diff mode shows it), and a sensitive path is only counted under hidden."
     ),
+    hint2=(
+        "git add puts a file in the index (staged); an edit after the last git add is unstaged; a file never "
+        "added is untracked; and labkit never names a sensitive path such as .env, it only counts it."
+    ),
+    on_correct=(
+        "A file git has never tracked is in no diff mode at all (untracked); a sensitive path is only counted "
+        "under hidden, so the agent knows a sensitive change exists without seeing its name or content."
+    ),
 )
+
 
 q2 = Exercise(
     name="lab02.q2",
     prompt=(
-        "Build the status world again, then append a line to src/feature.ts without staging it. "
-        "What is totalBytes of labkit diff --mode head now?"
+        "Predict: in the status world with src/feature.ts staged and then edited again, is totalBytes of head "
+        "'smaller', 'equal' or 'larger' than unstaged + staged?"
     ),
     validate=_check_q2,
-    hint_text="Measure it: git_diff(repo.path, mode='head')['totalBytes']. Do not add the other two modes.",
+    hint_text=(
+        "Write down the three comparisons: index vs HEAD, worktree vs index, worktree vs HEAD. "
+        "Which ones contain feature.ts?"
+    ),
+    hint2=(
+        "feature.ts appears in both staged and unstaged, each time with its own header and hunks; head compares "
+        "the worktree with HEAD directly, so it prints feature.ts once."
+    ),
     explanation=(
         "head mode compares the working tree with HEAD in one patch per file, so a file that is both "
         "staged and edited again appears once; measure the mode instead of adding the other two."
+    ),
+    on_correct=(
+        "unstaged + staged counts src/feature.ts twice (two headers, two sets of hunks); head compares the "
+        "working tree with HEAD directly and shows it once. Sizes of different modes add up only by coincidence."
     ),
 )
 
@@ -167,6 +193,11 @@ q3 = Exercise(
     explanation=(
         "a rename is dropped when either of its two paths is sensitive, so two of the three renames "
         "are only counted; the visible entry is listed under its new path."
+    ),
+    hint2="Apply the rule to each rename: is either its old or its new path a sensitive name (.env, .env.local)?",
+    on_correct=(
+        "Only a-before.ts -> a-after.ts is visible (its patch is just the rename header); the two renames that "
+        "touch a secret on either side are counted in hidden.changes and never shown."
     ),
 )
 
@@ -237,6 +268,10 @@ def _check_q4(answer) -> None:
 
 q4 = Exercise(
     name="lab02.q4",
+    hint2=(
+        "git_diff(q4_repo.path, mode='staged'): its 'files' (new paths for renames) and hidden['changes']"
+        " are the commit."
+    ),
     prompt=(
         "In a teammate's repository (q4_repo), which files' changes will a plain `git commit` contain, and "
         "how many hidden changes go in with them? Answer {'paths': [...], 'hidden': N}."

@@ -108,6 +108,9 @@ def _check_q2(answer) -> None:
 
 q1 = Exercise(
     name="lab05.q1",
+    hint2=(
+        "page_set_report(pages) for each set: keep the names whose report says the set is trustworthy as a whole diff."
+    ),
     prompt=(
         "lab05.page_sets() gives three page sets of one diff: 'north', 'east' and 'south'. Which can be "
         "trusted as the whole diff? Answer a set of names."
@@ -127,6 +130,10 @@ q1 = Exercise(
 
 q2 = Exercise(
     name="lab05.q2",
+    hint2=(
+        "A line-ending change alters the text, so the re-encoded length no longer matches returnedBytes: "
+        "which invariant is about that length?"
+    ),
     prompt=(
         "lab05.proxied_page() went through a proxy that normalised line endings. Which invariant does it "
         "break? Answer one of: " + "; ".join(f"'{k}' ({v})" for k, v in INVARIANTS.items())
@@ -184,11 +191,15 @@ def _check_q3(answer) -> None:
     if not chosen:
         raise Incorrect("you accept no read at all; one of them is whole, consistent and of the current version")
     if chosen != want:
-        raise Incorrect(f"{len(want - chosen)} trusted, current read(s) are missing from your answer")
+        raise Incorrect("some trusted, current reads are missing from your answer")
 
 
 q3 = Exercise(
     name="lab05.q3",
+    hint2=(
+        "Keep an agent only when page_set_report trusts its pages and their sourceRevision equals "
+        "git_diff(q3_repo.path, max_bytes=1024)['sourceRevision'] now."
+    ),
     prompt=(
         "Four agents read q3_repo's unstaged diff (agent_runs); the repository changed once meanwhile. "
         "Whose read is evidence of the diff as it is NOW? Give a set of names."

@@ -1,8 +1,8 @@
 """Checkers for lab 06 (context scale).
 
-q1: write strategy D's expansion rule for a new fixture (``payroll``); the
+q2: write strategy D's expansion rule for a new fixture (``payroll``); the
 checker runs D with it on a real repository and scores recall and bytes.
-q2: from measured runs, pick the cheapest strategy that keeps full recall on
+q1: from measured runs, pick the cheapest strategy that keeps full recall on
 a small and on a large project.
 """
 
@@ -101,8 +101,12 @@ def _validate_rule(answer) -> None:
         )
 
 
-q1 = Exercise(
-    name="lab06.q1",
+q2 = Exercise(
+    name="lab06.q2",
+    hint2=(
+        "Raise callee_depth until the chain's last function is reached (3 here), keep caller_depth at 1, "
+        "and set max_files and max_bytes generous enough not to stop first."
+    ),
     prompt=(
         "Write strategy D's expansion rule for the payroll fixture (a change to compute_payslip): a dict with "
         "callee_depth, caller_depth, max_files and max_bytes. It must reach 100% recall and read at most "
@@ -122,7 +126,7 @@ q1 = Exercise(
 )
 
 
-# -- q2 -------------------------------------------------------------------
+# -- q1 -------------------------------------------------------------------
 
 SMALL, LARGE = 6, 506
 
@@ -181,14 +185,21 @@ def _validate_choice(answer) -> None:
             )
 
 
-q2 = Exercise(
-    name="lab06.q2",
+q1 = Exercise(
+    name="lab06.q1",
+    hint2=(
+        "At 6 files the search output and the diff cost more than two small extra files; at 506 files "
+        "reading everything costs every file. Which strategies keep full recall?"
+    ),
     prompt=(
         "On the invoice shape, which strategy keeps 100% recall with the fewest estimated bytes at 6 files "
         "('small') and at 506 files ('large')? Answer with letters, e.g. {'small': 'X', 'large': 'Y'}."
     ),
     validate=_validate_choice,
-    hint_text="Filter the table to recall 1.0 first, then compare estimatedTextBytes within each size.",
+    hint_text=(
+        "Which strategies can reach all four files at all? Then ask what each pays for: every file (A), "
+        "or the diff and search output (C, D)."
+    ),
     explanation=(
         "at 6 files the bodies are so small that the search JSON and the diff cost more than reading "
         "everything; at 506 files reading everything costs ten times more, and D (which picks its own "

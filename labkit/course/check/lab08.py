@@ -2,8 +2,8 @@
 
 q1 (transfer): find the source line that formats an error message a user pasted.
 q2: find a query (not the story's) whose raw order fails and whose ranking fixes it.
-q3: cite a definition as evidence: repository, path, line and revision.
-q4 (predict, then check): the eval's ``parameter`` category misses where a
+q4: cite a definition as evidence: repository, path, line and revision.
+q3 (predict, then check): the eval's ``parameter`` category misses where a
     ``.pyi`` stub declares the parameter; reproduce it on the shop's own stub.
 
 Each checker searches the lab's own index (``labkit.course.codesearch_demo.lab_world``),
@@ -138,7 +138,11 @@ def _check_line_type(line) -> None:
         )
 
 
-def _validate_q3(answer) -> None:
+#: q4 cites a definition the lab never prints: the learner searches for it.
+Q4_SYMBOL = "ShopError"
+
+
+def _validate_q4(answer) -> None:
     expect_type(answer, dict, "your citation")
     if "revision" not in answer or not answer.get("revision"):
         raise Incorrect(
@@ -149,18 +153,23 @@ def _validate_q3(answer) -> None:
         if key not in answer:
             raise Incorrect(f"your citation lacks '{key}'")
     _check_line_type(answer["line"])
-    want = _expected_citation("PriceChanged")
+    want = _expected_citation(Q4_SYMBOL)
     if answer["repo"] != want["repo"]:
-        raise Incorrect(f"'{answer['repo']}' is not the repository that defines PriceChanged")
+        raise Incorrect(f"'{answer['repo']}' is not the repository that defines {Q4_SYMBOL}")
     if answer["path"] != want["path"] or answer["line"] != want["line"]:
+        if (answer["path"], answer["line"]) == ("shop/errors.py", 5):
+            raise Incorrect(
+                f"that line defines a subclass of {Q4_SYMBOL} (it names {Q4_SYMBOL} as its base); a citation "
+                "for the definition must point at the class statement of the name itself"
+            )
         if str(answer["path"]).endswith("pricing.py"):
             raise Incorrect(
-                "that line imports or raises PriceChanged; a citation for its definition must point "
-                "at the class statement"
+                f"pricing.py imports and raises the shop's errors; a citation for the definition of {Q4_SYMBOL} "
+                "must point at its class statement"
             )
         if str(answer["path"]).endswith(".md"):
             raise Incorrect("that is documentation mentioning the name, not the code that defines it")
-        raise Incorrect("that path and line are not where PriceChanged is defined")
+        raise Incorrect(f"that path and line are not where {Q4_SYMBOL} is defined")
     if answer["revision"] != want["revision"]:
         raise Incorrect(
             "that revision is not the one the index served for this repository; copy it from the "
@@ -168,15 +177,15 @@ def _validate_q3(answer) -> None:
         )
 
 
-Q4_QUERY = "shown_total"
+Q3_QUERY = "shown_total"
 
 
-def _q4_truth() -> dict:
-    top = _search(Q4_QUERY, "definition-first")["matches"][0]
+def _q3_truth() -> dict:
+    top = _search(Q3_QUERY, "definition-first")["matches"][0]
     return {"path": top["path"], "line": top["line"], "implementation": not top["path"].endswith(".pyi")}
 
 
-def _validate_q4(answer) -> None:
+def _validate_q3(answer) -> None:
     expect_type(answer, dict, "your answer")
     for key in ("prediction", "path", "line", "implementation"):
         if key not in answer:
@@ -190,10 +199,10 @@ def _validate_q4(answer) -> None:
             "'implementation' should be True or False: is the Top-1 line where the code that takes "
             "the parameter is implemented?"
         )
-    want = _q4_truth()
+    want = _q3_truth()
     if (answer["path"], answer["line"]) != (want["path"], want["line"]):
         raise Incorrect(
-            f"that is not what definition-first ranking puts first for '{Q4_QUERY}'; search for it "
+            f"that is not what definition-first ranking puts first for '{Q3_QUERY}'; search for it "
             "and copy the path and line of the first hit"
         )
     if answer["implementation"] != want["implementation"]:
@@ -207,6 +216,10 @@ def _validate_q4(answer) -> None:
 
 q1 = Exercise(
     name="lab08.q1",
+    hint2=(
+        "search_code(world.index_dir, 'Got unexpected extra arguments (', literal=True): one hit; answer "
+        "its repo, path and line."
+    ),
     prompt=(
         f"A user pasted {Q1_PASTED!r}. Find the source line that formats this message: "
         "{'repo': ..., 'path': ..., 'line': ...}."
@@ -226,6 +239,10 @@ q1 = Exercise(
 
 q2 = Exercise(
     name="lab08.q2",
+    hint2=(
+        "Try 'Context' or 'Option' with ranking='raw' and ranking='definition-first', limit=1: is the raw"
+        " Top-1 an import in __init__.py?"
+    ),
     prompt=(
         "Find a query (an identifier other than the lab's BadParameter) for which raw order puts a "
         "non-definition first and definition-first ranking puts the definition first."
@@ -242,13 +259,17 @@ q2 = Exercise(
     ),
 )
 
-q3 = Exercise(
-    name="lab08.q3",
+q4 = Exercise(
+    name="lab08.q4",
+    hint2=(
+        "top = search_code(world.index_dir, lab08.Q4_SYMBOL)['matches'][0], then "
+        "get_file_context(...)['revision'] for the revision."
+    ),
     prompt=(
-        "Cite where PriceChanged is defined, as a dict with repo, path, line and revision, "
+        f"Cite where {Q4_SYMBOL} is defined, as a dict with repo, path, line and revision, "
         "using search_code and get_file_context on the lab index."
     ),
-    validate=_validate_q3,
+    validate=_validate_q4,
     hint_text=(
         "Search for the class name, take the ranked Top-1, read its context, and copy the revision "
         "from the context result."
@@ -259,13 +280,17 @@ q3 = Exercise(
     ),
 )
 
-q4 = Exercise(
-    name="lab08.q4",
+q3 = Exercise(
+    name="lab08.q3",
+    hint2=(
+        "search_code(world.index_dir, 'shown_total') with definition-first ranking: its Top-1 is a "
+        "declaration in a .pyi stub, which no code runs."
+    ),
     prompt=(
-        f"Predict which file definition-first ranking puts first for the parameter name {Q4_QUERY!r}, then "
+        f"Predict which file definition-first ranking puts first for the parameter name {Q3_QUERY!r}, then "
         "search and answer {'prediction': ..., 'path': ..., 'line': ..., 'implementation': True/False}."
     ),
-    validate=_validate_q4,
+    validate=_validate_q3,
     hint_text=(
         "The shop ships shop/__init__.pyi (a type stub) beside shop/pricing.py. Neither line defines "
         "shown_total: both declare it as a parameter, so the ranking keeps them in path order."

@@ -132,6 +132,7 @@ def _check_q3(answer) -> None:
 
 q1 = Exercise(
     name="lab11.q1",
+    hint2="Careful: read_file of src/pricing.py comes before review_diff. Careless: after it.",
     prompt=(
         "For each run (careful, careless): did the agent read the file git_status offered (src/pricing.py) "
         "before its first review_diff call? Answer {'careful': bool, 'careless': bool}."
@@ -146,6 +147,10 @@ q1 = Exercise(
 
 q2 = Exercise(
     name="lab11.q2",
+    hint2=(
+        "In the careless ledger, the search_workspace line whose result says truncated, with no later "
+        "search narrowing or paging it."
+    ),
     prompt="In the careless run, give the seq of the search that was truncated and never followed up.",
     validate=_check_q2,
     hint_text="summary['truncatedSearchesNotFollowed'] lists it; check it against the ledger lines yourself.",
@@ -157,6 +162,10 @@ q2 = Exercise(
 
 q3 = Exercise(
     name="lab11.q3",
+    hint2=(
+        "Look for a read_file of the offered path with status ok before the review_diff line; a refused "
+        "or failed read, or a read of another file, does not count."
+    ),
     prompt="Q3_LEDGER is a third agent's ledger. Did it read the file it was offered before deciding? (True/False)",
     validate=_check_q3,
     hint_text="Only a read_file line with status 'ok' for the offered path, before the review_diff line, counts.",
@@ -164,6 +173,11 @@ q3 = Exercise(
         "the offered file's only read failed or read another file, and the read that worked came after "
         "review_diff: nothing read before the decision covers the offered file."
     ),
+    on_correct=(
+        "summarize(lab11.Q3_LEDGER)['offered'] now shows the summary's own reading beside yours: a failed "
+        "or refused read, or a read of another file, is not a read of the offered file."
+    ),
+    difficulty=2,
 )
 
 
@@ -223,6 +237,10 @@ def _check_q4(answer) -> None:
 
 q4 = Exercise(
     name="lab11.q4",
+    hint2=(
+        "run_tool(q4_config, 'git_status', {}, q4_ledger); read_file each staged, unstaged and untracked "
+        "path; then one review_diff with allow ['src/']."
+    ),
     prompt=(
         "Run a careful review session on q4_repo with run_tool and a Ledger: ask what changed, read what you "
         "are offered, then call review_diff with allow ['src/']. Answer the ledger's lines."
@@ -238,4 +256,9 @@ q4 = Exercise(
         "offered file (the untracked one too) is read before the first review_diff, and no truncated "
         "search is left behind."
     ),
+    on_correct=(
+        "The summary needs no trust in you: anyone holding the ledger file can recompute that every offered "
+        "file, the untracked one included, was read before the decision."
+    ),
+    difficulty=3,
 )

@@ -45,7 +45,7 @@ def _src(text: str) -> str:
 
 INVOICE = Shape(
     name="invoice",
-    description="the seed's invoice export: a changed exported function, two callers, one downstream helper",
+    description="the article's invoice export: a changed exported function, two callers, one downstream helper",
     files={
         "invoice/exporter.py": _src('''
 """Invoice export: one invoice becomes CSV lines."""

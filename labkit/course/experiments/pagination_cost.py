@@ -6,7 +6,7 @@ For each diff size the same change is read:
 - ``snapshotPagingMs``: labkit's way. Page 1 computes the diff once and stores
   a snapshot; every later page is one seek and one read of about a page, so
   the total is O(N). ``firstPageMs``/``firstPageRatio`` and ``laterPageMs``
-  split it (``beforeTrustedBoundary``: the same figures before issue 13);
+  split it;
 - ``naivePagingMs``: the seed tool's way. Every page regenerates the whole
   diff, so N bytes in pages of P cost O(N^2/P). Where that would take
   minutes, a sample of pages is timed and multiplied out; such rows say
@@ -25,7 +25,6 @@ import time
 import tracemalloc
 
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.course.targets import BEFORE_TRUSTED_BOUNDARY
 from labkit.diff import DIFF_TIMEOUT_S, MAX_DIFF_BYTES, git_diff, iter_pages, read_all_pages
 from labkit.gitrunner import DIFF_SAFETY_FLAGS, run_git
 from labkit.snapshots import SnapshotStore
@@ -148,6 +147,5 @@ def run(quick: bool = False, *, sizes_mib=None, repeats: int | None = None) -> d
         "rows": rows,
         "pageBytes": PAGE_BYTES,
         "maxSnapshotRatio": max(r["snapshotRatio"] for r in rows),
-        "beforeTrustedBoundary": BEFORE_TRUSTED_BOUNDARY["inProcess"],
         "note": "ratios are to one plain git diff of the same change, medians measured side by side",
     }

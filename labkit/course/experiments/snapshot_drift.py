@@ -113,26 +113,32 @@ def run(quick: bool = False, *, page_bytes: int = PAGE_BYTES) -> dict:
     detection = [
         {
             "field": "offset / nextOffset",
+            "effect": "detects" if not _offsets_chain(naive_pages) else "misses",
             "detects": not _offsets_chain(naive_pages),
             "why": "every page starts where the previous one ended, in both versions",
         },
         {
             "field": "totalBytes",
+            "effect": "detects" if len({p["totalBytes"] for p in naive_pages}) > 1 else "misses",
             "detects": len({p["totalBytes"] for p in naive_pages}) > 1,
             "why": f"V1 and V2 diffs are both {len(v1.data)} B",
         },
         {
             "field": "HEAD commit",
+            "effect": "detects" if head_before != head_after else "misses",
             "detects": head_before != head_after,
             "why": "only the worktree changed; HEAD stayed at the same commit",
         },
         {
             "field": "sourceRevision (SHA-256 of the whole diff)",
+            "effect": "detects" if v1.source_revision != v2.source_revision else "misses",
             "detects": v1.source_revision != v2.source_revision,
             "why": "a content hash differs as soon as one byte differs",
         },
         {
             "field": "snapshotId (immutable snapshot)",
+            # a snapshot does not detect drift: it prevents it ("detects" kept true for old readers of this row)
+            "effect": "prevents" if from_snapshot == v1.data else "misses",
             "detects": from_snapshot == v1.data,
             "why": "later pages are read from the stored bytes, so there is nothing to detect: no mixture forms",
         },
@@ -159,6 +165,7 @@ def run(quick: bool = False, *, page_bytes: int = PAGE_BYTES) -> dict:
         },
         "snapshot": {
             "pageCount": len(snap_pages),
+            "bytes": len(from_snapshot),
             "matchesV1": from_snapshot == v1.data,
             "matchesV2": from_snapshot == v2.data,
             "snapshotIds": sorted({p["snapshotId"] for p in snap_pages}),
@@ -167,6 +174,7 @@ def run(quick: bool = False, *, page_bytes: int = PAGE_BYTES) -> dict:
             "driftDetected": rev_error == "snapshot_drift",
             "errorCode": rev_error,
             "pagesBeforeRefusal": len(rev_pages),
+            "bytesBeforeRefusal": sum(len(client_bytes(p)) for p in rev_pages),
         },
         "detection": detection,
         "headUnchanged": head_before == head_after,

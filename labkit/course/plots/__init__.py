@@ -34,19 +34,24 @@ FIGURES: dict[str, list[str]] = {
     "agent-bench": ["labkit.course.plots.agents:guarantee_drops", "labkit.course.plots.agents:policy_grid"],
 }
 
+# Okabe and Ito's colour-blind-safe palette (blue, orange, bluish green, vermillion, reddish purple, sky
+# blue, grey): the naive/safe contrast is vermillion against blue, never red against green, and every
+# figure also names its series in a legend or a label, so no meaning rests on colour alone.
 PALETTE = {
-    "ripgrep": "#1f77b4",
-    "python": "#ff7f0e",
-    "auto": "#2ca02c",
-    "index": "#9467bd",
-    "naive": "#d62728",
-    "safe": "#2ca02c",
-    "snapshot": "#2ca02c",
-    "zoekt": "#8c564b",
-    "A": "#7f7f7f",
-    "B": "#d62728",
-    "C": "#1f77b4",
-    "D": "#2ca02c",
+    "ripgrep": "#0072B2",
+    "python": "#E69F00",
+    "auto": "#009E73",
+    "index": "#CC79A7",
+    "naive": "#D55E00",
+    "safe": "#0072B2",
+    "snapshot": "#0072B2",
+    "zoekt": "#56B4E9",
+    "A": "#999999",
+    "B": "#D55E00",
+    "C": "#0072B2",
+    "D": "#009E73",
+    "met": "#0072B2",  # a met target: blue, never the colour of a missed one
+    "missed": "#D55E00",  # a missed target: vermillion, and hatched, and said in words
 }
 
 STYLE = {
@@ -88,11 +93,55 @@ def takeaway(fig, text: str):
 
     A notebook shows it drawn under the plot; the report draws the figure
     without it (``figure_to_png(fig, caption=False)``) and prints it once, as
-    the HTML caption.
+    the HTML caption. The figure also gets a text description
+    (:func:`describe`), which is what its text output shows in a notebook
+    (instead of ``<Figure size ...>``) and the report's ``alt`` text.
     """
     fig.labkit_takeaway_artist = fig.supxlabel(text, fontsize=9, style="italic", color="#333333")
     fig.labkit_takeaway = text
+    if not isinstance(fig, DescribedFigure):
+        fig.__class__ = _described_class(type(fig))
     return fig
+
+
+def describe(fig, *, with_takeaway: bool = True) -> str:
+    """A short text alternative for a figure: its panels (title, axes, series) and its takeaway.
+
+    The report passes ``with_takeaway=False`` for an image's ``alt`` text: its caption already says it.
+    """
+    parts = []
+    for ax in fig.axes:
+        title = ax.get_title() or "a panel"
+        axes = " against ".join(t for t in (ax.get_ylabel(), ax.get_xlabel()) if t)
+        handles, labels = ax.get_legend_handles_labels()
+        series = [label for label in labels if label and not label.startswith("_")]
+        ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        piece = title + (f": {axes}" if axes else "")
+        if series:
+            piece += f"; series: {', '.join(dict.fromkeys(series))}"
+        elif ticks and len(ticks) <= 12:
+            piece += f"; categories: {', '.join(ticks)}"
+        parts.append(piece)
+    text = "Figure. " + ". ".join(parts) + "."
+    if with_takeaway and getattr(fig, "labkit_takeaway", ""):
+        text += f" Takeaway: {fig.labkit_takeaway}"
+    return text
+
+
+class DescribedFigure:
+    """Mixin: a figure whose text output (repr) is its description, for screen readers and plain text."""
+
+    def __repr__(self) -> str:
+        return describe(self)
+
+
+_DESCRIBED: dict = {}
+
+
+def _described_class(base):
+    if base not in _DESCRIBED:
+        _DESCRIBED[base] = type(f"Described{base.__name__}", (DescribedFigure, base), {})
+    return _DESCRIBED[base]
 
 
 def color(key: str, default: str = "#444444") -> str:

@@ -26,7 +26,7 @@ def hit_at_k(result: dict):
             for r in rows
         ]
         xs = [j + (i - 1.5) * width for j in range(len(rows))]
-        ax.bar(xs, values, width, label=name, color=("#9467bd", "#2ca02c", "#1f77b4", "#7f7f7f")[i])
+        ax.bar(xs, values, width, label=name, color=("#CC79A7", "#009E73", "#0072B2", "#999999")[i])
     ax.set_xticks(range(len(rows)), [_label(r) for r in rows])
     ax.set_ylim(0, 125)
     ax.set_yticks(range(0, 101, 20))
@@ -37,14 +37,14 @@ def hit_at_k(result: dict):
     ax.set_title(f"Code-search eval on {names} ({result['cases']} cases)")
     from labkit.course.targets import CODE_SEARCH_MIN_HIT1
 
-    ax.axhline(100 * CODE_SEARCH_MIN_HIT1, color="#9467bd", linestyle=":", linewidth=1)
+    ax.axhline(100 * CODE_SEARCH_MIN_HIT1, color="#CC79A7", linestyle=":", linewidth=1)
     ax.annotate(
         f"Hit@1 target {100 * CODE_SEARCH_MIN_HIT1:.0f}%",
         (-0.45, 100 * CODE_SEARCH_MIN_HIT1),
         ha="left",
         va="bottom",
         fontsize=7,
-        color="#9467bd",
+        color="#CC79A7",
     )
     ax.legend(loc="upper center", ncols=4, fontsize=8)
     lifts = []
@@ -75,7 +75,7 @@ def latency(result: dict):
         search,
         0.4,
         label="search (median)",
-        color=[color(r["backend"], "#9467bd") for r in rows],
+        color=[color(r["backend"], "#CC79A7") for r in rows],
     )
     ax.bar([x + 0.2 for x in xs], context, 0.4, label="context (median)", color="#bbbbbb")
     ax.set_xticks(list(xs), [_label(r) for r in rows])

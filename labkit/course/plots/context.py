@@ -130,7 +130,7 @@ def stage_times(result: dict):
     rows = [r for r in result["rows"] if r["files"] == largest and r["shape"] == shape]
     fig, ax = new_figure()
     stages = ("discover", "diff", "search", "read", "parse")
-    shades = {"discover": "#7f7f7f", "diff": "#9467bd", "search": "#1f77b4", "read": "#d62728", "parse": "#2ca02c"}
+    shades = {"discover": "#999999", "diff": "#CC79A7", "search": "#0072B2", "read": "#D55E00", "parse": "#009E73"}
     names = [r["strategy"] for r in rows]
     left = [0.0] * len(rows)
     for stage in stages:

@@ -134,25 +134,25 @@ def pagination_cost(result: dict):
     ax.set_xticks(sizes, [f"{x:.2g}" for x in sizes])
     ax.set_xlabel("diff size (MiB)")
     ax.set_ylabel("time to read the whole diff (ms)")
-    from labkit.course.targets import SNAPSHOT_PAGING_MAX_RATIO
+    from labkit.course.targets import SNAPSHOT_PAGING_MAX_RATIO, ratio_text
 
     ax.plot(
         sizes,
         [SNAPSHOT_PAGING_MAX_RATIO * r["fullDiffMs"] for r in rows],
         ":",
         color="#555555",
-        label=f"target: {SNAPSHOT_PAGING_MAX_RATIO:g}x one git diff",
+        label=f"target: {SNAPSHOT_PAGING_MAX_RATIO:g}× one git diff",
     )
     ax.set_title(f"Paging cost in {result['pageBytes'] // 1024} KiB pages (median)")
     ax.legend()
     big = max(rows, key=lambda r: r["diffBytes"])
-    verdict = "within" if big["snapshotRatio"] <= SNAPSHOT_PAGING_MAX_RATIO else "above"
+    verdict = "within (target met)" if big["snapshotRatio"] <= SNAPSHOT_PAGING_MAX_RATIO else "above (target missed)"
     est = " (estimated)" if big.get("naiveEstimated") else ""
     return takeaway(
         fig,
-        f"At {big['diffBytes'] / 2**20:.1f} MiB, snapshot paging took {big['snapshotRatio']:.1f}x "
-        f"one git diff, {verdict} the {SNAPSHOT_PAGING_MAX_RATIO:g}x target; regenerating per page "
-        f"took {big['naiveRatio']:,.0f}x{est}.",
+        f"At {big['diffBytes'] / 2**20:.1f} MiB, snapshot paging took {ratio_text(big['snapshotRatio'])} "
+        f"one git diff, {verdict} the {SNAPSHOT_PAGING_MAX_RATIO:g}× target; regenerating per page "
+        f"took {big['naiveRatio']:,.0f}×{est}.",
     )
 
 

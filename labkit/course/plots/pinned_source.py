@@ -8,8 +8,8 @@ from labkit.course.plots import color, new_figure, takeaway
 
 #: The lab's table is written in the stores' local time.
 LOCAL = timezone(timedelta(hours=8))
-RELEASE_COLORS = {"v1": "#d62728", "v2": "#2ca02c"}
-CODE_COLORS = {"PRICE_CHANGED": "#d62728", "OK": "#2ca02c"}
+RELEASE_COLORS = {"v1": "#D55E00", "v2": "#0072B2"}
+CODE_COLORS = {"PRICE_CHANGED": "#D55E00", "OK": "#0072B2"}
 
 
 def _when(text: str) -> datetime:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from labkit.course.plots import new_figure, takeaway
 
-GATE_COLORS = {"pass": "#2ca02c", "review": "#ff7f0e", "block": "#d62728"}
+GATE_COLORS = {"pass": "#009E73", "review": "#E69F00", "block": "#D55E00"}
 RISK_COLORS = {
-    "UNAUTHORIZED_PATH": "#d62728",
-    "LOCKFILE_CHANGED": "#9467bd",
-    "DEPENDENCY_MANIFEST_CHANGED": "#8c564b",
-    "BINARY_CHANGED": "#1f77b4",
-    "EXECUTABLE_MODE_CHANGED": "#17becf",
-    "SUBMODULE_CHANGED": "#bcbd22",
-    "SENSITIVE_PATH": "#e377c2",
-    "CI_CONFIG_CHANGED": "#7f7f7f",
+    "UNAUTHORIZED_PATH": "#D55E00",
+    "LOCKFILE_CHANGED": "#CC79A7",
+    "DEPENDENCY_MANIFEST_CHANGED": "#56B4E9",
+    "BINARY_CHANGED": "#0072B2",
+    "EXECUTABLE_MODE_CHANGED": "#56B4E9",
+    "SUBMODULE_CHANGED": "#F0E442",
+    "SENSITIVE_PATH": "#000000",
+    "CI_CONFIG_CHANGED": "#999999",
 }
 
 
@@ -71,10 +71,10 @@ def listing_vs_patch(result: dict):
         [x - width / 2 for x in xs],
         [r["listingBytes"] for r in rows],
         width,
-        color="#2ca02c",
+        color="#009E73",
         label="numstat -z listing",
     )
-    ax.bar([x + width / 2 for x in xs], [r["patchBytes"] for r in rows], width, color="#d62728", label="full patch")
+    ax.bar([x + width / 2 for x in xs], [r["patchBytes"] for r in rows], width, color="#D55E00", label="full patch")
     for x, r in zip(xs, rows, strict=False):
         ax.text(x + width / 2, r["patchBytes"], f"{r['patchToListing']}x", ha="center", va="bottom", fontsize=9)
     ax.set_yscale("log")
