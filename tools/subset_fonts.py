@@ -58,6 +58,8 @@ def used_characters() -> set[str]:
 
 
 def is_cjk(ch: str) -> bool:
+    if 0x3000 <= ord(ch) <= 0x303F:  # CJK symbols and punctuation (《》【】、。): Noto CJK has them, Symbola not
+        return True
     name = unicodedata.name(ch, "")
     return any(word in name for word in ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "FULLWIDTH", "IDEOGRAPHIC"))
 
