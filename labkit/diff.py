@@ -430,7 +430,7 @@ def git_diff(
     pager: str = "safe",
     store=None,
 ) -> dict:
-    """One page of the safe diff of a workspace (see CONTRACT.md, ``labkit diff``).
+    """One page of the safe diff of a workspace (see docs/reference.md, ``labkit diff``).
 
     A page read from a snapshot starts no git process.
     """

@@ -87,7 +87,3 @@ def resolve_inside(root: str | os.PathLike, user_path: str, *, what: str = "path
         if real != root_real and root_real not in real.parents:
             raise LabkitError("path_outside_workspace", f"{what} '{rel}' leads outside the root through a symlink")
     return ResolvedPath(absolute=candidate, relative=rel)
-
-
-def to_posix_relative(path: Path, root: Path) -> str:
-    return path.relative_to(root).as_posix()

@@ -1,4 +1,4 @@
-"""The one rule set for sensitive and noise paths (see CONTRACT.md).
+"""The one rule set for sensitive and noise paths (see docs/reference.md).
 
 Sensitive paths are never listed, searched, read or diffed; tools count them as
 hidden. Noise paths are skipped by content tools (search, index) because they

@@ -575,11 +575,6 @@ def scan_lines(lines: Sequence[str], filename: str = "") -> dict[int, list[Findi
     return out
 
 
-def scan_text(text: str, filename: str = "") -> list[Finding]:
-    """Every finding in a free text (one or more lines)."""
-    return [f for found in scan_lines(text.split("\n"), filename).values() for f in found]
-
-
 def _label(findings: Sequence[Finding]) -> str:
     types = [f.type for f in findings]
     specific = [t for t in types if t not in _GENERIC]

@@ -1,4 +1,4 @@
-"""The CLI's shared conventions (CONTRACT.md, "General rules"), run as a real process."""
+"""The CLI's shared conventions (docs/reference.md, "General rules"), run as a real process."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one sensitive/noise rule set, pattern by pattern from CONTRACT.md."""
+"""The one sensitive/noise rule set, pattern by pattern from docs/reference.md."""
 
 from __future__ import annotations
 

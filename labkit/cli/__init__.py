@@ -1,4 +1,4 @@
-"""The ``labkit`` command: the machine contract (see CONTRACT.md).
+"""The ``labkit`` command: the machine contract (see docs/reference.md).
 
 Each sub-command lives in its own module under ``labkit.cli`` with two
 functions: ``add_parser(subparsers)`` and ``run(args) -> dict``. Modules import

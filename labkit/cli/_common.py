@@ -70,23 +70,6 @@ def emit_error(exc, as_json: bool) -> None:
         sys.stderr.write(f"labkit: error [{exc.code}]: {exc.message}\n")
 
 
-def bounded_int(value: int, lo: int, hi: int, name: str) -> int:
-    from labkit.errors import LabkitError
-
-    if value is None:
-        return value
-    if not (lo <= value <= hi):
-        raise LabkitError("invalid_argument", f"{name} must be between {lo} and {hi}, got {value}")
-    return value
-
-
-def not_built(feature: str):
-    """Honest placeholder for a command whose feature has not landed yet."""
-    from labkit.errors import LabkitError
-
-    raise LabkitError("not_implemented", f"{feature} is not built yet in this version of labkit")
-
-
 def display_width(text: str) -> int:
     """Columns ``text`` takes on a terminal: 2 for a CJK character or an emoji, 0 for a combining mark.
 

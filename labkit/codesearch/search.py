@@ -186,7 +186,7 @@ def search_code(
     ranking="definition-first",
     check_worktree=True,
 ) -> dict:
-    """Search the index; see CONTRACT.md ``labkit code-search``.
+    """Search the index; see docs/reference.md, ``labkit code-search``.
 
     ``check_worktree=False`` skips the ``git status`` each repository costs:
     ``stale`` and ``dirty`` are then None (not checked). Only for repositories

@@ -18,7 +18,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from labkit.gitrunner import EMPTY_TREE, git_bytes, head_commit, run_git
+from labkit.gitrunner import git_bytes, head_commit, run_git
 from labkit.paths import check_relative_syntax
 
 IDENTITY = {"name": "Lab Learner", "email": "learner@labkit.invalid"}
@@ -203,9 +203,6 @@ class IsolatedRepo:
         self.git("add", "--", ".gitmodules")
         if commit:
             self.commit(f"add submodule {rel}")
-
-    def empty_tree(self) -> str:
-        return EMPTY_TREE
 
     def ls_files(self) -> list[str]:
         out = git_bytes(self.path, ["ls-files", "-z"])

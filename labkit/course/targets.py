@@ -83,7 +83,6 @@ SEED_DRIFT = {
     "mixedMatchesV2": False,
 }
 #: Context read (bytes) by strategy at 6 and 506 files; B's recall (seed ch. 13).
-SEED_CONTEXT = {"bytes": {6: {"A": 583, "B": 837, "C": 1570}, 506: {"A": 24583, "B": 837, "C": 1570}}, "recallB": 0.75}
 SEED_CONTEXT_LARGE = 506
 #: Tool-level search call on a small Windows repository, medians of 7 (seed ch. 11).
 SEED_SEARCH = {"nodeMs": 9.275, "ripgrepMs": 68.410, "ripgrepStartMs": 59.746}

@@ -56,7 +56,7 @@ def search_workspace(
     engine: str = "auto",
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> dict:
-    """Search a workspace (see CONTRACT.md ``labkit search``); stops at ``timeout`` seconds and says so."""
+    """Search a workspace (see docs/reference.md, ``labkit search``); stops at ``timeout`` seconds and says so."""
     limit = _check_limit(limit)
     deadline = time.monotonic() + _check_timeout(timeout)
     if engine not in ENGINES:

@@ -1,6 +1,6 @@
 """The deployment config: which repositories may be read, and which commit ran where.
 
-The config is JSON (see CONTRACT.md, "labkit source")::
+The config is JSON (see docs/reference.md, "labkit source")::
 
     {"repos": {"backend": {"path": "repos/backend", "allowedFiles": ["pricing.py"]}},
      "deployments": [{"target": "demo-brand/store-001", "repo": "backend",

@@ -87,14 +87,6 @@ class CallSite:
     line: int
 
 
-def module_of(path: str) -> str:
-    """Dotted module name of a repository-relative ``.py`` path."""
-    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
-    if parts and parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
 def _package_of(path: str) -> list[str]:
     parts = path.split("/")[:-1]
     return parts
