@@ -124,7 +124,7 @@ def head_and_policy(ws: Workspace) -> tuple[str | None, ChangedPolicy]:
     return (head[0] if head is not None else None), git.policy_at("HEAD" if head else None, ws.rules, data)
 
 
-def _git_diff(git: GitDir, args: list[str], **kw) -> bytes:
+def _diff_output(git: GitDir, args: list[str], **kw) -> bytes:
     common = ["diff", *DIFF_SAFETY_FLAGS, "--find-renames", "--relative", f"-O{os.devnull}"]
     return git.run([*common, *args], **kw).stdout
 
@@ -166,7 +166,7 @@ def list_visible_changes(
     args = ["--raw", "--no-abbrev", "-z", *revs, "--"]
     if scope is not None:
         args.append(_pathspec(scope))
-    changes = _one_entry_per_unmerged_path(parse_changes(_git_diff(git, args, max_bytes=MAX_DIFF_BYTES)))
+    changes = _one_entry_per_unmerged_path(parse_changes(_diff_output(git, args, max_bytes=MAX_DIFF_BYTES)))
     visible = []
     for change in changes:
         hidden = [p for p in change.paths() if policy.is_sensitive(p)]
@@ -232,7 +232,7 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, sp
         parts: list[bytes] = []
         for specs in _batches(visible):
             parts.append(
-                _git_diff(
+                _diff_output(
                     git,
                     [*revs, "--", *specs],
                     max_bytes=MAX_DIFF_BYTES - digest.size,
@@ -340,18 +340,6 @@ def _snapshot_key(ws: Workspace, mode: str, scope: str | None) -> str:
     return f"{repo}|{mode}|{names.printable(scope or '')}"
 
 
-def check_page_bytes(max_bytes: int) -> int:
-    if (
-        not isinstance(max_bytes, int)
-        or isinstance(max_bytes, bool)
-        or not MIN_PAGE_BYTES <= max_bytes <= MAX_PAGE_BYTES
-    ):
-        raise LabkitError(
-            "invalid_argument", f"max_bytes must be between {MIN_PAGE_BYTES} and {MAX_PAGE_BYTES}, got {max_bytes!r}"
-        )
-    return max_bytes
-
-
 def _page_secret_lines(page: Page, secret_lines) -> list[dict]:
     """The page's lines (1-based within the page) on which secrets were detected, and of which types."""
     lo, hi = page.offset, page.offset + page.returned_bytes
@@ -418,8 +406,8 @@ def page_result(
     return result
 
 
-def git_diff(
-    workspace,
+def _git_diff(
+    ws: Workspace,
     *,
     mode: str = "unstaged",
     path: str | None = None,
@@ -432,34 +420,24 @@ def git_diff(
 ) -> dict:
     """One page of the safe diff of a workspace (see docs/reference.md, ``labkit diff``).
 
-    A page read from a snapshot starts no git process.
+    The arguments were checked against :data:`TOOL` by the front end (or by :func:`git_diff`). A page read
+    from a snapshot starts no git process.
     """
     from .snapshots import check_id
 
-    _check_mode(mode)
-    if pager not in PAGERS:
-        raise LabkitError("invalid_argument", f"pager must be one of {', '.join(PAGERS)}")
-    check_page_bytes(max_bytes)
-    if not isinstance(offset, int) or isinstance(offset, bool):
-        raise LabkitError("invalid_offset", "offset must be an integer")
-    if offset < 0:
-        raise LabkitError("invalid_offset", f"offset must not be negative, got {offset}")
     if snapshot is not None:
-        check_id(snapshot)
-    if revision is not None and not isinstance(revision, str):
-        raise LabkitError("invalid_argument", "revision must be a string (an earlier page's sourceRevision)")
-    with opened(workspace, require_git=snapshot is None) as ws:
-        return _page(
-            ws,
-            mode=mode,
-            path=path,
-            offset=offset,
-            max_bytes=max_bytes,
-            snapshot=snapshot,
-            revision=revision,
-            pager=pager,
-            store=store,
-        )
+        check_id(snapshot)  # the store's own id form, beyond the declared length
+    return _page(
+        ws,
+        mode=mode,
+        path=path,
+        offset=offset,
+        max_bytes=max_bytes,
+        snapshot=snapshot,
+        revision=revision,
+        pager=pager,
+        store=store,
+    )
 
 
 def _page(
@@ -622,7 +600,7 @@ TOOL = Tool(
         "`offset = nextOffset`, so every page comes from the same `sourceRevision`."
     ),
     target="git",
-    function=git_diff,
+    function=_git_diff,
     args=(
         Arg(
             "mode",
@@ -639,7 +617,7 @@ TOOL = Tool(
             "byte offset of the page (a character boundary; > 0 needs --snapshot or --revision)",
             default=0,
             minimum=0,
-            maximum=64 * 1024 * 1024,
+            maximum=MAX_DIFF_BYTES,
             bound_error="invalid_offset",
             ledger=("offset", "int"),
         ),
@@ -647,9 +625,9 @@ TOOL = Tool(
             "max_bytes",
             int,
             "page size in bytes",
-            default=65536,
-            minimum=1024,
-            maximum=262144,
+            default=DEFAULT_PAGE_BYTES,
+            minimum=MIN_PAGE_BYTES,
+            maximum=MAX_PAGE_BYTES,
             ledger=("maxBytes", "int"),
         ),
         Arg(
@@ -727,3 +705,6 @@ TOOL = Tool(
         "`.labignore`. More than 64 MiB of diff is `output_too_large`."
     ),
 )
+
+#: The Python entry: arguments checked against TOOL, a folder opened once as the request's Workspace.
+git_diff = TOOL.entry()

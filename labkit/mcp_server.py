@@ -275,7 +275,7 @@ def serve_stdio(root: str, *, index: str | None = None, ledger_path: str | None 
     if ledger_path is not None:
         from .ledger import Ledger
 
-        ledger = Ledger(ledger_path, root=cfg.root)
+        ledger = Ledger(ledger_path, root=cfg.root, workspace=cfg.workspace)
     server = build_server(cfg, ledger)
 
     async def main() -> None:

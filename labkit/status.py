@@ -7,7 +7,7 @@ from labkit.contract.declare import ARR, BOOL, OBJ, Tool, obj
 from . import names
 from .listing import cap
 from .rules import LABIGNORE, ChangedPolicy, PathRules
-from .workspace import opened
+from .workspace import Workspace
 
 _STATUS_LETTERS = set("AMDRCT")
 
@@ -100,32 +100,31 @@ def _under(prefix: str, path: str) -> str | None:
     return path[len(prefix) :] if path.startswith(prefix) else None
 
 
-def git_status(workspace) -> dict:
+def _git_status(ws: Workspace) -> dict:
     """The contract's status object for the repository at the workspace root.
 
-    ``workspace`` is a :class:`~labkit.workspace.Workspace` (or a folder,
-    opened here). When its root is a folder inside a repository, the status
+    ``ws`` is the request's :class:`~labkit.workspace.Workspace` (:func:`git_status` opens a folder). When its
+    root is a folder inside a repository, the status
     covers that folder only and every path is relative to it; a rename whose
     other side lies outside the root is counted in ``hidden`` like a
     sensitive one, since its name is not the workspace's to show.
     """
-    with opened(workspace, require_git=True) as ws:
-        git = ws.git
-        data = git.bytes(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", "."], timeout=60)
-        prefix = git.prefix + "/" if git.prefix else ""
-        raw = parse_porcelain_v2(data, watch=prefix + LABIGNORE)
-        watched = raw["watched"]
-        above = bool(ws.rules.prefix)  # a root below the top: the .labignore files above it may have changed too
-        if watched is None and not above:  # .labignore did not change: one policy (and no further git process)
-            policy = ChangedPolicy.unchanged(ws.rules)
-        elif watched is not None and (watched == "untracked" or set(watched) == {"0"}) and not above:
-            policy = ChangedPolicy(ws.rules, ws.rules.with_root_lines(()))
-        else:
-            policy = git.policy_at("HEAD", ws.rules)
-        result = status_result(raw, git.prefix, policy)
-        if git.alternates_ignored:  # git reads only the repository's own objects: ahead/behind may be unknown
-            result["alternatesIgnored"] = True
-        return result
+    git = ws.git
+    data = git.bytes(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", "."], timeout=60)
+    prefix = git.prefix + "/" if git.prefix else ""
+    raw = parse_porcelain_v2(data, watch=prefix + LABIGNORE)
+    watched = raw["watched"]
+    above = bool(ws.rules.prefix)  # a root below the top: the .labignore files above it may have changed too
+    if watched is None and not above:  # .labignore did not change: one policy (and no further git process)
+        policy = ChangedPolicy.unchanged(ws.rules)
+    elif watched is not None and (watched == "untracked" or set(watched) == {"0"}) and not above:
+        policy = ChangedPolicy(ws.rules, ws.rules.with_root_lines(()))
+    else:
+        policy = git.policy_at("HEAD", ws.rules)
+    result = status_result(raw, git.prefix, policy)
+    if git.alternates_ignored:  # git reads only the repository's own objects: ahead/behind may be unknown
+        result["alternatesIgnored"] = True
+    return result
 
 
 def status_result(raw: dict, root_prefix: str, policy) -> dict:
@@ -186,7 +185,7 @@ TOOL = Tool(
         "on sensitive paths are only counted in `hidden`."
     ),
     target="git",
-    function=git_status,
+    function=_git_status,
     args=(),
     output=obj(
         {"branch": OBJ, "staged": ARR, "unstaged": ARR, "untracked": ARR, "conflicted": ARR, "hidden": OBJ},
@@ -206,3 +205,6 @@ TOOL = Tool(
         "tool fails with `git_failed` rather than answer without an object it needs)."
     ),
 )
+
+#: The Python entry: a folder opened once as the request's Workspace.
+git_status = TOOL.entry()

@@ -692,9 +692,14 @@ class Workspace:
         self._tracked: tuple[tuple, TrackedPaths] | None = None
 
     @classmethod
-    def open(cls, root, *, require_git: bool = False) -> Workspace:
-        """Open ``root``. A missing root is ``not_a_repository`` for git tools, else ``invalid_argument``."""
-        code = "not_a_repository" if require_git else "invalid_argument"
+    def open(cls, root, *, require_git: bool = False, for_git: bool = False) -> Workspace:
+        """Open ``root``. A missing root is ``not_a_repository`` for git tools, else ``invalid_argument``.
+
+        ``require_git`` opens the repository now (refusing a folder that is none); ``for_git`` only names
+        the error a missing root gets, and leaves git to the first tool that needs it (a later diff page
+        from a snapshot starts no git at all).
+        """
+        code = "not_a_repository" if require_git or for_git else "invalid_argument"
         if not isinstance(root, (str, os.PathLike)):
             raise LabkitError("invalid_argument", "the root must be a folder path")
         real = os.path.realpath(os.fspath(root))

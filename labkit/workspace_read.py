@@ -26,7 +26,7 @@ from . import fsread, names
 from .egress import Shown
 from .errors import LabkitError
 from .paths import check_relative_syntax
-from .workspace import opened
+from .workspace import Workspace
 
 #: Most lines one call returns; the agent pages with ``nextStartLine``.
 MAX_LINES = 400
@@ -37,19 +37,7 @@ MAX_LINE_NUMBER = 10_000_000
 _BINARY_PROBE = 8192
 
 
-def _check_line_args(start_line, end_line) -> None:
-    for name, value in (("start_line", start_line), ("end_line", end_line)):
-        if value is None and name == "end_line":
-            continue
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise LabkitError("invalid_argument", f"{name} must be an integer")
-        if not 1 <= value <= MAX_LINE_NUMBER:
-            raise LabkitError("invalid_argument", f"{name} must be between 1 and {MAX_LINE_NUMBER}, got {value}")
-    if end_line is not None and end_line < start_line:
-        raise LabkitError("invalid_argument", f"end_line ({end_line}) is before start_line ({start_line})")
-
-
-def read_file(workspace, path: str, *, start_line: int = 1, end_line: int | None = None) -> dict:
+def _read_file(ws: Workspace, path: str, *, start_line: int = 1, end_line: int | None = None) -> dict:
     """Read lines ``start_line..end_line`` (1-based, inclusive) of a workspace file.
 
     The file is opened relative to the workspace's root descriptor, one
@@ -61,35 +49,36 @@ def read_file(workspace, path: str, *, start_line: int = 1, end_line: int | None
     symlinks, devices, or a symlink on the way), ``file_too_large``,
     ``binary_file``, ``line_out_of_range``.
     """
-    _check_line_args(start_line, end_line)
+    # The bounds of each line number were checked against TOOL; their order is this tool's own rule.
+    if end_line is not None and end_line < start_line:
+        raise LabkitError("invalid_argument", f"end_line ({end_line}) is before start_line ({start_line})")
     rel = check_relative_syntax(path)
     if not rel:
         raise LabkitError("invalid_path", "path names the workspace root, not a file")
     shown = names.printable(rel)
-    with opened(workspace) as ws:
-        if ws.rules.is_sensitive(rel):
-            raise LabkitError("sensitive_path", f"'{shown}' is a sensitive path; its content is never read")
-        if ".git" in rel.split("/"):
-            raise LabkitError("invalid_path", "files inside .git are git's internal state, not workspace content")
-        try:
-            data, st = fsread.read_file(ws.root_fd, rel, MAX_FILE_BYTES + 1)
-        except fsread.NotFollowed:
-            raise LabkitError(
-                "not_regular_file",
-                f"'{shown}' is, or passes through, a symlink, a folder or a "
-                "special file; read_file reads regular files only",
-            ) from None
-        except OSError as exc:
-            raise fsread.refuse_unreadable(shown, exc) from None
-        if st.st_nlink > 1:  # another name of the same bytes may be a sensitive file (see labkit.hardlinks)
-            from .hardlinks import census
+    if ws.rules.is_sensitive(rel):
+        raise LabkitError("sensitive_path", f"'{shown}' is a sensitive path; its content is never read")
+    if ".git" in rel.split("/"):
+        raise LabkitError("invalid_path", "files inside .git are git's internal state, not workspace content")
+    try:
+        data, st = fsread.read_file(ws.root_fd, rel, MAX_FILE_BYTES + 1)
+    except fsread.NotFollowed:
+        raise LabkitError(
+            "not_regular_file",
+            f"'{shown}' is, or passes through, a symlink, a folder or a "
+            "special file; read_file reads regular files only",
+        ) from None
+    except OSError as exc:
+        raise fsread.refuse_unreadable(shown, exc) from None
+    if st.st_nlink > 1:  # another name of the same bytes may be a sensitive file (see labkit.hardlinks)
+        from .hardlinks import census
 
-            inodes = census(ws.root_fd, ws.rules)
-            if inodes.refuses(st):
-                why = "is a hard link to a sensitive file"
-                if not inodes.complete:
-                    why = "has other names (hard links) that could not all be checked"
-                raise LabkitError("sensitive_path", f"'{shown}' {why}; its content is never read")
+        inodes = census(ws.root_fd, ws.rules)
+        if inodes.refuses(st):
+            why = "is a hard link to a sensitive file"
+            if not inodes.complete:
+                why = "has other names (hard links) that could not all be checked"
+            raise LabkitError("sensitive_path", f"'{shown}' {why}; its content is never read")
     if len(data) > MAX_FILE_BYTES:
         raise LabkitError("file_too_large", f"'{shown}' is larger than {MAX_FILE_BYTES} bytes")
     if b"\0" in data[:_BINARY_PROBE]:
@@ -168,7 +157,7 @@ TOOL = Tool(
         "`nextStartLine`. `contentSha256` is the hash of the whole file at the time of the read."
     ),
     target="workspace",
-    function=read_file,
+    function=_read_file,
     args=(
         Arg(
             "path",
@@ -185,7 +174,7 @@ TOOL = Tool(
             "first line (1-based)",
             default=1,
             minimum=1,
-            maximum=10_000_000,
+            maximum=MAX_LINE_NUMBER,
             ledger=("startLine", "int"),
         ),
         Arg(
@@ -193,7 +182,7 @@ TOOL = Tool(
             int,
             "last line (inclusive; at most 400 lines are returned)",
             minimum=1,
-            maximum=10_000_000,
+            maximum=MAX_LINE_NUMBER,
             ledger=("endLine", "int"),
         ),
     ),
@@ -220,3 +209,6 @@ TOOL = Tool(
         "so no hash of a withheld byte is handed out; `rangeSha256` hashes the returned content."
     ),
 )
+
+#: The Python entry: arguments checked against TOOL, a folder opened once as the request's Workspace.
+read_file = TOOL.entry()

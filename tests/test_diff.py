@@ -267,7 +267,9 @@ def test_not_a_repository(tmp_path):
 def test_bad_mode_and_pager_are_invalid_argument(repo):
     assert _code(git_diff, repo.path, mode="cached") == "invalid_argument"
     assert _code(git_diff, repo.path, pager="fast") == "invalid_argument"
-    assert _code(git_diff, repo.path, revision="HEAD") == "snapshot_drift"  # any other revision differs
+    # A revision is a sourceRevision (its declared form, as over MCP and the CLI); another one has drifted.
+    assert _code(git_diff, repo.path, revision="HEAD") == "invalid_argument"
+    assert _code(git_diff, repo.path, revision="sha256:" + "0" * 64) == "snapshot_drift"
 
 
 # -- snapshot binding ------------------------------------------------------------

@@ -75,7 +75,7 @@ def test_refusals_have_stable_codes(repo, tmp_path):
     assert _code(read_file, root, "inner") == "not_regular_file"
     assert _code(read_file, root, str(root / "ok.txt")) == "invalid_path"
     assert _code(read_file, root, "ok.txt\0") == "invalid_path"
-    assert _code(read_file, root, "") == "invalid_path"
+    assert _code(read_file, root, "") == "invalid_argument"  # shorter than the declared minimum, as over MCP
     assert _code(read_file, root, ".git/HEAD") == "invalid_path"
     assert _code(read_file, root, "missing.txt") == "file_not_found"
     assert _code(read_file, root, "keys") == "not_regular_file"

@@ -92,5 +92,6 @@ def run_cli(tool: Tool, args: argparse.Namespace, **overrides) -> dict:
         return release(fn(args.root, **kw), Boundary.of(root=args.root))
     from labkit.workspace import Workspace
 
-    with Workspace.open(args.root, require_git=tool.target == "git") as ws:
+    # git opens on first use: a later diff page from its snapshot starts no git process.
+    with Workspace.open(args.root, for_git=tool.target == "git") as ws:
         return release(fn(ws, **kw), Boundary.of(ws, names_sensitive=tool.names_sensitive))

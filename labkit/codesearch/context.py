@@ -40,16 +40,12 @@ def check_context_path(path: str) -> str:
     return check_relative_syntax(path, what="file path", parent_steps=False)
 
 
-def get_file_context(
+def _get_file_context(
     index_dir, repo: str, path: str, line: int, *, before: int = 20, after: int = 20, check_worktree: bool = True
 ) -> dict:
     from .index import connect, dirty_repos, indexed_repos, stale_repos, work_tree_states
 
-    for name, value in (("before", before), ("after", after)):
-        if not isinstance(value, int) or isinstance(value, bool) or not (0 <= value <= WINDOW_MAX):
-            raise LabkitError("invalid_argument", f"{name} must be between 0 and {WINDOW_MAX}, got {value}")
-    if not isinstance(line, int) or isinstance(line, bool):
-        raise LabkitError("invalid_argument", "line must be an integer")
+    # The window's bounds and the line's type were checked against TOOL by the front end or the entry.
     rel = check_context_path(path)
     conn = connect(index_dir)
     try:
@@ -99,7 +95,7 @@ TOOL = Tool(
         "search_code hit's repo, path and line."
     ),
     target="index",
-    function=get_file_context,
+    function=_get_file_context,
     args=(
         Arg(
             "repository",
@@ -130,6 +126,7 @@ TOOL = Tool(
             required=True,
             minimum=1,
             maximum=10_000_000,
+            bound_error="line_out_of_range",
             cli="LINE",
             param="line",
             ledger=("line", "int"),
@@ -140,7 +137,7 @@ TOOL = Tool(
             "lines shown before it",
             default=20,
             minimum=0,
-            maximum=100,
+            maximum=WINDOW_MAX,
             cli="--before",
             param="before",
             ledger=("before", "int"),
@@ -151,7 +148,7 @@ TOOL = Tool(
             "lines shown after it",
             default=20,
             minimum=0,
-            maximum=100,
+            maximum=WINDOW_MAX,
             cli="--after",
             param="after",
             ledger=("after", "int"),
@@ -184,3 +181,6 @@ TOOL = Tool(
         "blocks whole), so context, like code search, never shows a secret."
     ),
 )
+
+#: The Python entry: arguments checked against TOOL.
+get_file_context = TOOL.entry()

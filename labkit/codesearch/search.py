@@ -154,12 +154,12 @@ def embedded_matches(
     return out, False, blobs
 
 
-def validate_request(query, *, lang, path, limit, literal, backend, ranking):
-    """Check every argument before any work; returns (plan, lang, path_re)."""
-    if not isinstance(limit, int) or isinstance(limit, bool) or not (LIMIT_MIN <= limit <= LIMIT_MAX):
-        raise LabkitError("invalid_argument", f"limit must be between {LIMIT_MIN} and {LIMIT_MAX}, got {limit}")
-    if backend not in BACKENDS:
-        raise LabkitError("invalid_argument", f"unknown backend '{backend}'; use embedded or zoekt")
+def _plan_request(query, *, lang, path, literal, ranking):
+    """What the declaration cannot check, before any work: (plan, lang, path_re).
+
+    Bounds, the backend and types were checked against :data:`TOOL`; what is left is the language's name,
+    the path filter's RE2 syntax, the query's plan and the (internal) ranking.
+    """
     if ranking not in RANKINGS:
         raise LabkitError("invalid_argument", f"unknown ranking '{ranking}'")
     lang = normalize_language(lang)
@@ -172,7 +172,7 @@ def validate_request(query, *, lang, path, limit, literal, backend, ranking):
     return plan, lang, path_re
 
 
-def search_code(
+def _search_code(
     index_dir,
     query,
     *,
@@ -192,9 +192,7 @@ def search_code(
     ``stale`` and ``dirty`` are then None (not checked). Only for repositories
     nobody edits, such as an eval's pinned corpora; the CLI always checks.
     """
-    plan, lang, path_re = validate_request(
-        query, lang=lang, path=path, limit=limit, literal=literal, backend=backend, ranking=ranking
-    )
+    plan, lang, path_re = _plan_request(query, lang=lang, path=path, literal=literal, ranking=ranking)
     started = time.perf_counter()
     conn = connect(index_dir, create=False) if backend == "embedded" else _maybe_connect(index_dir)
     try:
@@ -376,7 +374,7 @@ TOOL = Tool(
         "snippet per hit, the indexed revision of each repository and which repositories are stale."
     ),
     target="index",
-    function=search_code,
+    function=_search_code,
     args=(
         Arg(
             "query",
@@ -398,7 +396,15 @@ TOOL = Tool(
             max_length=1024,
             ledger=("pathRegex", "text"),
         ),
-        Arg("limit", int, "most matches returned", default=20, minimum=1, maximum=100, ledger=("limit", "int")),
+        Arg(
+            "limit",
+            int,
+            "most matches returned",
+            default=20,
+            minimum=LIMIT_MIN,
+            maximum=LIMIT_MAX,
+            ledger=("limit", "int"),
+        ),
         Arg(
             "literal",
             bool,
@@ -420,3 +426,6 @@ TOOL = Tool(
         "(with the whole file in view only when Zoekt returned it)."
     ),
 )
+
+#: The Python entry: arguments checked against TOOL (the index is a folder, opened by the tool itself).
+search_code = TOOL.entry()

@@ -126,6 +126,17 @@ class Tool:
     def cli_args(self) -> tuple[Arg, ...]:
         return tuple(a for a in self.args if a.cli is not None)
 
+    def entry(self) -> Callable:
+        """The tool as a Python function: one request, like a CLI call or an MCP call.
+
+        Its arguments are checked against this declaration (the one check: the tool does not repeat it),
+        and a folder given as the target is opened as the request's one
+        :class:`~labkit.workspace.Workspace` (a Workspace given is passed through, still open). Keywords
+        the function takes but the declaration does not name (internal options such as a snapshot store)
+        pass unchecked.
+        """
+        return _python_entry(self)
+
 
 def obj(required: dict, optional: dict | None = None) -> dict:
     props = {**required, **(optional or {})}
@@ -247,3 +258,44 @@ def keywords(tool: Tool, arguments: dict) -> dict:
             continue
         out[arg.keyword] = value
     return out
+
+
+def _python_entry(tool: Tool) -> Callable:
+    import functools
+    import inspect
+
+    fn = tool.function
+    signature = inspect.signature(fn)
+    by_keyword = {a.keyword: a for a in tool.args if a.passed}
+
+    @functools.wraps(fn)
+    def call(target, *args, **kwargs):
+        try:
+            bound = signature.bind(target, *args, **kwargs)
+        except TypeError as exc:
+            raise LabkitError("invalid_argument", f"{tool.name}: {exc}") from None
+        given = {}
+        for keyword, value in list(bound.arguments.items())[1:]:
+            arg = by_keyword.get(keyword)
+            if arg is None or value is None:
+                continue  # an internal option, or "absent"
+            if not arg.mcp and not isinstance(value, (str, int, float, bool, list, tuple)):
+                continue  # a Python object where the command line gives its path (review's baseline dict)
+            if arg.type is list and isinstance(value, (tuple, set, frozenset)):
+                value = bound.arguments[keyword] = list(value)
+            given[arg.name] = value
+        checked = check_arguments(tool, given, cli=True)
+        for name, value in checked.items():
+            arg = next(a for a in tool.args if a.name == name)
+            bound.arguments[arg.keyword] = value
+        rest = list(bound.arguments.items())[1:]
+        if tool.target == "index":
+            return fn(target, **dict(rest))
+        from ..workspace import Workspace
+
+        if isinstance(target, Workspace):
+            return fn(target, **dict(rest))
+        with Workspace.open(target, for_git=tool.target == "git") as ws:
+            return fn(ws, **dict(rest))
+
+    return call

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ..errors import LabkitError
@@ -24,24 +25,47 @@ MAX_LISTED = 1000
 DECISION_TOOLS = frozenset({"review_diff"})
 
 
-def _file_sha256(root, rel: str) -> str | None:
+def _file_sha256(ws, rel: str) -> str | None:
     """Current hash of a workspace file, through the same rules read_file uses."""
     from ..workspace_read import read_file
 
+    if ws is None:
+        return None
     try:
-        return read_file(root, rel, start_line=1, end_line=1)["contentSha256"]
+        return read_file(ws, rel, start_line=1, end_line=1)["contentSha256"]
     except LabkitError:
         return None  # gone, now sensitive, or no longer a text file: it does not match
 
 
-def _diff_revision(root, mode: str, path: str | None) -> str | None:
+def _diff_revision(ws, mode: str, path: str | None) -> str | None:
     """The ``sourceRevision`` the same diff would have now."""
     from ..diff import build_diff
 
+    if ws is None:
+        return None
     try:
-        return build_diff(root, mode, path).source_revision
+        return build_diff(ws, mode, path).source_revision
     except LabkitError:
         return None
+
+
+@contextmanager
+def _root_opened(root):
+    """The root opened once for the whole summary (None without a root, or when it cannot be opened)."""
+    if root is None:
+        yield None
+        return
+    from ..workspace import Workspace
+
+    try:
+        ws = Workspace.open(root)
+    except LabkitError:
+        yield None
+        return
+    try:
+        yield ws
+    finally:
+        ws.close()
 
 
 def _query_key(call: dict):
@@ -110,18 +134,18 @@ def summarize(lines: Sequence, *, root: str | os.PathLike | None = None) -> dict
     - ``ledgerWriteFailed``: a line reports earlier failed writes, or a
       session's ``seq`` numbers have a gap.
     """
-    with gc_paused():
-        return _summarize(entries_from_lines(lines), root)
+    with gc_paused(), _root_opened(root) as ws:
+        return _summarize(entries_from_lines(lines), root, ws)
 
 
 def summarize_file(path: str | os.PathLike, *, root: str | os.PathLike | None = None) -> dict:
     """:func:`summarize` of a ledger file (its lines numbered as in the file)."""
     raw = read_bytes(path)
-    with gc_paused():
-        return _summarize(entries_from_bytes(raw), root)
+    with gc_paused(), _root_opened(root) as ws:
+        return _summarize(entries_from_bytes(raw), root, ws)
 
 
-def _summarize(entries: list[tuple], root) -> dict:
+def _summarize(entries: list[tuple], root, ws) -> dict:
     malformed = [{"line": n, "code": MALFORMED, "reason": why} for n, _, _, why in entries if why is not None]
     valid = [(n, obj, raw) for n, obj, raw, why in entries if why is None]
     sessions, write_failed = check_chains(valid)
@@ -147,7 +171,7 @@ def _summarize(entries: list[tuple], root) -> dict:
         current: dict[str, str | None] = {}
         for entry in reads:
             if entry["path"] not in current:
-                current[entry["path"]] = _file_sha256(root, entry["path"])
+                current[entry["path"]] = _file_sha256(ws, entry["path"])
             entry["stillMatches"] = current[entry["path"]] == entry["contentSha256"]
 
     diff_objects = summarize_diff_pages([c for c in calls if c["tool"] == "git_diff"])
@@ -157,7 +181,7 @@ def _summarize(entries: list[tuple], root) -> dict:
         if root is not None and obj["consistent"] and obj["mode"]:
             key = (obj["mode"], obj["path"])
             if key not in revisions_now:
-                revisions_now[key] = _diff_revision(root, obj["mode"], obj["path"])
+                revisions_now[key] = _diff_revision(ws, obj["mode"], obj["path"])
             obj["stillMatches"] = revisions_now[key] == obj["sourceRevisions"][0]
 
     # Searches that were truncated or incomplete, never followed by a complete one for the same query.

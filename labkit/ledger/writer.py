@@ -87,6 +87,7 @@ class Ledger:
         root: str | os.PathLike | None = None,
         max_lines: int = DEFAULT_MAX_LINES,
         session_id: str | None = None,
+        workspace=None,
     ):
         if not isinstance(max_lines, int) or isinstance(max_lines, bool) or max_lines < 1:
             raise LabkitError("invalid_argument", "max_lines must be a positive integer")
@@ -94,7 +95,10 @@ class Ledger:
             raise LabkitError("invalid_argument", "session_id must be 1 to 64 letters, digits or _.:-")
         check_ledger_path(path)
         self.path = Path(path)
-        self.root = root
+        # The server's Workspace, when there is one: the ledger then names paths by the very rules the tools
+        # used (read once when the server opened its root), never a later re-read of .labignore.
+        self.workspace = workspace
+        self.root = root if root is not None or workspace is None else workspace.root
         self.max_lines = max_lines
         self.session_id = session_id or secrets.token_hex(8)
         self.seq = 0
@@ -110,11 +114,15 @@ class Ledger:
         self._lock = threading.Lock()
 
     def _rules(self):
+        if self.workspace is not None:
+            return self.workspace.rules
         if self.root is None:
             return None
-        from ..rules import PathRules
+        if getattr(self, "_root_rules", None) is None:  # a ledger without a server: read the root's rules once
+            from ..rules import PathRules
 
-        return PathRules.for_root(self.root)
+            self._root_rules = PathRules.for_root(self.root)
+        return self._root_rules
 
     @property
     def write_failed(self) -> bool:

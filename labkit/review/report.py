@@ -15,6 +15,7 @@ from labkit.contract.declare import ARR, BOOL, GIT_ERRORS, OBJ, STR, WS_ERRORS, 
 from .. import names
 from ..canonical import canonical_json
 from ..errors import LabkitError
+from ..workspace import Workspace
 from .allow import normalize_allow, path_allowed
 from .baseline import baseline_entry, check_baseline_shape, fingerprint, load_baseline
 from .facts import DEFAULT_MAX_FILES, DEFAULT_MAX_LISTING_BYTES, DEFAULT_MAX_UNTRACKED_BYTES, FileFact, collect_facts
@@ -62,8 +63,8 @@ def _file_json(fact: FileFact) -> dict:
     return item
 
 
-def review_diff(
-    workspace,
+def _review_diff(
+    ws: Workspace,
     *,
     allow: Iterable[str] = (),
     base: str | None = None,
@@ -87,7 +88,7 @@ def review_diff(
     # With a baseline, sensitive files need a private content id to compare;
     # it is withheld from the report below.
     got = collect_facts(
-        workspace,
+        ws,
         base=base,
         max_files=max_files,
         max_listing_bytes=max_listing_bytes,
@@ -188,7 +189,7 @@ TOOL = Tool(
         "block). `allow` lists authorized file paths or folders ending in '/'."
     ),
     target="git",
-    function=review_diff,
+    function=_review_diff,
     names_sensitive=True,
     args=(
         Arg(
@@ -262,3 +263,6 @@ TOOL = Tool(
         "content never appears. The CLI exits 3 when the gate blocks."
     ),
 )
+
+#: The Python entry: arguments checked against TOOL, a folder opened once as the request's Workspace.
+review_diff = TOOL.entry()

@@ -9,21 +9,13 @@ imports nothing heavy, so ``labkit search`` starts fast.
 from __future__ import annotations
 
 
-def search_workspace(
-    workspace, query, *, path=None, glob=None, limit=50, regex=False, engine="auto", timeout=10.0
-) -> dict:
-    """Search a workspace (a :class:`~labkit.workspace.Workspace` or a folder) for QUERY.
+def __getattr__(name: str):
+    """``search_workspace`` (:mod:`.core`'s entry), imported on first use so ``import labkit.search`` stays light."""
+    if name == "search_workspace":
+        from .core import search_workspace
 
-    ``{"engine", "matches": [{"path", "line", "text", "column", "textTruncated"}],
-    "matchCount", "truncated", "complete", "incompleteReasons", "redactions",
-    "matchesInSecrets", "stats"}``. Matches are in (path, line) order;
-    ``truncated`` is true iff more matches exist than were returned;
-    ``complete`` is false when a text file that could have matched was not
-    searched. ``stats`` counts the files scanned and those skipped.
-    """
-    from .core import search_workspace as _search
-
-    return _search(workspace, query, path=path, glob=glob, limit=limit, regex=regex, engine=engine, timeout=timeout)
+        return search_workspace
+    raise AttributeError(name)
 
 
 __all__ = ["search_workspace"]

@@ -7,8 +7,7 @@ from itertools import chain
 
 from labkit.contract.declare import BOOL, INT, OBJ, STR, WS_ERRORS, Arg, Tool, obj
 from labkit.contract.enums import SEARCH_ENGINES
-from labkit.errors import LabkitError
-from labkit.workspace import opened
+from labkit.workspace import Workspace
 
 from . import python_engine
 from .auto_rule import EXTEND_MAX_BYTES, PROBE_BYTES, matcher_kind, prefer_ripgrep, ripgrep_pays_per_file
@@ -20,33 +19,12 @@ LIMIT_MIN, LIMIT_MAX = 1, 200
 ENGINES = SEARCH_ENGINES
 
 
-def _check_limit(limit) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise LabkitError("invalid_argument", "limit must be an integer")
-    if not (LIMIT_MIN <= limit <= LIMIT_MAX):
-        raise LabkitError("invalid_argument", f"limit must be between {LIMIT_MIN} and {LIMIT_MAX}, got {limit}")
-    return limit
-
-
 DEFAULT_TIMEOUT_S = 10.0
 TIMEOUT_MIN_S, TIMEOUT_MAX_S = 0.1, 600.0
 
 
-def _check_timeout(timeout) -> float:
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, (int, float))
-        or not (TIMEOUT_MIN_S <= timeout <= TIMEOUT_MAX_S)
-    ):
-        raise LabkitError(
-            "invalid_argument",
-            f"timeout must be between {TIMEOUT_MIN_S:g} and {TIMEOUT_MAX_S:g} seconds, got {timeout!r}",
-        )
-    return float(timeout)
-
-
-def search_workspace(
-    workspace,
+def _search_workspace(
+    ws: Workspace,
     query: str,
     *,
     path: str | None = None,
@@ -56,18 +34,18 @@ def search_workspace(
     engine: str = "auto",
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> dict:
-    """Search a workspace (see docs/reference.md, ``labkit search``); stops at ``timeout`` seconds and says so."""
-    limit = _check_limit(limit)
-    deadline = time.monotonic() + _check_timeout(timeout)
-    if engine not in ENGINES:
-        raise LabkitError("invalid_argument", f"engine must be one of {', '.join(ENGINES)}")
+    """Search a workspace (see docs/reference.md, ``labkit search``); stops at ``timeout`` seconds and says so.
+
+    The arguments were checked against :data:`TOOL` (bounds, the engine) by the front end or the entry.
+    """
+    deadline = time.monotonic() + timeout
     q = parse_query(query, regex=regex)
     rg = None
     if engine == "ripgrep":  # the module that starts processes loads only when needed
         from . import ripgrep_engine
 
         rg = ripgrep_engine.require_rg()
-    with opened(workspace) as ws, Walk(ws, path=path, glob=glob, deadline=deadline) as walk:
+    with Walk(ws, path=path, glob=glob, deadline=deadline) as walk:
         top = TopMatches(limit, byte_finder(q))
         if engine == "python":
             python_engine.search_files(walk, walk.candidates(), byte_finder(q), top)
@@ -175,7 +153,7 @@ TOOL = Tool(
         "timeout. Detected secrets in returned lines are replaced by [REDACTED:type]."
     ),
     target="workspace",
-    function=search_workspace,
+    function=_search_workspace,
     args=(
         Arg(
             "query",
@@ -201,16 +179,24 @@ TOOL = Tool(
             max_length=1024,
             ledger=("glob", "text"),
         ),
-        Arg("limit", int, "most matches returned", default=50, minimum=1, maximum=200, ledger=("limit", "int")),
+        Arg(
+            "limit",
+            int,
+            "most matches returned",
+            default=50,
+            minimum=LIMIT_MIN,
+            maximum=LIMIT_MAX,
+            ledger=("limit", "int"),
+        ),
         Arg("regex", bool, "QUERY is an RE2 regular expression", default=False, ledger=("regex", "bool")),
         Arg("engine", str, "which engine searches", default="auto", enum=SEARCH_ENGINES, ledger=("engine", "enum")),
         Arg(
             "timeout",
             float,
             "seconds before the search stops and answers with what it has (complete: false, reason deadline)",
-            default=10.0,
-            minimum=0.1,
-            maximum=600,
+            default=DEFAULT_TIMEOUT_S,
+            minimum=TIMEOUT_MIN_S,
+            maximum=TIMEOUT_MAX_S,
         ),
     ),
     output=obj(
@@ -259,3 +245,6 @@ TOOL = Tool(
         "is escaped (`\\xNN`, `\\\\`) and flagged `pathEscaped` (`pathNotUtf8` for bytes)."
     ),
 )
+
+#: The Python entry: arguments checked against TOOL, a folder opened once as the request's Workspace.
+search_workspace = TOOL.entry()
