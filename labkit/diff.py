@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import names
-from .contract.declare import ARR, BOOL, GIT_ERRORS, INT, NINT, NSTR, OBJ, STR, WS_ERRORS, Arg, Tool, obj
+from .contract.declare import ARR, BOOL, GIT_ERRORS, INT, NINT, NSTR, OBJ, STR, WS_ERRORS, Arg, Recorded, Tool, obj
 from .contract.enums import DIFF_MODES as MODES
 from .contract.enums import DIFF_PAGERS as PAGERS
 from .egress import Exact
@@ -601,6 +601,25 @@ TOOL = Tool(
     ),
     target="git",
     function=_git_diff,
+    ledger_result=(
+        Recorded(
+            "copy",
+            (
+                "mode",
+                "encoding",
+                "totalBytes",
+                "offset",
+                "returnedBytes",
+                "nextOffset",
+                "hasMore",
+                "sourceRevision",
+                "snapshotId",
+                "pageSha256",
+            ),
+        ),
+        Recorded("count", ("hidden.changes",), key="hiddenChanges"),
+    ),
+    ledger_roles=frozenset({"diff"}),
     args=(
         Arg(
             "mode",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labkit.contract.declare import ARR, BOOL, OBJ, Tool, obj
+from labkit.contract.declare import ARR, BOOL, OBJ, Recorded, Tool, obj
 
 from . import names
 from .listing import cap
@@ -186,6 +186,14 @@ TOOL = Tool(
     ),
     target="git",
     function=_git_status,
+    ledger_result=(
+        Recorded("length", ("staged", "unstaged", "untracked", "conflicted")),
+        Recorded("paths", ("staged", "unstaged", "untracked", "conflicted")),
+        Recorded("count", ("hidden.changes",), key="hiddenChanges"),
+        Recorded("count", ("truncated",)),
+        Recorded("oid", ("branch.oid",), key="headOid"),
+    ),
+    ledger_roles=frozenset({"offers", "changes"}),
     args=(),
     output=obj(
         {"branch": OBJ, "staged": ARR, "unstaged": ARR, "untracked": ARR, "conflicted": ARR, "hidden": OBJ},

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 from typing import NamedTuple
 
-from labkit.contract.declare import ARR, BOOL, INT, NINT, STR, WS_ERRORS, Arg, Tool, obj
+from labkit.contract.declare import ARR, BOOL, INT, NINT, STR, WS_ERRORS, Arg, Recorded, Tool, obj
 
 from . import fsread, names
 from .egress import Shown
@@ -158,6 +158,24 @@ TOOL = Tool(
     ),
     target="workspace",
     function=_read_file,
+    ledger_result=(
+        Recorded(
+            "copy",
+            (
+                "path",
+                "startLine",
+                "endLine",
+                "totalLines",
+                "truncated",
+                "nextStartLine",
+                "contentSha256",
+                "rangeSha256",
+                "bytes",
+            ),
+        ),
+        Recorded("count", ("redactions",)),
+    ),
+    ledger_roles=frozenset({"read"}),
     args=(
         Arg(
             "path",

@@ -96,3 +96,24 @@ def test_every_declaration_matches_its_function_signature():
             ):
                 assert params[name].default is not inspect.Parameter.empty, f"{tool.name}: '{name}' is undeclared"
         assert tool.function.__module__ + ".TOOL" in {m + ".TOOL" for m in registry.TOOL_MODULES}, tool.name
+
+
+def test_every_ledger_declaration_is_one_the_ledger_reads():
+    """What the ledger keeps of each result is declared beside the tool, in kinds the ledger knows."""
+    from labkit.contract.declare import LEDGER_ROLES
+    from labkit.ledger.redact import KNOWN_KEYS, result_metadata
+
+    kinds = {"copy", "count", "length", "paths", "reasons", "oid", "revisions"}
+    for tool in registry.TOOLS:
+        assert tool.ledger_result, f"{tool.name} declares nothing for the ledger: it would record an empty result"
+        assert tool.ledger_roles <= set(LEDGER_ROLES), tool.name
+        for spec in tool.ledger_result:
+            assert spec.kind in kinds, (tool.name, spec)
+            assert set(spec.keys()) <= KNOWN_KEYS, (tool.name, spec)
+        # A result holding every declared field records only declared keys (never its text).
+        sample = {
+            f.split(".")[0]: [] if spec.kind in ("length", "paths") else 1
+            for spec in tool.ledger_result
+            for f in spec.fields
+        }
+        assert set(result_metadata(tool.name, sample)) <= {k for s in tool.ledger_result for k in s.keys()}, tool.name

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
-from labkit.contract.declare import BOOL, INT, STR, Arg, Tool, obj
+from labkit.contract.declare import BOOL, INT, STR, Arg, Recorded, Tool, obj
 from labkit.egress import Shown
 from labkit.errors import LabkitError
 
@@ -96,6 +96,14 @@ TOOL = Tool(
     ),
     target="index",
     function=_get_file_context,
+    # ``revision``: the commit (or folder hash) the lines were read at, so a citation of them can be checked.
+    ledger_result=(
+        Recorded(
+            "copy",
+            ("repo", "path", "line", "startLine", "endLine", "totalLines", "truncated", "contentSha256", "revision"),
+        ),
+    ),
+    ledger_roles=frozenset({"context"}),
     args=(
         Arg(
             "repository",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from labkit.contract.declare import ARR, BOOL, OBJ, STR, Arg, Tool, obj
+from labkit.contract.declare import ARR, BOOL, OBJ, STR, Arg, Recorded, Tool, obj
 from labkit.contract.enums import CODE_BACKENDS
 from labkit.egress import Result, Shown
 from labkit.errors import LabkitError
@@ -375,6 +375,12 @@ TOOL = Tool(
     ),
     target="index",
     function=_search_code,
+    ledger_result=(
+        Recorded("copy", ("backend", "truncated")),
+        Recorded("length", ("matches",), key="matchCount"),
+        Recorded("revisions", ("revisions",)),
+        Recorded("length", ("stale",)),
+    ),
     args=(
         Arg(
             "query",

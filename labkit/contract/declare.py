@@ -101,6 +101,37 @@ class Arg:
 
 
 @dataclass(frozen=True)
+class Recorded:
+    """One thing the audit ledger keeps of a tool's result: never its text, only how to read a field.
+
+    ``kind``: ``copy`` (numbers, booleans, short strings scanned for secrets), ``count`` (numbers and booleans
+    only), ``length`` (how many items a list holds), ``paths`` (the distinct relative paths of the entries of
+    these lists, sensitive ones left out), ``reasons`` (incompleteness reason codes), ``oid`` (a commit id),
+    ``revisions`` (a map of names to revisions). A dotted field reads inside an object (``hidden.changes``);
+    ``key`` names the ledger field when it differs from the result's.
+    """
+
+    kind: str
+    fields: tuple[str, ...]
+    key: str | None = None
+
+    def keys(self) -> tuple[str, ...]:
+        """The ledger fields this entry can write."""
+        if self.kind == "paths":
+            return ("paths", "pathsOmitted")
+        if self.key is not None:
+            return (self.key,)
+        return tuple(f.split(".")[-1] for f in self.fields)
+
+
+#: What the ledger's summary reads a tool's calls as (each a small pass over the ledger):
+#: ``read`` a file read (its hash checked later), ``context`` lines read from the index, ``diff`` diff pages,
+#: ``search`` a workspace search (followed up or not), ``decision`` a gate, ``offers`` a result that names paths
+#: an agent may read next, ``changes`` the changed files themselves.
+LEDGER_ROLES = ("read", "context", "diff", "search", "decision", "offers", "changes")
+
+
+@dataclass(frozen=True)
 class Tool:
     """One tool: an MCP tool and (usually) a ``labkit`` sub-command."""
 
@@ -115,6 +146,8 @@ class Tool:
     errors: tuple[str, ...] = ()
     output_notes: str = ""
     names_sensitive: bool = False  # may name a sensitive path (never its content): the review gate only
+    ledger_result: tuple[Recorded, ...] = ()  # what the audit ledger keeps of a result
+    ledger_roles: frozenset[str] = frozenset()  # how the ledger's summary reads this tool's calls (LEDGER_ROLES)
 
     @property
     def description(self) -> str:

@@ -29,7 +29,23 @@ from typing import Any
 
 from ..errors import LabkitError
 
-EVIDENCE_TOOLS = ("read_file", "get_file_context", "git_diff")
+#: Evidence is what a read, a context window or a diff page returned; which tools those are, their declarations say.
+EVIDENCE_ROLES = ("read", "context", "diff")
+
+
+def _kind(tool) -> str | None:
+    """The evidence kind of a tool (its declared ledger role), or None for a tool that returns no evidence."""
+    from ..registry import BY_NAME
+
+    declared = BY_NAME.get(tool) if isinstance(tool, str) else None
+    return next((r for r in EVIDENCE_ROLES if declared is not None and r in declared.ledger_roles), None)
+
+
+def evidence_tools() -> tuple[str, ...]:
+    """The tools whose results a citation can name, in the registry's order."""
+    from ..registry import TOOLS
+
+    return tuple(t.name for t in TOOLS if _kind(t.name))
 
 
 def _int(value) -> int | None:
@@ -39,9 +55,9 @@ def _int(value) -> int | None:
 def expected_id(c: dict) -> str:
     """The evidence id of a citation's fields (as :func:`labkit.course.agents.protocol.evidence_id` makes it)."""
     lines = f"L{c.get('startLine')}-L{c.get('endLine')}"
-    if c.get("tool") == "get_file_context":
+    if _kind(c.get("tool")) == "context":
         return f"{c.get('repo')}@{c.get('commit')}:{c.get('path')}:{lines}"
-    if c.get("tool") == "git_diff":
+    if _kind(c.get("tool")) == "diff":
         return f"diff:{c.get('snapshotId')}:{c.get('offset')}@sha256:{(c.get('pageSha256') or '')[:16]}"
     return f"file:{c.get('path')}:{lines}@sha256:{(c.get('contentSha256') or '')[:16]}"
 
@@ -63,8 +79,8 @@ def matches(line: dict, c: dict) -> bool:
     if line.get("kind") != "call" or line.get("status") != "ok" or line.get("tool") != c.get("tool"):
         return False
     result = line.get("result") or {}
-    tool = c["tool"]
-    if tool == "git_diff":
+    kind = _kind(c["tool"])
+    if kind == "diff":
         return (
             isinstance(c.get("pageSha256"), str)
             and result.get("pageSha256") == c["pageSha256"]
@@ -75,7 +91,7 @@ def matches(line: dict, c: dict) -> bool:
         return False
     if result.get("path") != c.get("path") or not _contains(result, c):
         return False
-    if tool == "get_file_context":
+    if kind == "context":
         return result.get("repo") == c.get("repo") and result.get("revision") == c.get("commit")
     return True
 
@@ -106,8 +122,8 @@ def verify_citations(lines: Sequence, answer: Any, *, session: str | None = None
     out = []
     for i, c in enumerate(answer.get("citations") or []):
         entry: dict = {"index": i, "tool": c.get("tool") if isinstance(c, dict) else None, "verified": False}
-        if not isinstance(c, dict) or c.get("tool") not in EVIDENCE_TOOLS:
-            entry["reason"] = f"a citation names one of {', '.join(EVIDENCE_TOOLS)}"
+        if not isinstance(c, dict) or _kind(c.get("tool")) is None:
+            entry["reason"] = f"a citation names one of {', '.join(evidence_tools())}"
             out.append(entry)
             continue
         entry["evidenceId"] = c.get("evidenceId") or expected_id(c)

@@ -27,7 +27,7 @@ from ..egress import holds_secret, scrub_absolute, secret_flags
 from ..egress import sha256_text as _sha256_text
 from ..egress import utf8_text as _utf8
 from ..errors import LabkitError
-from ..registry import ledger_enums, ledger_whitelist
+from ..registry import BY_NAME, TOOLS, ledger_enums, ledger_whitelist
 
 #: Longest string argument kept verbatim; longer ones are cut, with length and hash kept.
 MAX_ARG_CHARS = 200
@@ -321,114 +321,67 @@ def _list_field(result: dict, key: str) -> list:
     return value if isinstance(value, list) else []
 
 
-def result_metadata(tool: str, result: Any, rules=None) -> dict:
-    """Counts, flags, revisions and hashes from a tool result; never its text.
+def _field(result: dict, dotted: str):
+    """``result["a"]["b"]`` for ``"a.b"`` (None when any step is missing or not an object)."""
+    value: Any = result
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
 
-    ``rules`` (a :class:`labkit.rules.PathRules`) also keeps paths that the
-    workspace's ``.labignore`` marks sensitive out of the listed paths.
-    """
-    if not isinstance(result, dict):
-        return {}
-    out: dict = {}
-    if tool == "search_workspace":
-        _copy(out, result, ("engine", "matchCount", "truncated"))
-        # Honest completeness and redaction: numbers and booleans only.
-        _count(out, result, ("complete", "redactions", "matchesInSecrets"))
-        reasons = _incomplete_reasons(result.get("incompleteReasons"))
-        if reasons is not None:
-            out["incompleteReasons"] = reasons
-        matches = result.get("matches") or []
-        if "matchesInSecrets" not in out and isinstance(matches, list):
-            inside = sum(1 for m in matches if isinstance(m, dict) and m.get("matchInSecret") is True)
-            if inside:
-                out["matchesInSecrets"] = inside
-        paths, omitted = _paths(matches if isinstance(matches, list) else [], rules)
-        out["paths"] = paths
-        if omitted:
-            out["pathsOmitted"] = omitted
-    elif tool == "git_status":
-        for key in ("staged", "unstaged", "untracked", "conflicted"):
-            value = result.get(key)
-            out[key] = len(value) if isinstance(value, list) else 0
-        changed: list[dict] = []
-        for key in ("staged", "unstaged", "untracked", "conflicted"):
-            value = result.get(key)
+
+def _recorded(out: dict, result: dict, spec, rules) -> None:
+    """What one :class:`~labkit.contract.declare.Recorded` entry keeps of ``result``."""
+    fields, key = spec.fields, spec.key
+    if spec.kind in ("copy", "count"):
+        view = {key or f.split(".")[-1]: _field(result, f) for f in fields}
+        view = {k: v for k, v in view.items() if v is not None or spec.kind == "copy" and k in result}
+        (_copy if spec.kind == "copy" else _count)(out, view, list(view))
+    elif spec.kind == "length":
+        for f in fields:
+            value = _field(result, f)
+            out[key or f.split(".")[-1]] = len(value) if isinstance(value, list) else 0
+    elif spec.kind == "paths":
+        entries: list = []
+        for f in fields:
+            value = _field(result, f)
             if isinstance(value, list):
-                changed.extend(value)
-        paths, omitted = _paths(changed, rules)
+                entries.extend(value)
+        paths, omitted = _paths(entries, rules)
         out["paths"] = paths
         if omitted:
             out["pathsOmitted"] = omitted
-        hidden = _dict_field(result, "hidden")
-        _count(out, {"hiddenChanges": hidden.get("changes", 0)}, ("hiddenChanges",))
-        _count(out, result, ("truncated",))
-        branch = _dict_field(result, "branch")
-        oid = branch.get("oid")
+    elif spec.kind == "reasons":
+        reasons = _incomplete_reasons(_field(result, fields[0]))
+        if reasons is not None:
+            out[key or fields[0]] = reasons
+    elif spec.kind == "oid":
+        oid = _field(result, fields[0])
         if isinstance(oid, str) and _OID.fullmatch(oid):
-            out["headOid"] = oid
-    elif tool == "git_diff":
-        _copy(
-            out,
-            result,
-            (
-                "mode",
-                "encoding",
-                "totalBytes",
-                "offset",
-                "returnedBytes",
-                "nextOffset",
-                "hasMore",
-                "sourceRevision",
-                "snapshotId",
-                "pageSha256",
-            ),
-        )
-        hidden = _dict_field(result, "hidden")
-        _count(out, {"hiddenChanges": hidden.get("changes")}, ("hiddenChanges",))
-    elif tool == "review_diff":
-        _copy(out, result, ("schemaVersion", "base", "gate", "complete", "reportSha256"))
-        files = _list_field(result, "files")
-        out["files"] = len(files)
-        out["risks"] = len(_list_field(result, "risks"))
-        paths, omitted = _paths(files, rules)
-        out["paths"] = paths
-        if omitted:
-            out["pathsOmitted"] = omitted
-    elif tool == "search_code":
-        _copy(out, result, ("backend", "truncated"))
-        matches = result.get("matches")
-        out["matchCount"] = len(matches) if isinstance(matches, list) else 0
-        revisions = _dict_field(result, "revisions")
+            out[key or fields[0]] = oid
+    elif spec.kind == "revisions":
+        revisions = _field(result, fields[0])
+        revisions = revisions if isinstance(revisions, dict) else {}
         kept = {str(k)[:100]: v for k, v in list(revisions.items())[:20] if isinstance(v, str) and len(v) <= 80}
         names_ = list(kept)
         flagged = secret_flags(names_) if names_ else set()
-        out["revisions"] = {_utf8(k): _utf8(kept[k]) for i, k in enumerate(names_) if i not in flagged}
-        stale = result.get("stale")
-        out["stale"] = len(stale) if isinstance(stale, list) else 0
-    elif tool == "get_file_context":
-        # ``revision``: the commit (or folder hash) the lines were read at, so a citation of them can be checked.
-        _copy(
-            out,
-            result,
-            ("repo", "path", "line", "startLine", "endLine", "totalLines", "truncated", "contentSha256", "revision"),
-        )
-    elif tool == "read_file":
-        _copy(
-            out,
-            result,
-            (
-                "path",
-                "startLine",
-                "endLine",
-                "totalLines",
-                "truncated",
-                "nextStartLine",
-                "contentSha256",
-                "rangeSha256",
-                "bytes",
-            ),
-        )
-        _count(out, result, ("redactions",))
+        out[key or fields[0]] = {_utf8(k): _utf8(kept[k]) for i, k in enumerate(names_) if i not in flagged}
+    else:  # pragma: no cover - a declaration names a kind the ledger does not know (a test checks them all)
+        raise ValueError(f"unknown ledger kind {spec.kind!r}")
+
+
+def result_metadata(tool: str, result: Any, rules=None) -> dict:
+    """Counts, flags, revisions and hashes from a tool result, as its declaration says (never its text).
+
+    The ledger knows no tool by name: what it keeps is the tool's ``ledger_result``. ``rules`` (a
+    :class:`labkit.rules.PathRules`) also keeps paths that the workspace's ``.labignore`` marks
+    sensitive out of the listed paths.
+    """
+    declared = BY_NAME.get(tool) if isinstance(tool, str) else None
+    if declared is None or not isinstance(result, dict):
+        return {}
+    out: dict = {}
+    for spec in declared.ledger_result:
+        _recorded(out, result, spec, rules)
     return out
 
 
@@ -437,38 +390,8 @@ def result_metadata(tool: str, result: Any, rules=None) -> dict:
 # --------------------------------------------------------------------------
 
 _SUFFIXES = ("", "Invalid", "Rejected", "Redacted", "Chars", "Sha256", "Scrubbed", "Omitted", "Escaped", "Hmac")
-_RESULT_KEYS = (
-    "engine",
-    "staged",
-    "unstaged",
-    "untracked",
-    "conflicted",
-    "pathsOmitted",
-    "hiddenChanges",
-    "headOid",
-    "encoding",
-    "nextOffset",
-    "hasMore",
-    "pageSha256",
-    "schemaVersion",
-    "base",
-    "gate",
-    "reportSha256",
-    "files",
-    "risks",
-    "backend",
-    "revisions",
-    "stale",
-    "repo",
-    "line",
-    "startLine",
-    "endLine",
-    "totalLines",
-    "nextStartLine",
-    "rangeSha256",
-    "bytes",
-    "revision",
-)
+#: Every result field a declaration can write (each tool's ``ledger_result``).
+_RESULT_KEYS = tuple(sorted({k for t in TOOLS for spec in t.ledger_result for k in spec.keys()}))
 #: Every key the writer can put in ``args`` or ``result``: a reason names these, and only these.
 KNOWN_KEYS = frozenset(
     {key + suffix for spec in ARG_WHITELIST.values() for key, _ in spec.values() for suffix in _SUFFIXES}

@@ -21,8 +21,18 @@ from .redact import secret_flags
 #: Most entries listed in each of the summary's new lists (the rest is counted in ``...Omitted``).
 MAX_LISTED = 1000
 
+
+def tools_in(role: str) -> frozenset[str]:
+    """The tools whose declaration gives them ``role`` (:data:`labkit.contract.declare.LEDGER_ROLES`)."""
+    from ..registry import TOOLS
+
+    return frozenset(t.name for t in TOOLS if role in t.ledger_roles)
+
+
 #: Tools whose call is a decision (the gate), not evidence gathering.
-DECISION_TOOLS = frozenset({"review_diff"})
+DECISION_TOOLS = tools_in("decision")
+_READS, _DIFFS, _SEARCHES = tools_in("read"), tools_in("diff"), tools_in("search")
+_OFFERS, _CHANGES = tools_in("offers"), tools_in("changes")
 
 
 def _file_sha256(ws, rel: str) -> str | None:
@@ -156,7 +166,7 @@ def _summarize(entries: list[tuple], root, ws) -> dict:
     reads: list[dict] = []
     index: dict[tuple, dict] = {}
     for c in calls:
-        if c["tool"] != "read_file" or c["status"] != "ok":
+        if c["tool"] not in _READS or c["status"] != "ok":
             continue
         res = c.get("result") or {}
         path, sha = res.get("path"), res.get("contentSha256")
@@ -174,7 +184,7 @@ def _summarize(entries: list[tuple], root, ws) -> dict:
                 current[entry["path"]] = _file_sha256(ws, entry["path"])
             entry["stillMatches"] = current[entry["path"]] == entry["contentSha256"]
 
-    diff_objects = summarize_diff_pages([c for c in calls if c["tool"] == "git_diff"])
+    diff_objects = summarize_diff_pages([c for c in calls if c["tool"] in _DIFFS])
     revisions_now: dict[tuple, str | None] = {}
     for obj in diff_objects:
         obj["stillMatches"] = None
@@ -186,7 +196,7 @@ def _summarize(entries: list[tuple], root, ws) -> dict:
 
     # Searches that were truncated or incomplete, never followed by a complete one for the same query.
     # One pass from the end: the keys of complete searches seen so far are the ones "later" than this one.
-    searches = [c for c in calls if c["tool"] == "search_workspace" and c["status"] == "ok"]
+    searches = [c for c in calls if c["tool"] in _SEARCHES and c["status"] == "ok"]
     completed: set = set()
     not_followed_rev: list[dict] = []
     in_secrets: list[dict] = []
@@ -238,14 +248,12 @@ def _summarize(entries: list[tuple], root, ws) -> dict:
     else:
         decision = calls[first_decision]
         horizon = [c for c in calls[:first_decision] if c["sessionId"] == decision["sessionId"]]
-    read_before = {
-        (c.get("result") or {}).get("path") for c in horizon if c["tool"] == "read_file" and c["status"] == "ok"
-    }
+    read_before = {(c.get("result") or {}).get("path") for c in horizon if c["tool"] in _READS and c["status"] == "ok"}
     read_before.discard(None)
     offered: list[dict] = []
     seen_offered: set[str] = set()
     for c in horizon:
-        if c["status"] != "ok" or c["tool"] not in ("git_status", "search_workspace"):
+        if c["status"] != "ok" or c["tool"] not in _OFFERS:
             continue
         for path in (c.get("result") or {}).get("paths") or []:
             if path not in seen_offered:
@@ -262,8 +270,8 @@ def _summarize(entries: list[tuple], root, ws) -> dict:
     if decision is None:
         evidence = None
     else:
-        diffs_before = summarize_diff_pages([c for c in horizon if c["tool"] == "git_diff"])
-        changed = [e for e in offered if e["offeredBy"] == "git_status"]
+        diffs_before = summarize_diff_pages([c for c in horizon if c["tool"] in _DIFFS])
+        changed = [e for e in offered if e["offeredBy"] in _CHANGES]
         evidence = (
             bool(read_before)
             and all(e["readBeforeDecision"] for e in changed)
@@ -330,7 +338,7 @@ def summarize_diff_pages(calls: list[dict]) -> list[dict]:
     diff_objects: list[dict] = []
     by_snapshot: dict = {}
     for c in calls:
-        if c.get("tool") != "git_diff" or c.get("status") != "ok":
+        if c.get("tool") not in _DIFFS or c.get("status") != "ok":
             continue
         res = c.get("result") or {}
         key = res.get("snapshotId")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-from labkit.contract.declare import ARR, BOOL, GIT_ERRORS, OBJ, STR, WS_ERRORS, Arg, Tool, obj
+from labkit.contract.declare import ARR, BOOL, GIT_ERRORS, OBJ, STR, WS_ERRORS, Arg, Recorded, Tool, obj
 
 from .. import names
 from ..canonical import canonical_json
@@ -190,6 +190,12 @@ TOOL = Tool(
     ),
     target="git",
     function=_review_diff,
+    ledger_result=(
+        Recorded("copy", ("schemaVersion", "base", "gate", "complete", "reportSha256")),
+        Recorded("length", ("files", "risks")),
+        Recorded("paths", ("files",)),
+    ),
+    ledger_roles=frozenset({"decision"}),
     names_sensitive=True,
     args=(
         Arg(

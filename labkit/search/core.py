@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from itertools import chain
 
-from labkit.contract.declare import BOOL, INT, OBJ, STR, WS_ERRORS, Arg, Tool, obj
+from labkit.contract.declare import BOOL, INT, OBJ, STR, WS_ERRORS, Arg, Recorded, Tool, obj
 from labkit.contract.enums import SEARCH_ENGINES
 from labkit.workspace import Workspace
 
@@ -154,6 +154,13 @@ TOOL = Tool(
     ),
     target="workspace",
     function=_search_workspace,
+    ledger_result=(
+        Recorded("copy", ("engine", "matchCount", "truncated")),
+        Recorded("count", ("complete", "redactions", "matchesInSecrets")),
+        Recorded("reasons", ("incompleteReasons",)),
+        Recorded("paths", ("matches",)),
+    ),
+    ledger_roles=frozenset({"search", "offers"}),
     args=(
         Arg(
             "query",
