@@ -76,7 +76,7 @@ def test_version(cli):
     [
         [],  # no command
         ["no-such-command"],
-        ["status"],  # missing ROOT
+        ["search"],  # missing QUERY (ROOT defaults to the current folder)
         ["status", ".", "--json", "--bogus"],  # unknown flag
         ["status", ".", "extra", "--json"],  # an argument too many
         ["diff", ".", "--mode", "sideways", "--json"],  # a choice not offered
@@ -128,3 +128,30 @@ def test_cli_start_up_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", f"heavy modules imported at start-up: {out.strip()}"
+
+
+def test_workspace_commands_default_to_the_current_folder(repo, cli):
+    """Like git: `labkit status` in a repository needs no ROOT (an index command still does)."""
+    repo.write("a.txt", "hello\n")
+    proc = cli("status", "--json", cwd=repo.path)
+    assert proc.returncode == 0, proc.stderr
+    assert one_json_object(proc.stdout)["untracked"] == [{"path": "a.txt"}]
+    found = one_json_object(cli("search", "hello", "--json", cwd=repo.path).stdout)
+    assert [m["path"] for m in found["matches"]] == ["a.txt"]
+    assert cli("context", "--json").returncode == 2  # INDEX_DIR has no default
+
+
+def test_search_prints_matches_on_stdout_and_its_summary_on_stderr(repo, cli):
+    repo.write_many({"b.txt": "needle two\n", "a.txt": "needle one\n"})
+    proc = cli("search", str(repo.path), "needle")
+    assert proc.returncode == 0
+    assert proc.stdout.decode().splitlines() == ["a.txt:1: needle one", "b.txt:1: needle two"]  # sortable as is
+    assert "match(es)" in proc.stderr.decode() and "not searched" in proc.stderr.decode()
+
+
+def test_a_bad_option_after_a_sub_command_shows_that_sub_command_s_usage(cli):
+    proc = cli("status", "--bogus")
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and "usage: labkit status" in err and "--bogus" in err
+    nested = cli("index", "build", "--bogus")
+    assert nested.returncode == 2 and "usage: labkit index build" in nested.stderr.decode()

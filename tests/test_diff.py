@@ -487,3 +487,60 @@ def test_diff_refuses_a_work_tree_moved_outside_the_root(make_repo, tmp_path):
     with pytest.raises(LabkitError) as err:
         git_diff(repo.path, mode="head")
     assert err.value.code == "not_a_repository" and "core.worktree" in err.value.message
+
+
+def _git_logger(tmp_path):
+    """A folder whose `git` logs each start to a file, then runs the real git (a counter of git processes)."""
+    import shutil
+    import stat
+
+    real = shutil.which("git")
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    log = tmp_path / "git-starts.log"
+    script = folder / "git"
+    script.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{real}" "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return folder, log
+
+
+def test_a_later_page_starts_no_git_through_the_cli_or_mcp(repo, tmp_path):
+    """Issue 24: `labkit diff --snapshot ID --offset N` started a `git config`; a snapshot page promises none."""
+    import json
+    import os
+
+    import anyio
+    from mcp import Client
+
+    from labkit.mcp_client import server_parameters
+
+    from .conftest import run_cli
+
+    utf8_world(repo)
+    folder, log = _git_logger(tmp_path)
+    env = {
+        **os.environ,
+        "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}",
+        "LABKIT_SNAPSHOT_DIR": str(tmp_path / "s"),
+    }
+    first = json.loads(run_cli("diff", str(repo.path), "--max-bytes", "1024", "--json", env=env).stdout)
+    assert log.exists() and log.read_text().strip()  # positive control: the first page runs git
+    log.unlink()
+    args = ["diff", str(repo.path), "--max-bytes", "1024", "--snapshot", first["snapshotId"]]
+    later = json.loads(run_cli(*args, "--offset", str(first["nextOffset"]), "--json", env=env).stdout)
+    assert later["offset"] == first["nextOffset"] and later["sourceRevision"] == first["sourceRevision"]
+    assert not log.exists(), f"a later CLI page started git: {log.read_text()}"
+
+    async def go():
+        params = server_parameters(repo.path, env=env)
+        async with Client(params) as c:
+            page = (await c.call_tool("git_diff", {"max_bytes": 1024})).structured_content
+            started = log.read_text() if log.exists() else ""
+            nxt = await c.call_tool(
+                "git_diff", {"max_bytes": 1024, "offset": page["nextOffset"], "snapshot": page["snapshotId"]}
+            )
+            return started, nxt.structured_content, (log.read_text() if log.exists() else "")
+
+    started, nxt, after = anyio.run(go)
+    assert started and nxt["offset"] > 0
+    assert after == started, "a later MCP page started git"

@@ -756,7 +756,7 @@ def test_cli_errors_and_usage(based, cli, tmp_path):
     proc = cli("review", str(based.path), "--max-files", "0", "--json")
     assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["code"] == "invalid_argument"
     assert cli("review", str(based.path), "--max-files", "many").returncode == 2
-    assert cli("review").returncode == 2
+    assert cli("review", "--bogus").returncode == 2  # (ROOT itself defaults to the current folder)
 
 
 def test_cli_baseline_flags_and_human_output(based, cli, tmp_path):

@@ -289,8 +289,7 @@ def test_cli_dash_query_and_no_rg(cli, small):
 
 def test_cli_human_output_mentions_truncation(cli, small):
     proc = cli("search", str(small.path), "handler", "--limit", "1")
-    text = proc.stdout.decode()
-    assert "src/a.py:1: def handler():" in text and "truncated" in text
+    assert "src/a.py:1: def handler():" in proc.stdout.decode() and "truncated" in proc.stderr.decode()
 
 
 def test_search_import_is_light():

@@ -66,6 +66,16 @@ def build_parser(command: str | None = None, *, full: bool = False) -> argparse.
     return parser
 
 
+def _deepest_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub-)sub-command parser a parsed command line ended in (``labkit index build`` → build's)."""
+    while True:
+        action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        chosen = getattr(args, action.dest, None) if action is not None else None
+        if action is None or chosen not in action.choices:
+            return parser
+        parser = action.choices[chosen]
+
+
 def called_command(words: list[str]) -> str | None:
     """The sub-command a command line names (the first word that is not an option), if any."""
     return next((w for w in words if not w.startswith("-")), None)
@@ -81,7 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(called_command(words))
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(words)
+        if extra:  # argparse reports these at the top level; the sub-command's own usage says more
+            _deepest_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     except UsageError as exc:
         from labkit.errors import LabkitError
 

@@ -54,11 +54,20 @@ def _write(text: str) -> None:
     sys.stdout.buffer.flush()
 
 
-def emit_result(result: dict, as_json: bool, render: Callable[[dict], str] | None) -> None:
+def emit_result(result: dict, as_json: bool, render: Callable[[dict], str | tuple[str, str]] | None) -> None:
+    """The result on stdout: its JSON, or its human form. A render may return ``(output, summary)``: the
+    summary (counts, what was not searched) goes to stderr, so ``labkit search . x | sort`` sorts matches only."""
     if as_json:
         _write(dumps(result) + "\n")
     elif render is not None:
-        _write(render(result).rstrip("\n") + "\n")
+        shown = render(result)
+        out, summary = shown if isinstance(shown, tuple) else (shown, "")
+        if out:
+            _write(out.rstrip("\n") + "\n")
+        if summary:
+            sys.stdout.flush()
+            sys.stderr.write(summary.rstrip("\n") + "\n")
+            sys.stderr.flush()
     else:
         _write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
 

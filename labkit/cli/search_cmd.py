@@ -28,17 +28,18 @@ SKIP_REASONS = (
 )
 
 
-def render(result: dict) -> str:
+def render(result: dict) -> tuple[str, str]:
+    """(the matches, for stdout; the summary, for stderr)."""
     lines = [f"{m['path']}:{m['line']}: {m['text']}" for m in result["matches"]]
     more = " (truncated: more matches exist; narrow the query or raise --limit)" if result["truncated"] else ""
     s = result.get("stats", {})
-    lines.append(
+    summary = [
         f"-- {result['matchCount']} match(es) by the {result['engine']} engine{more}; "
         f"{s.get('filesScanned', 0)} file(s) searched"
-    )
+    ]
     skipped = ", ".join(f"{s.get(key, 0)} {words}" for key, words in SKIP_REASONS)
-    lines.append(f"-- not searched: {skipped}; noise folders (.git, node_modules, ...) are never walked")
+    summary.append(f"-- not searched: {skipped}; noise folders (.git, node_modules, ...) are never walked")
     if result.get("complete") is False:
         reasons = result.get("incompleteReasons") or result.get("reasons") or []
-        lines.append("-- INCOMPLETE: " + (", ".join(map(str, reasons)) or "see the JSON output"))
-    return "\n".join(lines)
+        summary.append("-- INCOMPLETE: " + (", ".join(map(str, reasons)) or "see the JSON output"))
+    return "\n".join(lines), "\n".join(summary)
