@@ -12,29 +12,48 @@ import importlib
 
 from .contract.declare import Tool
 
-#: Modules that declare a tool (a module-level ``TOOL``).
+#: Each tool by name, and the module that declares it (a module-level ``TOOL``), in the order the
+#: reference and the MCP tool list show them.
 TOOL_MODULES = (
-    "labkit.search.core",
-    "labkit.status",
-    "labkit.diff",
-    "labkit.review.report",
-    "labkit.codesearch.search",
-    "labkit.codesearch.context",
-    "labkit.workspace_read",
+    ("search_workspace", "labkit.search.core"),
+    ("git_status", "labkit.status"),
+    ("git_diff", "labkit.diff"),
+    ("review_diff", "labkit.review.report"),
+    ("search_code", "labkit.codesearch.search"),
+    ("get_file_context", "labkit.codesearch.context"),
+    ("read_file", "labkit.workspace_read"),
 )
+_MODULE_OF = dict(TOOL_MODULES)
 
-TOOLS: tuple[Tool, ...] = tuple(importlib.import_module(m).TOOL for m in TOOL_MODULES)
-BY_NAME = {t.name: t for t in TOOLS}
-BY_COMMAND = {t.command: t for t in TOOLS if t.command}
+
+def tool(name: str) -> Tool:
+    """One tool's declaration, importing only its own module (a CLI command starts with what it needs)."""
+    if name not in _MODULE_OF:
+        raise KeyError(name)
+    declared = importlib.import_module(_MODULE_OF[name]).TOOL
+    assert declared.name == name, f"{_MODULE_OF[name]} declares {declared.name}, the registry says {name}"
+    return declared
+
+
+def __getattr__(attr: str):
+    """``TOOLS``, ``BY_NAME``, ``BY_COMMAND``: every declaration, imported on first use."""
+    if attr == "TOOLS":
+        return tuple(tool(name) for name, _ in TOOL_MODULES)
+    if attr == "BY_NAME":
+        return {name: tool(name) for name, _ in TOOL_MODULES}
+    if attr == "BY_COMMAND":
+        return {t.command: t for t in (tool(name) for name, _ in TOOL_MODULES) if t.command}
+    raise AttributeError(attr)
+
 
 # -- the ledger ---------------------------------------------------------------------------------
 
 
 def ledger_whitelist() -> dict[str, dict[str, tuple[str, str]]]:
     """For each MCP tool: argument name -> (ledger key, kind). Anything else is never recorded."""
-    return {t.name: {a.name: a.ledger for a in t.mcp_args() if a.ledger} for t in TOOLS}
+    return {t.name: {a.name: a.ledger for a in t.mcp_args() if a.ledger} for t in __getattr__("TOOLS")}
 
 
 def ledger_enums() -> dict[str, set[str]]:
     """Ledger key -> allowed values, for every enum argument that is recorded."""
-    return {a.ledger[0]: set(a.enum) for t in TOOLS for a in t.mcp_args() if a.enum and a.ledger}
+    return {a.ledger[0]: set(a.enum) for t in __getattr__("TOOLS") for a in t.mcp_args() if a.enum and a.ledger}

@@ -155,3 +155,19 @@ def test_a_bad_option_after_a_sub_command_shows_that_sub_command_s_usage(cli):
     assert proc.returncode == 2 and "usage: labkit status" in err and "--bogus" in err
     nested = cli("index", "build", "--bogus")
     assert nested.returncode == 2 and "usage: labkit index build" in nested.stderr.decode()
+
+
+def test_labkit_status_imports_only_what_status_needs(repo):
+    """A sub-command imports its own tool and the boundary, not every tool (issue 24: start-up is the cost)."""
+    code = (
+        "import os, sys, labkit.cli\n"
+        "fd = os.open(os.devnull, os.O_WRONLY); os.dup2(fd, 1)\n"
+        f"labkit.cli.main(['status', {str(repo.path)!r}, '--json'])\n"
+        "sys.stderr.write(' '.join(sorted(m for m in sys.modules if m.startswith('labkit'))))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(proc.stderr.split())
+    assert "labkit.status" in loaded and "labkit.workspace" in loaded and "labkit.egress" in loaded
+    others = {"labkit.search", "labkit.diff", "labkit.review", "labkit.codesearch", "labkit.ledger", "labkit.course"}
+    assert not {m for m in loaded if m.split(".")[0:2] and ".".join(m.split(".")[:2]) in others}, sorted(loaded)
+    assert not any(m.startswith(("labkit.mcp", "labkit.source")) for m in loaded), sorted(loaded)

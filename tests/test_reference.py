@@ -95,7 +95,7 @@ def test_every_declaration_matches_its_function_signature():
                 params[name].VAR_POSITIONAL,
             ):
                 assert params[name].default is not inspect.Parameter.empty, f"{tool.name}: '{name}' is undeclared"
-        assert tool.function.__module__ + ".TOOL" in {m + ".TOOL" for m in registry.TOOL_MODULES}, tool.name
+        assert (tool.name, tool.function.__module__) in registry.TOOL_MODULES, tool.name
 
 
 def test_every_ledger_declaration_is_one_the_ledger_reads():

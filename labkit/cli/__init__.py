@@ -89,6 +89,9 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
+    if words == ["--version"]:  # the one answer that needs no parser at all
+        sys.stdout.write(_version() + "\n")
+        return EXIT_OK
     parser = build_parser(called_command(words))
     try:
         args, extra = parser.parse_known_args(words)
@@ -106,14 +109,14 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(f"labkit: {exc}\n")
         return EXIT_USAGE
     as_json = bool(getattr(args, "json", False))
+    # The output gate, for every command: results and messages leave through it (tools already passed it
+    # once inside their workspace, with its rules; what it kept as content keeps its mark).
+    from labkit import registry
     from labkit.egress import Boundary, release, release_error
     from labkit.errors import LabkitError
 
-    # The output gate, for every command: results and messages leave through it (tools already passed it
-    # once inside their workspace, with its rules; what it kept as content keeps its mark).
-    from labkit.registry import BY_NAME
-
-    declared = BY_NAME.get(getattr(args, "tool", "") or "")
+    name = getattr(args, "tool", "") or ""
+    declared = registry.tool(name) if name in dict(registry.TOOL_MODULES) else None
     names_sensitive = bool(declared and declared.names_sensitive)
     boundary = Boundary.of(root=getattr(args, "root", None), names_sensitive=names_sensitive)
     try:

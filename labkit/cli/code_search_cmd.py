@@ -10,14 +10,14 @@ def add_parser(sub) -> None:
     def extra(p) -> None:
         p.add_argument("--raw-order", action="store_true", help="skip definition-first ranking (for teaching)")
 
-    declared.add_cli_parser(sub, registry.BY_NAME[TOOL], handler=run, render=render, extra=extra)
+    declared.add_cli_parser(sub, registry.tool(TOOL), handler=run, render=render, extra=extra)
 
 
 def run(args) -> dict:
     from labkit import registry
     from labkit.cli import declared
 
-    return declared.run_cli(registry.BY_NAME[TOOL], args, ranking="raw" if args.raw_order else "definition-first")
+    return declared.run_cli(registry.tool(TOOL), args, ranking="raw" if args.raw_order else "definition-first")
 
 
 def _changed(entry: dict) -> str:

@@ -7,14 +7,14 @@ def add_parser(sub) -> None:
     from labkit import registry
     from labkit.cli import declared
 
-    declared.add_cli_parser(sub, registry.BY_NAME[TOOL], handler=run, render=render)
+    declared.add_cli_parser(sub, registry.tool(TOOL), handler=run, render=render)
 
 
 def run(args) -> dict:
     from labkit import registry
     from labkit.cli import declared
 
-    return declared.run_cli(registry.BY_NAME[TOOL], args)
+    return declared.run_cli(registry.tool(TOOL), args)
 
 
 def render(result: dict) -> str:

@@ -7,7 +7,7 @@ def add_parser(sub) -> None:
     from labkit import registry
     from labkit.cli import declared
 
-    declared.add_cli_parser(sub, registry.BY_NAME[TOOL], handler=run, render=render)
+    declared.add_cli_parser(sub, registry.tool(TOOL), handler=run, render=render)
 
 
 def run(args):
@@ -17,7 +17,7 @@ def run(args):
     from labkit.errors import LabkitError
     from labkit.workspace import Workspace
 
-    tool = registry.BY_NAME[TOOL]
+    tool = registry.tool(TOOL)
     if args.save_baseline is not None:
         if args.baseline is not None or args.allow:
             raise LabkitError("invalid_argument", "--save-baseline takes neither --allow nor --baseline")
