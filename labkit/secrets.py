@@ -899,6 +899,7 @@ def _chain_findings(lines: list[str], i: int, filename: str) -> list[Finding]:
 
 
 _QUOTES = (b'"', b"'", b"`")
+_ANCHOR_BYTES = tuple(a.encode() for a in keyblocks._ANCHORS)
 
 
 def lines_shown_as_they_are(data: bytes, lines: Sequence[bytes]) -> bool:
@@ -908,11 +909,11 @@ def lines_shown_as_they_are(data: bytes, lines: Sequence[bytes]) -> bool:
     file, no quote in any of the lines (a literal joined over lines needs one on the line itself),
     and no line the prefilter picks. False means "ask the Redactor", not "something is withheld".
     """
-    if any(a.encode() in data for a in keyblocks._ANCHORS):
-        return False
     if any(q in line for line in lines for q in _QUOTES):
         return False
-    return not candidate_lines(b"\n".join(lines))
+    if candidate_lines(b"\n".join(lines)):
+        return False
+    return not any(a in data for a in _ANCHOR_BYTES)  # last: the only test that reads the whole file
 
 
 def redact_text(text: str, filename: str = "") -> tuple[str, int]:

@@ -76,7 +76,7 @@ def test_version(cli):
     [
         [],  # no command
         ["no-such-command"],
-        ["search"],  # missing QUERY (ROOT defaults to the current folder)
+        ["search"],  # missing ROOT and QUERY
         ["status", ".", "--json", "--bogus"],  # unknown flag
         ["status", ".", "extra", "--json"],  # an argument too many
         ["diff", ".", "--mode", "sideways", "--json"],  # a choice not offered
@@ -136,8 +136,7 @@ def test_workspace_commands_default_to_the_current_folder(repo, cli):
     proc = cli("status", "--json", cwd=repo.path)
     assert proc.returncode == 0, proc.stderr
     assert one_json_object(proc.stdout)["untracked"] == [{"path": "a.txt"}]
-    found = one_json_object(cli("search", "hello", "--json", cwd=repo.path).stdout)
-    assert [m["path"] for m in found["matches"]] == ["a.txt"]
+    assert one_json_object(cli("diff", "--json", cwd=repo.path).stdout)["mode"] == "unstaged"
     assert cli("context", "--json").returncode == 2  # INDEX_DIR has no default
 
 

@@ -38,8 +38,9 @@ def add_cli_parser(sub, tool: Tool, *, handler, render=None, extra: Callable | N
         description=tool.summary,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    if tool.target == "index":
-        p.add_argument("root", metavar="INDEX_DIR", help=_ROOT_HELP[tool.target])
+    if tool.target == "index" or any(a.positional for a in tool.cli_args()):
+        # (search keeps ROOT: an optional ROOT before a required QUERY would misread `search ROOT --regex Q`)
+        p.add_argument("root", metavar="INDEX_DIR" if tool.target == "index" else "ROOT", help=_ROOT_HELP[tool.target])
     else:  # like git, a workspace command works on the current folder when ROOT is left out
         p.add_argument("root", metavar="ROOT", nargs="?", default=".", help=_ROOT_HELP[tool.target] + " (default .)")
     for arg in tool.cli_args():

@@ -27,9 +27,10 @@ _GENERAL = """\
   Without it, a readable human form is printed.
 - Failure with `--json`: stdout holds `{"error": {"code": CODE, "message": TEXT}}`. A message never
   contains an absolute path of the machine running labkit, a secret, or raw git stderr.
-- A workspace command (`status`, `search`, `diff`, `review`) works on the current folder when `ROOT` is
-  left out, as git does. Human output: results on stdout, summaries (counts, what was not searched) on
-  stderr. A usage error prints the sub-command's own usage.
+- A workspace command without a positional argument of its own (`status`, `diff`, `review`) works on the
+  current folder when `ROOT` is left out, as git does (`search ROOT QUERY` keeps both). Human output:
+  results on stdout, summaries (counts, what was not searched) on stderr. A usage error prints the
+  sub-command's own usage.
 - Exit status: 0 success; 1 a contract error (the error object says which); 2 a usage error (unknown
   flag, missing argument; under `--json` the error object with code `invalid_argument` is printed
   too); 3 `review` printed its report and the gate is `block`; 130 interrupted.
@@ -72,7 +73,8 @@ def _cell(text) -> str:
 
 def _synopsis(tool: Tool) -> str:
     assert tool.command is not None  # MCP-only tools have no synopsis
-    parts = ["labkit", tool.command, "INDEX_DIR" if tool.target == "index" else "[ROOT]"]
+    root_optional = tool.target != "index" and not any(a.positional for a in tool.cli_args())
+    parts = ["labkit", tool.command, "[ROOT]" if root_optional else "INDEX_DIR" if tool.target == "index" else "ROOT"]
     for arg in tool.cli_args():
         cli_name = arg.cli_name
         assert cli_name is not None  # cli_args() are the arguments with a command-line form

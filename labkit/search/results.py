@@ -135,6 +135,8 @@ class TopMatches:
                     break
             else:
                 closed = True
+            if not chunk:
+                return
             for (line, _raw, _start), kept in zip(chunk, self._shown(path, data, chunk), strict=True):
                 if kept is None:
                     self.touched_secret = True
