@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from labkit.course import answer_codec, containment, sandbox
+from labkit.course import answer_codec, containment, gradebook, sandbox
 from labkit.errors import LabkitError
 
 MAX_NOTEBOOK_BYTES = 20 << 20
@@ -109,6 +109,8 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     executed: str | None = None
+    # q -> the answer's short text for grades.html's class summary (gradebook.answer_text); not in the JSON
+    answers: dict[str, str | None] = field(default_factory=dict, repr=False)
 
     @property
     def score(self) -> int:
@@ -569,8 +571,6 @@ def choose_isolation(requested: str, scratch: Path, uid_base: int) -> tuple[str,
 
 def grade(inputs: list[str | Path], out_dir: str | Path, options: GradeOptions | None = None) -> dict:
     """Grade every submission; write ``grades.csv``, ``grades.html`` and ``executed/`` into ``out_dir``."""
-    from labkit.course import gradebook
-
     options = options or GradeOptions()
     if not 1 <= options.jobs <= 32:
         raise LabkitError("invalid_argument", "--jobs must be between 1 and 32")
@@ -678,6 +678,7 @@ async def _grade_one(grader: Grader, index: int, sub: Submission, staging: Path,
             }
         else:
             outcome.exercises = verdicts(lab, answers)
+            outcome.answers = {q: gradebook.answer_text(answers.get(f"answer_{q}")) for q in outcome.exercises}
         name = sub.safe if sub.safe.endswith(".ipynb") else sub.safe + ".ipynb"
         nbformat.write(run.nb, staging / name)
         outcome.executed = f"executed/{name}"
