@@ -10,6 +10,7 @@ old file or the new one, never part of one.
 from __future__ import annotations
 
 import csv
+import datetime
 import html
 import io
 import os
@@ -36,7 +37,7 @@ MEANINGS = {
     "not_attempted": "the answer cell still holds the starter's ...",
     "missing": "the notebook never defined answer_qN",
     "unsupported": "a value that cannot leave the kernel as plain data (a learner's class, a module)",
-    "unreadable": "the answer could not be encoded (nested too deeply, too large)",
+    "unreadable": "the answer could not be encoded (too deep, too large), or a fixed function did not rebuild",
     "not_graded": "the submission's status (a timeout, a dead kernel) kept it from being graded",
 }
 #: Statuses that mean the learner handed in something for the exercise.
@@ -51,7 +52,8 @@ def answer_text(value) -> str | None:
     """A wrong answer as the summary shows it: a canonical short repr, or None when it is too long to group.
 
     Sets and dict keys are sorted, so two learners who gave the same set in another order count as one
-    answer. ``value`` is a decoded plain value (never a learner's object: see answer_codec).
+    answer. ``value`` is a decoded answer (never a learner's object: see answer_codec); a function answer
+    (its source) is not shown.
     """
 
     def canon(x, depth: int = 0) -> str:
@@ -68,7 +70,9 @@ def answer_text(value) -> str | None:
         if type(x) is tuple:
             body = ", ".join(canon(v, depth + 1) for v in x)
             return "(" + body + ("," if len(x) == 1 else "") + ")"
-        return repr(x)
+        if x is None or x is Ellipsis or type(x) in (bool, int, float, str, bytes, datetime.datetime):
+            return repr(x)
+        raise TypeError(type(x).__name__)  # a function answer (its source), or anything not plain: not shown
 
     try:
         text = canon(value)
