@@ -215,13 +215,22 @@ def test_a_function_that_writes_a_forged_frame_on_its_channel_is_refused(tmp_pat
 
 
 def test_a_function_that_never_returns_is_stopped_and_its_process_ended(tmp_path, monkeypatch):
+    """Promise 5 counts any exception as a refusal: a time-out must not pass for one (it is a BaseException)."""
     monkeypatch.setattr(fixit, "TIME_LIMIT_S", 2)
-    lab = "07-diff-review-gate"
-    source = "def parse_numstat(out):\n    while True:\n        pass\nanswer_q5 = parse_numstat\n"
-    answer = _hand_over(_notebook(lab, source), "answer_q5", tmp_path)
-    status, message, left = _judge(_exercise(lab, "q5"), answer, tmp_path)
-    # promise 5 counts any exception as a refusal: a time-out is no exception it could take for one
-    assert status == "incorrect" and "promise 1 " in message and "no answer within the time limit" in message
+    lab, q = "07-diff-review-gate", "q5"
+    exercise = _exercise(lab, q)
+    solution = exercise.solution().code.replace("answer_q5 = parse_numstat", "_right = parse_numstat")
+    stuck = (
+        solution + "\n\ndef parse_numstat(out):\n"
+        "    if b'diff --git' in out:  # git run with --binary: instead of refusing with an exception, hang\n"
+        "        while True:\n            pass\n"
+        "    return _right(out)\n\nanswer_q5 = parse_numstat\n"
+    )
+    # control: the lab's solution refuses that output with an exception, and that is Correct
+    control = _judge(exercise, _hand_over(_notebook(lab, exercise.solution().code), "answer_q5", tmp_path), tmp_path)
+    assert control[0] == "correct"
+    status, message, left = _judge(exercise, _hand_over(_notebook(lab, stuck), "answer_q5", tmp_path), tmp_path)
+    assert status == "incorrect" and message.startswith("promise 5 ") and "no answer within the time limit" in message
     assert left == []
 
 
