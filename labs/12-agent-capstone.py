@@ -9,14 +9,42 @@
 # %% [markdown]
 # # Lab 12 (capstone): an agent in the loop
 #
-# Eleven labs proved each evidence tool right in isolation. Here an **agent** uses them: a policy
+# **Questions.** When an agent answers from labkit's tools and gets it wrong, can you say why from its
+# ledger alone? What is each evidence guarantee worth to an agent that follows the rules? And does a
+# policy tuned on some tasks carry over to tasks it has never seen?
+#
+# **Objectives.** By the end of this lab you can:
+#
+# 1. name a wrong verdict's failure with one of the four diagnoses (never read, found but not read,
+#    read elsewhere, read but not used) from its ledger, before you look at the answer;
+# 2. check an answer's citations against the ledger with `verify_citations` and say when one is
+#    unsupported;
+# 3. say, for four guarantees, which wrong answer a careful agent gives when the server drops it;
+# 4. turn a hasty policy into one that gets every dev task right and at least 95% of the held-out
+#    test tasks, with no leaked secret and no followed instruction.
+#
+# **Prerequisites.** Labs 10 (labkit's tools over MCP) and 11 (the audit ledger and its four
+# diagnoses); labs 01-09 for the guarantees themselves; Python generators (`yield`).
+# **Time.** About 30 minutes of teaching and 45 minutes of exercises (75 minutes); the notebook runs in
+# about 50 seconds.
+#
+# **Sources.** Two of the course's documents meet here. **The Code Search MCP README** (lab 08: the
+# README of *Code Search MCP*, a Zoekt-backed code search served over MCP, published on GitHub; it names
+# no author) also reports a frozen agent evaluation: 10 hand-checked tasks on click 8.4.1, 8 answerable
+# and 2 that should end in "insufficient evidence", run once by a real model through its two tools.
+# **The turn-ledger design** (labs 10 and 11: the design document *Direct 回合行为审计账本* (Direct turn
+# behaviour audit ledger), published in the Gitea repository GenarrativeAI/Genarrative for its issue
+# #212) sorts a run that went wrong into four rows from its log alone. The scripted policies, the tasks,
+# the seed-faithful server and the held-out scoring are labkit's own.
+#
+# Eleven labs proved each evidence tool right in isolation. Here an **agent** uses them: a **policy**
 # reads each tool result exactly as an MCP host receives it and decides the next call, or answers
 # with citations. No model runs here; the agents are *scripted*, so their behaviour is fixed and
-# any change in their verdicts is caused by the tools. (The seed measured a real model through a
-# code-search MCP server on Click: 3 of 10 tasks solved, 6 of 20 citations valid.)
+# any change in their verdicts is caused by the tools.
 #
-# Every task runs against a fresh `labkit mcp serve --ledger FILE`, and every answer is checked
-# from that ledger alone: a citation of something no call returned is *unsupported*.
+# Every task runs against a fresh `labkit mcp serve --ledger FILE` (one **episode**: one policy, one
+# task, one server), and every answer is checked from that ledger alone: a citation of something no
+# call returned is *unsupported*.
 #
 # **What you'll learn**
 #
@@ -37,8 +65,10 @@ from labkit.course.agents.diagnosis import KINDS
 from labkit.course.agents.lab import play, play_many, policy_source
 from labkit.course.agents.policies import POLICIES
 from labkit.course.agents.protocol import added_lines, diff_paths, numbered_lines
+from labkit.course.agents.tasks import load_tasks
 from labkit.course.check import lab12
 from labkit.course.ledger_replay import ledger_table
+from labkit.course.sources import side_by_side
 from labkit.ledger.citations import verify_citations
 
 LEDGER_COLUMNS = ["seq", "tool", "status", "args", "result metadata"]
@@ -47,8 +77,8 @@ LEDGER_COLUMNS = ["seq", "tool", "status", "args", "result metadata"]
 # ## 1. A wrong verdict
 #
 # The task: *What is SETTLEMENT_DAYS set to in the code?* The agent below trusts its first search:
-# whatever came back is all there is. (The seed's code search had a `limit` and no way to say the
-# list was cut.) It runs against labkit's server, which *does* say so. About 5 seconds.
+# whatever came back is all there is. (The Code Search MCP README's `search_code` has a `limit` and no
+# way to say the list was cut.) It runs against labkit's server, which *does* say so. About 5 seconds.
 
 # %%
 opening = lab12.cases()["opening"]
@@ -70,10 +100,12 @@ print(json.dumps(opening.lines[0]["result"], indent=1)[:700])
 # `careful` follows the Evidence Contract: it checks `complete`, and narrows a search only for a
 # reason the result gave (`limit`: a higher limit, then the exact pattern as a regular expression).
 # Then it reads the line it found and cites that read by its evidence id: the path, the line range
-# and the file's `contentSha256` as the read returned them.
+# and the file's `contentSha256` as the read returned them. It plays every dev task here (about 8
+# seconds); the opening task's ledger is printed.
 
 # %%
-(careful_run,) = play(POLICIES["careful"], [opening.task.id], name="careful")
+careful_dev = play(POLICIES["careful"], [t.id for t in load_tasks(split="dev")], name="careful")
+careful_run = next(p for p in careful_dev if p.task.id == opening.task.id)
 print("answer: ", careful_run.answer["verdict"], "| outcome:", careful_run.episode.outcome)
 print(table(ledger_table(careful_run.lines), LEDGER_COLUMNS))
 print(json.dumps(verify_citations(careful_run.lines, careful_run.answer)["citations"], indent=1))
@@ -83,9 +115,35 @@ print(json.dumps(verify_citations(careful_run.lines, careful_run.answer)["citati
 # the ledger: same path, lines inside what was returned, same hash. Had the answer cited a read it
 # never made, the bench would score it `unsupported`, however right its verdict.
 #
+# The Code Search MCP README scored its real model the same way: a task counts only when its
+# citations check out against what its tools returned in that run. Its one complete run (a retry, after
+# a first run whose ten tasks all stopped at the first model call) solved 3 of 10 tasks with 6 of 20
+# citations valid; six right answers failed closed because the model cited line *ranges* in free text.
+# Beside it, what `careful` did on this machine. The two are not a contest: `careful` is a script written
+# for these task kinds, and its citations are structured objects, so that failure cannot happen to it.
+
+# %%
+print(
+    side_by_side(
+        [
+            ("tasks", "10 frozen, click 8.4.1 (8 + 2)", f"{len(careful_dev)} dev tasks, worlds built here"),
+            ("who answered", "a real model, its one complete run", "careful, a scripted policy"),
+            ("tasks right", "3/10", f"{sum(p.episode.outcome == 'correct' for p in careful_dev)}/{len(careful_dev)}"),
+            (
+                "citations valid",
+                "6/20 (30%)",
+                f"{sum(p.episode.verified for p in careful_dev)}/{sum(p.episode.cited for p in careful_dev)}"
+                " (checked against each ledger)",
+            ),
+        ],
+        "code-search-readme",
+    )
+)
+
+# %% [markdown]
 # ## 3. Naming a failure from the log alone
 #
-# The seed's *turn ledger* (a production agent's audit log) sorts a wrong run into four rows, using
+# The turn-ledger design (a production agent's audit log) sorts a wrong run into four rows, using
 # only what the log recorded before the decision. Here the deciding evidence is the file and lines
 # the task's answer rests on:
 
@@ -93,7 +151,9 @@ print(json.dumps(verify_citations(careful_run.lines, careful_run.answer)["citati
 print(table([{"kind": k, "what the ledger shows": v} for k, v in KINDS.items()], ["kind", "what the ledger shows"]))
 
 # %% [markdown]
-# **Q1.** Name the opening case's failure: one of the four kinds, as a string. The deciding file is
+# ### Q1. Name the opening failure (difficulty ●○○)
+#
+# Name the opening case's failure: one of the four kinds, as a string. The deciding file is
 # `src/settings_0.py`. Look at the ledger in section 1, not at the answer.
 
 # %% tags=["solution"]
@@ -103,7 +163,9 @@ answer_q1 = "never-read"
 lab12.q1.check(answer_q1)
 
 # %% [markdown]
-# **Q2.** Four more wrong verdicts, each by a different naive policy on a dev task. For each, read
+# ### Q2. Four more wrong verdicts (difficulty ●●○)
+#
+# Four more wrong verdicts, each by a different naive policy on a dev task. For each, read
 # the ledger (and the question, which names what decides) and answer a dict
 # `{"A": kind, "B": kind, "C": kind, "D": kind}`. (About 6 seconds to run them.)
 
@@ -157,7 +219,7 @@ print(table(rows, list(rows[0])))
 # the checkout while the tool still names the deployed commit; without redaction it repeats the
 # secret it was shown. Its habits did not change.
 #
-# ## 5. Be the careful agent
+# ## 5. A policy of your own
 #
 # A policy is a generator function: `result = yield Call(tool, arguments)` makes a call and gives
 # you its `ToolResult` (`result.ok`, `result.get("complete")`, `result.error_code`, ...); `return
@@ -220,7 +282,9 @@ def hasty_policy(task):
 
 
 # %% [markdown]
-# **Q3.** Copy `hasty_policy` into the answer cell below as `my_policy` and make it careful. It must
+# ### Q3. Be the careful agent (difficulty ●●●)
+#
+# Copy `hasty_policy` into the answer cell below as `my_policy` and make it careful. It must
 # get **every dev task** right; then it is scored on the
 # held-out **test** tasks, which it has never seen (the check reports only their score). Your policy
 # runs from its source in a process of its own that is never sent a gold answer and may not open a
@@ -386,7 +450,7 @@ lab12.q3.check(answer_q3)
 # results, and the bench checked its citations against the ledger. `labkit labs grade` grades it
 # the same way, in the grader's own process, from the source your notebook left in `answer_q3`.
 #
-# ## What to remember
+# ## Key points (what to remember)
 #
 # - An agent's verdict is only as good as its evidence, and the ledger shows which evidence it had:
 #   name a failure from the log (never read, found but not read, read elsewhere, read but not used)

@@ -356,6 +356,17 @@ def test_grades_csv_and_html(matrix):
     html = (out / "grades.html").read_text("utf-8")
     assert "Class distribution per exercise" in html and "02-git-status-and-diff" in html
     assert str(matrix["subs"]) not in html and "<script" not in html
+    # the legend names every status with its meaning; the class summary counts the real run's answers
+    import html as html_module
+
+    assert all(f"<b>{s}</b>: {html_module.escape(gradebook.MEANINGS[s])}" in html for s in gradebook.EXERCISE_STATUSES)
+    by = matrix["by_name"]
+    q2 = [sub["exercises"].get("q2", {}).get("status") for sub in by.values() if sub["lab"] == LAB]
+    attempted = sum(st in gradebook.ATTEMPTED for st in q2)
+    row = html.split("Class summary for")[1].split("<tr><td>q2</td>")[1].split("</tr>")[0]
+    assert row.startswith(f"<td>{len(q2)}</td><td>{attempted}</td><td>{q2.count('correct')}</td>"), row
+    # wrong.ipynb and edited_checks.ipynb both predicted 1: the most common wrong answer, counted twice
+    assert row.index("<code>1</code> × 2") < row.index("<code>[") and "× 1" in row
 
 
 # -- units: no kernel ---------------------------------------------------------------------------------------
@@ -449,6 +460,52 @@ def test_gradebook_escapes_what_came_from_submissions(tmp_path):
     )
     html = (tmp_path / "g.html").read_text("utf-8")
     assert "<script>" not in html and "&lt;script&gt;" in html and "<b>.ipynb" not in html
+
+
+def test_the_class_summary_counts_attempts_and_ranks_wrong_answers(tmp_path):
+    """grades.html's summary: attempted, correct and the wrong answers given most often, with a legend."""
+
+    def sub(name, q1, q2, a1=None, a2=None, m2="not that"):
+        o = Outcome(
+            name,
+            LAB,
+            "graded",
+            exercises={"q1": {"status": q1, "message": "m1"}, "q2": {"status": q2, "message": m2}},
+        )
+        o.answers = {"q1": gradebook.answer_text(a1), "q2": gradebook.answer_text(a2)}
+        return o
+
+    long_answer = ["x" * 50, "y" * 50]  # too long to show: counted under the checker's message
+    outcomes = [
+        sub("a", "correct", "incorrect", 1, {"b", "a"}),
+        sub("b", "incorrect", "incorrect", 2, {"a", "b"}),  # the same set in another order: one answer
+        sub("c", "not_attempted", "incorrect", ..., "<b>x</b>"),
+        sub("d", "unsupported", "incorrect", None, long_answer, m2="cut list"),
+        sub("e", "missing", "incorrect", None, long_answer, m2="cut list"),
+        sub("f", "incorrect", "correct", 2, "right"),
+        sub("g", "incorrect", "incorrect", 3, 7),
+        sub("h", "correct", "incorrect", 1, 8),
+    ]
+    outcomes.append(Outcome("broken.ipynb", None, "unreadable"))
+    table = gradebook.summary(outcomes)[LAB]
+    assert {k: table["q1"][k] for k in ("submissions", "attempted", "correct", "incorrect")} == {
+        "submissions": 8,
+        "attempted": 6,  # correct, incorrect and unsupported; not_attempted and missing are not attempts
+        "correct": 2,
+        "incorrect": 3,
+    }
+    assert [(g["answer"], g["count"]) for g in table["q1"]["wrong"]] == [("2", 2), ("3", 1)]
+    wrong = table["q2"]["wrong"]
+    assert [(g["answer"], g["count"]) for g in wrong] == [("{'a', 'b'}", 2), (None, 2), ("'<b>x</b>'", 1)]
+    assert wrong[1]["message"] == "cut list" and table["q2"]["otherWrong"] == 2  # 7 and 8, past the top three
+    page = gradebook.html_text(
+        outcomes, {"isolation": "none", "timeout": 1, "cellTimeout": 1, "memoryMb": 1, "jobs": 1}
+    )
+    assert "<h2>Legend</h2>" in page and all(f"<b>{s}</b>" in page for s in gradebook.EXERCISE_STATUSES)
+    assert "repeating-linear-gradient" in page  # a wrong answer is hatched, not told by colour alone
+    assert "<code>&#x27;&lt;b&gt;x&lt;/b&gt;&#x27;</code> × 1" in page and "<b>x</b>" not in page
+    assert "<i>(answer not shown)</i> × 2" in page and "2 other wrong answer(s)" in page
+    assert "aria-label='correct 2, incorrect 3, not_attempted 1, missing 1, unsupported 1'" in page
 
 
 def test_grader_failure_exits_non_zero(tmp_path):

@@ -16,8 +16,10 @@ For each submission the grader
 4. ends every process the submission started (:mod:`labkit.course.containment`);
 5. reads the answers the grader cell wrote into the folder it shares with the
    kernel, decodes them into plain values and runs the lab's checkers on them
-   here, in the grader's process. What the notebook printed, including its own
-   check cells, is never read.
+   here, in the grader's process. A fix-it answer arrives as its function's
+   source: its checker runs here too, calling the function in a fresh process
+   of the submission's sandbox (:mod:`labkit.course.function_grading`). What
+   the notebook printed, including its own check cells, is never read.
 
 Up to ``jobs`` submissions run at once. Every submission ends with a status;
 only ``grader_error`` means the grader itself failed. Nothing is published
@@ -42,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from labkit.course import answer_codec, containment, sandbox
+from labkit.course import answer_codec, containment, gradebook, sandbox
 from labkit.errors import LabkitError
 
 MAX_NOTEBOOK_BYTES = 20 << 20
@@ -109,6 +111,8 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     executed: str | None = None
+    # q -> the answer's short text for grades.html's class summary (gradebook.answer_text); not in the JSON
+    answers: dict[str, str | None] = field(default_factory=dict, repr=False)
 
     @property
     def score(self) -> int:
@@ -350,6 +354,32 @@ class Grader:
         self.uid_base = uid_base
         self.nonce = secrets.token_hex(16)
         self.classes = _client_classes()
+        self.specs: dict[int, sandbox.SandboxSpec] = {}  # each submission's kernel sandbox, for its functions
+
+    def uid(self, index: int) -> int | None:
+        """Submission ``index``'s dedicated user id (None at level none): its kernel's and its functions'."""
+        return None if self.isolation == "none" else self.uid_base + index
+
+    def functions(self, index: int, left: list[str]):
+        """How submission ``index``'s function answers are judged: each in a fresh process of its own sandbox.
+
+        Called after its kernel has been ended; the function's process runs under the same user id, in
+        new folders, and is ended the same way (what survives goes to ``left``).
+        """
+        from labkit.course import function_grading
+
+        base = self.specs.get(index)
+        if base is None:
+            return None
+        count = [0]
+
+        def judge(exercise, answer):
+            count[0] += 1
+            folder = self.scratch / f"s{index}-fn{count[0]}"
+            spec, spec_path = function_grading.sandbox_for_function(base, folder)
+            return function_grading.judge(exercise, answer, spec, spec_path, left)
+
+        return judge
 
     async def run(self, index: int, sub: Submission, nb, lab: str, data: bytes) -> Run:
         _, SandboxedKernelManager, GradingClient = self.classes
@@ -363,7 +393,7 @@ class Grader:
         notebook_copy = box / "submitted.ipynb"
         notebook_copy.write_bytes(data)  # the bytes that were validated, not a second read
         os.chmod(notebook_copy, 0o600)
-        uid = None if self.isolation == "none" else self.uid_base + index
+        uid = self.uid(index)
         tmpdir = "/tmp" if self.isolation == "namespaces" else str(work / ".tmp")
         env = sandbox.kernel_env(str(work), str(runtime))
         env["TMPDIR"] = tmpdir
@@ -389,6 +419,7 @@ class Grader:
                 os.chown(work / ".tmp", uid, uid)
         spec_path = box / "sandbox.json"
         spec.write(spec_path)
+        self.specs[index] = spec
 
         km = SandboxedKernelManager(
             kernel_name="python3",
@@ -519,25 +550,45 @@ def read_answers(payload: Any, lab: str) -> dict | None:
         return None
 
 
-def verdicts(lab: str, answers: dict) -> dict[str, dict]:
-    """Run each exercise's checker on its decoded answer."""
+def verdicts(lab: str, answers: dict, functions=None) -> dict[str, dict]:
+    """Run each exercise's checker on its decoded answer.
+
+    ``functions(exercise, answer)`` judges a function answer of a fix-it exercise (its function run in a
+    sandbox of its own: :func:`labkit.course.function_grading.judge`) and returns ``(status, message)``;
+    without it, a function answer is ``unsupported``.
+    """
+    from labkit.course.check.fixit import FixIt
+
     out = {}
     for q, exercise in exercises_of(lab).items():
         value = answers.get(f"answer_{q}", answer_codec.Missing())
+        fixit = isinstance(exercise, FixIt)
         if isinstance(value, answer_codec.Missing):
             out[q] = {"status": MISSING, "message": f"answer_{q} is not defined in the notebook"}
         elif isinstance(value, answer_codec.Unsupported):
-            out[q] = {
-                "status": UNSUPPORTED,
-                "message": f"answer_{q} is a {value.type_name}; the grader reads plain "
-                "values only (numbers, strings, lists, tuples, sets, dicts)",
-            }
+            wanted = (
+                "a function defined with def at the top level of a cell"
+                if fixit
+                else "plain values only (numbers, strings, lists, tuples, sets, dicts)"
+            )
+            what = value.type_name if fixit else value.type_name.split(" (", 1)[0]  # why a function cannot travel
+            out[q] = {"status": UNSUPPORTED, "message": f"answer_{q} is a {what}; the grader reads {wanted}"}
         elif isinstance(value, answer_codec.Unreadable):
             out[q] = {"status": UNREADABLE_ANSWER, "message": f"answer_{q} could not be read ({value})"}
+        elif isinstance(value, answer_codec.FunctionAnswer) and not (fixit and functions):
+            out[q] = {
+                "status": UNSUPPORTED,
+                "message": f"answer_{q} is a function; "
+                + ("this exercise asks for a plain value" if not fixit else "this grader cannot run one"),
+            }
         else:
             try:
-                result = exercise.check(value)
-                out[q] = {"status": result.status, "message": result.message}
+                if isinstance(value, answer_codec.FunctionAnswer):
+                    status, message = functions(exercise, value)
+                else:
+                    result = exercise.check(value)
+                    status, message = result.status, result.message
+                out[q] = {"status": status, "message": message}
             except Exception as exc:  # noqa: BLE001 - an answer the checker cannot handle is not a right one
                 out[q] = {
                     "status": "incorrect",
@@ -569,8 +620,6 @@ def choose_isolation(requested: str, scratch: Path, uid_base: int) -> tuple[str,
 
 def grade(inputs: list[str | Path], out_dir: str | Path, options: GradeOptions | None = None) -> dict:
     """Grade every submission; write ``grades.csv``, ``grades.html`` and ``executed/`` into ``out_dir``."""
-    from labkit.course import gradebook
-
     options = options or GradeOptions()
     if not 1 <= options.jobs <= 32:
         raise LabkitError("invalid_argument", "--jobs must be between 1 and 32")
@@ -677,7 +726,8 @@ async def _grade_one(grader: Grader, index: int, sub: Submission, staging: Path,
                 q: {"status": NOT_GRADED, "message": STATUS_TEXT[outcome.status]} for q in exercises_of(lab)
             }
         else:
-            outcome.exercises = verdicts(lab, answers)
+            outcome.exercises = verdicts(lab, answers, grader.functions(index, left))
+            outcome.answers = {q: gradebook.answer_text(answers.get(f"answer_{q}")) for q in outcome.exercises}
         name = sub.safe if sub.safe.endswith(".ipynb") else sub.safe + ".ipynb"
         nbformat.write(run.nb, staging / name)
         outcome.executed = f"executed/{name}"

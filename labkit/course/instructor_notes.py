@@ -109,8 +109,9 @@ def render() -> str:
         "the misconceptions learners actually show. Times are the labs' own estimates (teaching plus",
         "exercises, read through once as a learner would); the kernel run time is in `labs/README.md`.",
         "",
-        "Fix-it exercises (a function as the answer) are checked in the notebook; the sandboxed grader",
-        "cannot carry a function yet and reports them as unsupported.",
+        "Fix-it exercises (a function as the answer) are checked in the notebook, and by `labkit labs",
+        "grade` with the same checker in the grader's process, the function run from its source in a fresh",
+        'sandboxed process (docs/grading.md, "Fix-it answers").',
         "",
     ]
     total_teach = total_ex = 0

@@ -77,8 +77,11 @@ SOURCES: dict[str, Source] = {
             subject="It serves `search_code` and `get_file_context`, evaluates 18 cases on pallets/click 8.4.1 "
             "(Hit@1 12/16, Hit@5 13/16 on 2026-07-23), keeps Zoekt's own order rather than tuning "
             "ranking to lift the metric, lists better ranking as open work, and records a first "
-            "end-to-end run that failed on a repository name (github.com/pallets/click).",
-            labs=("08",),
+            "end-to-end run that failed on a repository name (github.com/pallets/click). It also freezes an "
+            "agent evaluation of 10 hand-checked tasks (8 answerable, 2 that should end in insufficient "
+            "evidence): a first run stopped at the model on all 10; one retry solved 3/10 with 6 of 20 "
+            "citations valid (30%), six right answers failing closed on range-style citations.",
+            labs=("08", "12"),
         ),
         Source(
             key="turn-ledger",
@@ -91,7 +94,7 @@ SOURCES: dict[str, Source] = {
             "read, searched, listed or wrote, metadata only, fail-open, capped at 256 items; a four-way "
             "diagnosis (never opened / read but unused / found but not read / wrong path); and its "
             "non-goal: a ledger shows behaviour, it does not prove the model understood.",
-            labs=("10", "11"),
+            labs=("10", "11", "12"),
         ),
         Source(
             key="ticket-agent",

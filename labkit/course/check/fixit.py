@@ -21,10 +21,11 @@ mutant from a fix is not a checker). When the learner's function breaks the
 same promise on the same input as a mutant, the message also names that
 mistake, in words.
 
-Learner functions are called here, in the notebook's own process: a fix-it
-answer is a function, which the sandboxed grader cannot carry (it grades plain
-values), so `labkit labs grade` reports these exercises as unsupported until
-the grader learns to run checkers inside the submission's kernel.
+In a notebook the learner's function is called here, in the notebook's own
+process. ``labkit labs grade`` runs the same checker in the grader's process on
+a :class:`~labkit.course.function_grading.RemoteFunction`: the function itself
+runs in a fresh sandboxed process rebuilt from its source, and only its
+arguments and results cross over (docs/grading.md, "Fix-it answers").
 """
 
 from __future__ import annotations
@@ -86,8 +87,6 @@ def call(fn: Callable, case: str, *args, **kwargs):
         return fn(*args, **kwargs)
     except Broken:
         raise
-    except _TimeUp:
-        raise
     except RecursionError:
         raise Broken(case, "your function recursed without end") from None
     except Exception as exc:  # noqa: BLE001 - a learner's function may raise anything
@@ -98,7 +97,20 @@ def call(fn: Callable, case: str, *args, **kwargs):
         ) from None
 
 
-class _TimeUp(Exception):
+class Stopped(BaseException):
+    """The function stopped answering: time ran out, or (in the grader) its process broke off.
+
+    A ``BaseException``, so that no ``except Exception`` (the learner's, or a promise's that counts any
+    exception as a refusal) can take it for an ordinary error: the check ends on the promise it was trying.
+    """
+
+    def __init__(self, why: str = "no answer within the time limit", rest: str = "time ran out"):
+        super().__init__(why)
+        self.why = why
+        self.rest = rest  # what the promises not tried are told
+
+
+class _TimeUp(Stopped):
     pass
 
 
@@ -129,13 +141,9 @@ def verdicts(promises: tuple[Promise, ...], fn: Callable) -> list[Verdict]:
                 promise.trial(fn)
             except Broken as exc:
                 out.append(Verdict(i, promise.text, exc))
-            except _TimeUp:
-                out.append(
-                    Verdict(i, promise.text, Broken("(this promise's inputs)", "no answer within the time limit"))
-                )
-                out += [
-                    Verdict(j, p.text, Broken("(not tried)", "time ran out")) for j, p in enumerate(promises[i:], i + 1)
-                ]
+            except Stopped as exc:
+                out.append(Verdict(i, promise.text, Broken("(this promise's inputs)", exc.why)))
+                out += [Verdict(j, p.text, Broken("(not tried)", exc.rest)) for j, p in enumerate(promises[i:], i + 1)]
                 break
             else:
                 out.append(Verdict(i, promise.text, None))

@@ -117,6 +117,10 @@ q1 = Exercise(
     prompt="Name the opening case's failure with the turn ledger's four-way diagnosis (one of lab12.KINDS).",
     validate=_check_q1,
     hint_text="Did any result before the answer name src/settings_0.py? Was it ever read?",
+    hint2=(
+        "The ledger's one search lists its paths: look for src/settings_0.py among them, then for any read_file "
+        "line. A kind's name says whether the file was offered and whether it was read."
+    ),
     explanation=(
         "the search stopped at its first 50 matches, all in docs/; the file that decides was never listed and "
         "never read: the agent decided without opening it."
@@ -131,6 +135,11 @@ q2 = Exercise(
         "For each case find the deciding file (the question names it or it is the changed file). Was it offered? "
         "Read? Which lines, and at which revision (get_file_context keeps one, read_file does not)?"
     ),
+    hint2=(
+        "Per case, answer three questions in order: did a result name the deciding file (or say hasMore)? Was "
+        "that file then read, whole, at the version the question asks about? If so, did the verdict follow it?"
+    ),
+    difficulty=2,
     explanation=(
         "A read one diff page whose hasMore said more followed (found, not read); B read the work tree's "
         "file instead of the deployed commit (read elsewhere); C read the deciding line and followed the "
@@ -148,6 +157,11 @@ q3 = Exercise(
         "page diffs by snapshot and check their hashes, read the deployed commit through the code index, decide "
         "reviews with the review gate after git_status."
     ),
+    hint2=(
+        "Start from the first dev failure the check names and its defect: each defect is one habit in the list "
+        "under the exercise. Change that branch of hasty_policy only, check again, and move to the next one."
+    ),
+    difficulty=3,
     explanation=(
         "a careful policy checks complete and narrows only for a reason the result gives, pages by snapshot and "
         "verifies the pages, pins reads to the deployed commit, cites what it read, says insufficient evidence "

@@ -56,6 +56,12 @@ CONCEPTS: tuple[tuple[str, str, str, str], ...] = (
     ),
     ("tool output taken as instructions", "a note inside a file", "results are data; errors are tool errors", "10"),
     ("a decision made before the evidence", "`evidenceBeforeDecision: false`", "the audit ledger's summary", "11"),
+    (
+        "an agent's verdict its evidence does not back",
+        "an `unsupported` citation; the ledger's four-way diagnosis",
+        "a policy that keeps every guarantee, scored on held-out tasks",
+        "12",
+    ),
 )
 
 HEADERS = ("failure", "what signals it", "the fix", "lab")
