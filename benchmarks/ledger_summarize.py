@@ -15,10 +15,10 @@ writer's own encoding, 2,000 lines per session as the writer's cap allows):
   NaN, bytes that are not UTF-8, lone surrogates), one in two lines, between
   valid chained lines, with one session's chain broken.
 
-Each figure is the median of ``rounds`` timings of :func:`labkit.ledger.summarize_file`
+Each figure is the median of ``rounds`` timings of :func:`labkit.agents.ledger.summarize_file`
 (read, parse, schema check, chain check, summary) in this process. With
-``--baseline PATH`` (a copy of an older ``labkit/ledger.py``, e.g.
-``git show 38a6e59:labkit/ledger.py > /tmp/old_ledger.py``) the old and the
+``--baseline PATH`` (a copy of an older ``labkit/agents/ledger.py``, e.g.
+``git show 38a6e59:labkit/agents/ledger.py > /tmp/old_ledger.py``) the old and the
 new ``summarize`` run side by side on the same truncated-search lines
 (already parsed, as the old API took them) and the ratio is reported.
 Exit status 1 when a 100,000-line median misses the target.
@@ -42,8 +42,8 @@ SESSION_LINES = 2000
 
 def _chain(objs_by_session: list[list[dict]]) -> list[bytes]:
     """Canonical lines with prevSha256 filled in, sessions interleaved in blocks as written."""
-    from labkit.canonical import canonical_json
-    from labkit.ledger import GENESIS
+    from labkit.agents.ledger import GENESIS
+    from labkit.boundary.canonical import canonical_json
 
     out: list[bytes] = []
     for objs in objs_by_session:
@@ -243,7 +243,7 @@ def _load_baseline(path: str):
 
 
 def run(lines: int = 100_000, rounds: int = 3, baseline: str | None = None, baseline_lines: int = 20_000) -> dict:
-    from labkit.ledger import read_lines, summarize, summarize_file
+    from labkit.agents.ledger import read_lines, summarize, summarize_file
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="labkit-ledger-bench-") as tmp:
@@ -292,7 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--baseline", default=None, help="path of an older labkit/ledger.py to time side by side")
+    parser.add_argument(
+        "--baseline", default=None, help="path of an older labkit/agents/ledger.py to time side by side"
+    )
     parser.add_argument("--baseline-lines", type=int, default=20_000)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)

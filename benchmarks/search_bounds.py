@@ -3,7 +3,7 @@
     python benchmarks/search_bounds.py [--rounds 15]
 
 - ``redaction``: a search over a copy of the standard library with secret
-  detection on returned lines (labkit.secrets: ``scan_lines`` and the
+  detection on returned lines (labkit.boundary.secretscan: ``scan_lines`` and the
   whole-file ``Redactor``) against the same search with both switched off
   in-process. Target: <= 1.2x.
 - ``gitignore``: a search over 1,000 files under a 100,000-line .gitignore
@@ -38,7 +38,7 @@ def _median_ms(fn, rounds: int) -> float:
 
 
 class _NoRedaction:
-    """``labkit.secrets.Redactor`` with detection switched off: every line shown as it is."""
+    """``labkit.boundary.secretscan.Redactor`` with detection switched off: every line shown as it is."""
 
     def __init__(self, text: str, filename: str = ""):
         self._lines = text.split("\n")
@@ -58,11 +58,11 @@ class _NoRedaction:
 
 
 def redaction_cost(rounds: int) -> dict:
-    from labkit import secrets
+    from labkit.boundary import secretscan as secrets
+    from labkit.boundary.workspace import Workspace
     from labkit.course import search_corpora as corpora
     from labkit.course.repo_builder import IsolatedRepo
     from labkit.search import search_workspace
-    from labkit.workspace import Workspace
 
     queries = [
         ("getpreferredencoding", False),
@@ -122,10 +122,10 @@ def gitignore_scale(rounds: int) -> dict:
 
 
 def tracked_lookup_cost(rounds: int) -> dict:
+    from labkit.boundary.workspace import Workspace
     from labkit.course import search_corpora as corpora
     from labkit.course.repo_builder import IsolatedRepo
     from labkit.search import search_workspace, walker
-    from labkit.workspace import Workspace
 
     queries = [("getpreferredencoding", False), ("KeyboardInterrupt", False), (r"def \w+_cache", True)]
     rows = []

@@ -33,9 +33,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from labkit.boundary.gitrunner import git_bytes, run_git
 from labkit.course.codesearch_corpus import fetch_release, layout_release
 from labkit.course.codesearch_eval import hashed_split
-from labkit.gitrunner import git_bytes, run_git
 
 CORPORA = [("click", "8.5.1", "click"), ("jinja2", "3.1.6", "jinja2"), ("attrs", "26.1.0", "attrs")]
 

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import importlib
 
-from .contract.declare import Tool
+from labkit.contract.declare import Tool
 
 #: Each tool by name, and the module that declares it (a module-level ``TOOL``), in the order the
 #: reference and the MCP tool list show them.
 TOOL_MODULES = (
     ("search_workspace", "labkit.search.core"),
-    ("git_status", "labkit.status"),
-    ("git_diff", "labkit.diff"),
+    ("git_status", "labkit.git.status"),
+    ("git_diff", "labkit.git.diff"),
     ("review_diff", "labkit.review.report"),
     ("search_code", "labkit.codesearch.search"),
     ("get_file_context", "labkit.codesearch.context"),
-    ("read_file", "labkit.workspace_read"),
+    ("read_file", "labkit.files.read"),
 )
 _MODULE_OF = dict(TOOL_MODULES)
 

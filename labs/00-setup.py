@@ -46,7 +46,7 @@ from labkit.course.plots.setup import runner_overhead as plot_runner_overhead
 from labkit.course.preflight import environment_report, isolation_demo, payload_demo, payload_table, runner_overhead
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.course.widgets.setup import payload_explorer
-from labkit.status import git_status
+from labkit.git.status import git_status
 
 # %% [markdown]
 # ## 1. Check the tools
@@ -159,7 +159,7 @@ payload_demo("core.fsmonitor", "status")
 
 # %% [markdown]
 # Plain git ran the repository's fsmonitor program; labkit did not. labkit sends every git call
-# through one runner, `labkit.gitrunner.run_git`. It:
+# through one runner, `labkit.boundary.gitrunner.run_git`. It:
 #
 # - drops every inherited `GIT_*` variable, ignores system and global config, takes no optional
 #   locks, never prompts, and has no pager or editor;

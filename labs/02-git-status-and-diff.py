@@ -45,15 +45,15 @@
 
 # %%
 # %matplotlib inline
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.workspace import Workspace
 from labkit.course.check import lab02
 from labkit.course.experiments import git_worlds
 from labkit.course.plots.diff import mode_sizes
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.course.sources import side_by_side
-from labkit.diff import git_diff, list_visible_changes
-from labkit.errors import LabkitError
-from labkit.status import git_status
-from labkit.workspace import Workspace
+from labkit.git.diff import git_diff, list_visible_changes
+from labkit.git.status import git_status
 
 world = git_worlds.status_world(IsolatedRepo(prefix="lab02-"))  # a throwaway repository in a temp folder
 status = git_status(world.path)

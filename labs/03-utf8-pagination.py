@@ -50,13 +50,13 @@
 
 # %%
 # %matplotlib inline
+from labkit.boundary.errors import LabkitError
 from labkit.course.experiments import git_worlds
 from labkit.course.experiments.utf8_pagination import run as utf8_experiment
 from labkit.course.plots.diff import pagination_cost, utf8_pages
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.course.widgets.diff import page_size_explorer
-from labkit.diff import build_diff, client_bytes, git_diff, read_all_pages
-from labkit.errors import LabkitError
+from labkit.git.diff import build_diff, client_bytes, git_diff, read_all_pages
 
 repo = git_worlds.utf8_world(IsolatedRepo(prefix="lab03-"))
 full = build_diff(repo.path).data  # the whole safe diff D, as bytes
@@ -342,11 +342,11 @@ lab03.q3.probe(page_end)
 # The ASCII input keeps every promise, as the positive control did in section 2; the long line of `汉🚀`
 # does not. Find the line that lets a page end inside a character and fix it in the cell below (the
 # starter gives you this same broken version to edit), then assign your function to `answer_q3`.
-# `labkit.pager.is_continuation(byte)` is there if you want it; `labkit.pager.cut_length` would do the
+# `labkit.git.pager.is_continuation(byte)` is there if you want it; `labkit.git.pager.cut_length` would do the
 # whole job for you, so do not call it.
 
 # %% tags=["solution", "fixit"]
-from labkit.pager import is_continuation
+from labkit.git.pager import is_continuation
 
 
 def page_end(data: bytes, offset: int, max_bytes: int) -> int:

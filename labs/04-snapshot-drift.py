@@ -45,14 +45,14 @@
 
 # %%
 # %matplotlib inline
+from labkit.boundary.errors import LabkitError
 from labkit.course.experiments import git_worlds
 from labkit.course.experiments.snapshot_drift import run as drift_experiment
 from labkit.course.plots.diff import drift_pages
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.course.sources import side_by_side
 from labkit.course.widgets.diff import snapshot_explorer
-from labkit.diff import build_diff, client_bytes, git_diff
-from labkit.errors import LabkitError
+from labkit.git.diff import build_diff, client_bytes, git_diff
 
 repo = git_worlds.drift_world(IsolatedRepo(prefix="lab04-"))  # a throwaway repository in a temp folder
 v1 = build_diff(repo.path)
@@ -210,7 +210,7 @@ import os
 import stat
 import tempfile
 
-from labkit.snapshots import SnapshotStore
+from labkit.git.snapshots import SnapshotStore
 
 folder = tempfile.mkdtemp(prefix="lab04-store-")
 store = SnapshotStore(os.path.join(folder, "snapshots"))

@@ -53,10 +53,10 @@
 # %matplotlib inline
 import json
 
+from labkit.contract.evidence import load_schema, page_set_report, problems, wrap
 from labkit.course.experiments import git_worlds
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.diff import git_diff, read_all_pages
-from labkit.evidence import load_schema, page_set_report, problems, wrap
+from labkit.git.diff import git_diff, read_all_pages
 from labkit.search import search_workspace
 
 schema = load_schema()

@@ -52,12 +52,12 @@
 
 # %%
 # %matplotlib inline
-from labkit.cli._common import table
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.texttable import table
 from labkit.course.check import lab07
 from labkit.course.experiments import review_examples as rx
 from labkit.course.plots.review import gate_examples, listing_vs_patch
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.errors import LabkitError
 from labkit.review import approval_holds, review_diff, take_baseline, verify_report_hash
 
 repo = rx.base_world(IsolatedRepo(prefix="lab07-"))  # a small shop project, committed as the base

@@ -52,6 +52,7 @@
 # %matplotlib inline
 from IPython.display import display
 
+from labkit.boundary.errors import LabkitError
 from labkit.codesearch import get_file_context, search_code
 from labkit.codesearch.query import plan_query
 from labkit.codesearch.zoekt import build_query, missing_binaries, zoekt_literal, zoekt_quote
@@ -61,7 +62,6 @@ from labkit.course.experiments import run_experiment
 from labkit.course.plots.codesearch import hit_at_k, latency
 from labkit.course.sources import side_by_side
 from labkit.course.widgets.codesearch import ranking_explorer
-from labkit.errors import LabkitError
 
 # %% [markdown]
 # ## 1. Two repositories, one index

@@ -52,11 +52,11 @@
 
 # %%
 # %matplotlib inline
+from labkit.boundary.errors import LabkitError
 from labkit.course import source_fixtures as fx
 from labkit.course.plots.pinned_source import plot_deployment_timeline, plot_request_outcomes
 from labkit.course.sources import side_by_side
 from labkit.course.widgets.pinned_source import deployment_explorer, timeline_data
-from labkit.errors import LabkitError
 from labkit.source import load_config, parse_instant, resolve_target, source_read, source_search
 
 world = fx.build_world()  # repos/frontend, repos/backend and deployments.json in a temp folder

@@ -53,13 +53,13 @@ import json
 
 from mcp.shared.exceptions import MCPError
 
+from labkit.agents.mcp_client import connect, server_parameters, tool_rows
 from labkit.cli._common import table
 from labkit.course.experiments import run_experiment
 from labkit.course.ledger_replay import build_review_world
 from labkit.course.plots.mcp import paging_cost
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.course.widgets.mcp import diff_calls_explorer
-from labkit.mcp_client import connect, server_parameters, tool_rows
 
 repo = IsolatedRepo(prefix="labkit-lab10-")
 build_review_world(repo)  # a shop; src/pricing.py has an uncommitted change
@@ -349,8 +349,8 @@ lab10.q3.check(answer_q3)
 import tempfile
 from pathlib import Path
 
+from labkit.agents.ledger import read_lines
 from labkit.course.exercise_worlds import stock_csv
-from labkit.ledger import read_lines
 
 repo.write(lab10.Q4_PATH, stock_csv())
 q4_ledger_path = Path(tempfile.mkdtemp(prefix="lab10-ledger-")) / "q4.jsonl"

@@ -56,12 +56,12 @@
 # %matplotlib inline
 import json
 
-from labkit.cli._common import table
+from labkit.agents.ledger import Ledger, read_lines, summarize
+from labkit.agents.mcp_server import ServerConfig, run_tool
+from labkit.boundary.texttable import table
 from labkit.course.ledger_replay import careful_steps, careless_steps, ledger_table, replay_both
 from labkit.course.plots.mcp import ledger_timelines
 from labkit.course.widgets.mcp import ledger_cap_explorer
-from labkit.ledger import Ledger, read_lines, summarize
-from labkit.mcp_server import ServerConfig, run_tool
 
 # %% [markdown]
 # ## 1. Two agents, one task
@@ -124,7 +124,7 @@ print(json.dumps(read_line, indent=1))
 # without shipping the repository's secrets or the machine's paths along with it:
 
 # %%
-from labkit.ledger import whitelist_args
+from labkit.agents.ledger import whitelist_args
 
 print(whitelist_args("read_file", {"path": "/home/alice/shop/src/pricing.py", "content": "def pay(): ..."}))
 print(whitelist_args("search_workspace", {"query": "API_KEY=sk-live-abcdefghijklmnopqrstuvwx", "limit": 5}))

@@ -59,6 +59,7 @@
 # %matplotlib inline
 import json
 
+from labkit.agents.ledger.citations import verify_citations
 from labkit.cli._common import table
 from labkit.course.agents import Answer, Call, Citation
 from labkit.course.agents.diagnosis import KINDS
@@ -69,7 +70,6 @@ from labkit.course.agents.tasks import load_tasks
 from labkit.course.check import lab12
 from labkit.course.ledger_replay import ledger_table
 from labkit.course.sources import side_by_side
-from labkit.ledger.citations import verify_citations
 
 LEDGER_COLUMNS = ["seq", "tool", "status", "args", "result metadata"]
 

@@ -14,6 +14,7 @@ import json
 
 import pytest
 
+from labkit.boundary.errors import LabkitError
 from labkit.course.agents import harness
 from labkit.course.agents.harness import BenchConfig, InProcess, run_bench
 from labkit.course.agents.policies import HABIT_DEFECTS, POLICIES
@@ -22,7 +23,6 @@ from labkit.course.agents.seed_server import GUARANTEE_DEFECTS, GUARANTEES
 from labkit.course.agents.server_pool import ServerPool
 from labkit.course.agents.tasks import DEFECTS, KINDS, load_tasks, parse_task, task_to_json
 from labkit.course.agents.worlds import WorldCache
-from labkit.errors import LabkitError
 
 
 def _corpora_available() -> bool:

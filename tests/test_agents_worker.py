@@ -12,12 +12,12 @@ import sys
 
 import pytest
 
+from labkit.boundary.resources import resource_path
 from labkit.course.agents.harness import BenchConfig, run_bench
 from labkit.course.agents.server_pool import ServerPool
 from labkit.course.agents.tasks import load_tasks
 from labkit.course.agents.worker import PolicyWorker
 from labkit.course.agents.worlds import WorldCache
-from labkit.resources import resource_path
 
 TASKS_FILE = str(resource_path("data", "agent-tasks.jsonl"))
 

@@ -1,4 +1,4 @@
-"""A generated attack corpus against the trusted boundary (labkit.workspace), with positive controls.
+"""A generated attack corpus against the trusted boundary (labkit.boundary.workspace), with positive controls.
 
 Every driver kind git knows (filter clean, smudge and process; diff textconv
 and command) x driver names chosen to break naive quoting (``=``, dots,
@@ -34,16 +34,16 @@ from pathlib import Path
 import anyio
 import pytest
 
+from labkit.agents.mcp_client import connect, server_parameters
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.workspace import Workspace
 from labkit.cli import main as cli_main
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.diff import git_diff
-from labkit.errors import LabkitError
-from labkit.mcp_client import connect, server_parameters
+from labkit.files.read import read_file
+from labkit.git.diff import git_diff
+from labkit.git.status import git_status
 from labkit.review import review_diff
 from labkit.search import search_workspace
-from labkit.status import git_status
-from labkit.workspace import Workspace
-from labkit.workspace_read import read_file
 
 from .conftest import plain_git
 
@@ -522,7 +522,7 @@ def test_a_nested_git_folder_is_never_listed_searched_or_read(tmp_path):
 
 
 def test_status_starts_at_most_two_git_processes_and_a_snapshot_page_none(tmp_path, monkeypatch):
-    import labkit.gitrunner as gitrunner
+    import labkit.boundary.gitrunner as gitrunner
 
     repo = IsolatedRepo(tmp_path / "count")
     repo.write("a.txt", "a\n" * 5000)

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from labkit.canonical import canonical_json
+from labkit.boundary.canonical import canonical_json
 
 
 def test_keys_sorted_compact_and_utf8():
@@ -23,7 +23,7 @@ def test_what_has_no_canonical_form_is_refused(bad):
 
 
 def test_the_review_hash_and_the_ledger_chain_use_it():
-    from labkit.ledger import line_sha256
+    from labkit.agents.ledger import line_sha256
     from labkit.review import report_sha256
 
     obj = {"z": 1, "a": ["ü", 2.5]}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import nbformat
 import pytest
 
+from labkit.boundary.gitrunner import EMPTY_TREE
 from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab00
 from labkit.course.preflight import PAYLOAD_KINDS
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.gitrunner import EMPTY_TREE
 
 from .conftest import LABS
 

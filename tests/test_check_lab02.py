@@ -7,7 +7,7 @@ import pytest
 from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab02
 from labkit.course.exercise_worlds import build_commit_preview_world
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.diff import git_diff
+from labkit.git.diff import git_diff
 
 RIGHT_PATHS = ["README.md", "src/app.py", "src/new_name.py"]
 

@@ -7,8 +7,8 @@ import pytest
 from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab03
 from labkit.course.exercise_worlds import build_menu_world
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.diff import build_diff, read_all_pages
-from labkit.pager import is_continuation
+from labkit.git.diff import build_diff, read_all_pages
+from labkit.git.pager import is_continuation
 
 
 @pytest.fixture(autouse=True)

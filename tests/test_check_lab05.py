@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from labkit.contract.evidence import page_set_report
 from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab05
 from labkit.course.exercise_worlds import build_agent_runs
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.diff import git_diff
-from labkit.evidence import page_set_report
+from labkit.git.diff import git_diff
 
 
 @pytest.fixture(autouse=True)

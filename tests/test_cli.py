@@ -19,8 +19,8 @@ HEAVY = (
     "re2",
     "pathspec",
     "ipywidgets",
-    "labkit.status",
-    "labkit.gitrunner",
+    "labkit.git.status",
+    "labkit.boundary.gitrunner",
 )
 
 
@@ -166,7 +166,16 @@ def test_labkit_status_imports_only_what_status_needs(repo):
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(proc.stderr.split())
-    assert "labkit.status" in loaded and "labkit.workspace" in loaded and "labkit.egress" in loaded
-    others = {"labkit.search", "labkit.diff", "labkit.review", "labkit.codesearch", "labkit.ledger", "labkit.course"}
+    assert (
+        "labkit.git.status" in loaded and "labkit.boundary.workspace" in loaded and "labkit.boundary.egress" in loaded
+    )
+    others = {
+        "labkit.search",
+        "labkit.git.diff",
+        "labkit.review",
+        "labkit.codesearch",
+        "labkit.agents.ledger",
+        "labkit.course",
+    }
     assert not {m for m in loaded if m.split(".")[0:2] and ".".join(m.split(".")[:2]) in others}, sorted(loaded)
     assert not any(m.startswith(("labkit.mcp", "labkit.source")) for m in loaded), sorted(loaded)

@@ -9,7 +9,7 @@ import os
 import pytest
 from wcwidth import wcswidth
 
-from labkit.cli._common import display_width, table
+from labkit.boundary.texttable import display_width, table
 
 
 @pytest.fixture

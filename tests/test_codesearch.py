@@ -12,9 +12,9 @@ import sqlite3
 
 import pytest
 
+from labkit.boundary.errors import LabkitError
 from labkit.codesearch import build_index, get_file_context, search_code
 from labkit.codesearch import index as index_mod
-from labkit.errors import LabkitError
 
 SECRET = "sk_live_TOPSECRET_42"
 
@@ -218,7 +218,7 @@ def test_a_dirty_work_tree_is_reported_apart_from_stale(app, built, cli):
 def test_worktree_checks_can_be_skipped_for_pinned_corpora(app, built, monkeypatch):
     idx, _ = built
     app.write("new.py", "x = 1\n")
-    import labkit.gitrunner as runner
+    import labkit.boundary.gitrunner as runner
 
     def no_git(*a, **kw):
         raise AssertionError("git ran")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from labkit.boundary.errors import LabkitError
 from labkit.codesearch import build_index
 from labkit.course.codesearch_corpus import fetch_release
 from labkit.course.codesearch_eval import (
@@ -31,7 +32,6 @@ from labkit.course.codesearch_eval import (
     summarize,
     table_rows,
 )
-from labkit.errors import LabkitError
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATOR = ROOT / "data" / "generate_code_search_eval.py"
@@ -113,7 +113,7 @@ def test_gold_is_reproduced_by_git_grep(tmp_path):
         if exc.code == "eval_corpus_unavailable":
             pytest.skip(f"eval corpora unavailable here: {exc.message}")
         raise
-    from labkit.resources import read_text
+    from labkit.boundary.resources import read_text
 
     assert out.read_text("utf-8") == read_text(*DEFAULT_EVAL)
 

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from labkit.boundary.errors import LabkitError
 from labkit.course.context_scale import pyast
 from labkit.course.context_scale.experiment import goals, measure, run, seed_table
 from labkit.course.context_scale.fixtures import SHAPES, build_fixture, noise_files
@@ -24,7 +25,6 @@ from labkit.course.context_scale.strategies import (
     strategy_d,
 )
 from labkit.course.experiments import run_experiment
-from labkit.errors import LabkitError
 
 CONTRACT_ROW = {"shape", "files", "strategy", "filesRead", "estimatedTextBytes", "recall", "precision"}
 

@@ -7,7 +7,9 @@ import os
 
 import pytest
 
-import labkit.diff as diff_mod
+import labkit.git.diff as diff_mod
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.workspace import GitDir
 from labkit.course.experiments.git_worlds import (
     DRIFT_PATH,
     DRIFT_V2,
@@ -17,10 +19,8 @@ from labkit.course.experiments.git_worlds import (
     status_world,
     utf8_world,
 )
-from labkit.diff import build_diff, client_bytes, git_diff, parse_changes, read_all_pages
-from labkit.errors import LabkitError
-from labkit.snapshots import SnapshotStore
-from labkit.workspace import GitDir
+from labkit.git.diff import build_diff, client_bytes, git_diff, parse_changes, read_all_pages
+from labkit.git.snapshots import SnapshotStore
 
 from .conftest import plain_git
 
@@ -310,7 +310,7 @@ def test_snapshot_paging_is_consistent_whatever_the_worktree_does(repo):
 
 def test_a_refused_request_leaves_no_snapshot_and_no_temp_file(repo, tmp_path):
     """The snapshot's file is written while git runs; a request refused after that leaves nothing."""
-    from labkit.snapshots import SnapshotStore
+    from labkit.git.snapshots import SnapshotStore
 
     utf8_world(repo)
     store = SnapshotStore(tmp_path / "snaps")
@@ -329,8 +329,8 @@ def test_the_first_page_never_holds_the_whole_diff_in_memory(repo, tmp_path):
     """Git's output goes straight to the snapshot file; the first page's Python peak is about a page or two."""
     import tracemalloc
 
-    from labkit.snapshots import SnapshotStore
-    from labkit.workspace import Workspace
+    from labkit.boundary.workspace import Workspace
+    from labkit.git.snapshots import SnapshotStore
 
     repo.write("big.txt", "start\n")
     repo.commit("init")
@@ -512,7 +512,7 @@ def test_a_later_page_starts_no_git_through_the_cli_or_mcp(repo, tmp_path):
     import anyio
     from mcp import Client
 
-    from labkit.mcp_client import server_parameters
+    from labkit.agents.mcp_client import server_parameters
 
     from .conftest import run_cli
 

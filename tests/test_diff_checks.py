@@ -14,7 +14,7 @@ def private_snapshots(tmp_path, monkeypatch):
 
 def _measured_head_size() -> int:
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.diff import git_diff
+    from labkit.git.diff import git_diff
 
     with IsolatedRepo() as repo:
         lab02._world_with_double_edit(repo)
@@ -23,7 +23,7 @@ def _measured_head_size() -> int:
 
 def _measured_sizes() -> dict:
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.diff import git_diff
+    from labkit.git.diff import git_diff
 
     with IsolatedRepo() as repo:
         lab02._world_with_double_edit(repo)
@@ -31,7 +31,7 @@ def _measured_sizes() -> dict:
 
 
 def _trusted_sets() -> set:
-    from labkit.evidence import page_set_report
+    from labkit.contract.evidence import page_set_report
 
     return {n for n, pages in lab05.page_sets().items() if page_set_report(pages)["trusted"]}
 

@@ -9,10 +9,10 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
+from labkit.boundary.errors import LabkitError
+from labkit.contract.evidence import load_schema, page_set_report, problems, validate, wrap
 from labkit.course.experiments.git_worlds import DRIFT_PATH, DRIFT_V2, drift_world, utf8_world
-from labkit.diff import git_diff, read_all_pages
-from labkit.errors import LabkitError
-from labkit.evidence import load_schema, page_set_report, problems, validate, wrap
+from labkit.git.diff import git_diff, read_all_pages
 
 
 @pytest.fixture(autouse=True)

@@ -111,7 +111,7 @@ def test_the_starter_hands_out_the_broken_version(key):
 
 def test_lab03_a_cut_that_backs_up_from_the_wrong_end_is_refused():
     from labkit.course.check import lab03
-    from labkit.pager import is_continuation
+    from labkit.git.pager import is_continuation
 
     def page_end(data, offset, max_bytes):
         end = min(len(data), offset + max_bytes)
@@ -128,7 +128,7 @@ def test_lab03_a_cut_that_backs_up_from_the_wrong_end_is_refused():
 
 def test_lab03_a_cut_that_forgets_the_last_page_is_refused():
     from labkit.course.check import lab03
-    from labkit.pager import cut_length
+    from labkit.git.pager import cut_length
 
     def page_end(data, offset, max_bytes):
         window = data[offset : offset + max_bytes]
@@ -140,7 +140,7 @@ def test_lab03_a_cut_that_forgets_the_last_page_is_refused():
 
 def test_lab04_a_reader_that_rechecks_page_one_asks_for_it_twice():
     from labkit.course.check import lab04
-    from labkit.diff import client_bytes
+    from labkit.git.diff import client_bytes
 
     def read_diff(fetch):
         pages = [fetch(offset=0)]
@@ -155,7 +155,7 @@ def test_lab04_a_reader_that_rechecks_page_one_asks_for_it_twice():
 
 def test_lab04_a_reader_that_counts_pages_from_the_size_stops_early():
     from labkit.course.check import lab04
-    from labkit.diff import client_bytes
+    from labkit.git.diff import client_bytes
 
     def read_diff(fetch):
         pages = [fetch(offset=0)]
@@ -329,7 +329,7 @@ def test_every_exercise_has_two_hint_levels_and_a_difficulty():
 SUBTLY_WRONG = {
     "03-utf8-pagination": (
         "q3",
-        "from labkit.pager import is_continuation\n\n"
+        "from labkit.git.pager import is_continuation\n\n"
         "def page_end(data, offset, max_bytes):\n"
         "    end = min(len(data), offset + max_bytes)\n"
         "    newline = data.rfind(b'\\n', offset, end)\n"

@@ -22,12 +22,12 @@ from pathlib import Path
 import anyio
 import pytest
 
+from labkit.agents.mcp_client import connect, server_parameters
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.workspace import MAX_COPIED_BYTES, Workspace
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.diff import git_diff
-from labkit.errors import LabkitError
-from labkit.mcp_client import connect, server_parameters
-from labkit.status import git_status
-from labkit.workspace import MAX_COPIED_BYTES, Workspace
+from labkit.git.diff import git_diff
+from labkit.git.status import git_status
 
 from .conftest import plain_git
 from .test_attack_corpus import cli_in_process

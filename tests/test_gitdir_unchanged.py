@@ -28,11 +28,11 @@ from pathlib import Path
 import anyio
 import pytest
 
+from labkit.agents.mcp_client import connect, server_parameters
+from labkit.agents.mcp_server import TOOLS
+from labkit.boundary.gitrunner import private_dir
+from labkit.boundary.workspace import Workspace
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.gitrunner import private_dir
-from labkit.mcp_client import connect, server_parameters
-from labkit.mcp_server import TOOLS
-from labkit.workspace import Workspace
 
 from .conftest import plain_git
 
@@ -214,7 +214,9 @@ def test_a_closed_workspace_leaves_no_private_folder_behind(world):
             ws.git.bytes(["diff", "--raw", "-z"])
             assert sorted(os.listdir(private)) != held, "the open workspace's git dir is in the private folder"
         assert sorted(os.listdir(private)) == held
-    code = "from labkit.workspace import Workspace; import sys; Workspace.open(sys.argv[1], require_git=True).git"
+    code = (
+        "from labkit.boundary.workspace import Workspace; import sys; Workspace.open(sys.argv[1], require_git=True).git"
+    )
     subprocess.run([sys.executable, "-c", code, str(world.repo)], env=world.env(), check=True, timeout=60)
     assert world.left_in_tmp() == [], "a process that never closed its workspace still removes its private folder"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.errors import LabkitError
-from labkit.gitlisting import ListingError, parse_raw
+from labkit.boundary.errors import LabkitError
+from labkit.git.listing import ListingError, parse_raw
 
 from .conftest import plain_git
 

@@ -21,9 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from labkit.course.repo_builder import IsolatedRepo
-from labkit.errors import LabkitError
-from labkit.gitrunner import (
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.gitrunner import (
     DIFF_SAFETY_FLAGS,
     GitError,
     hardened_env,
@@ -33,8 +32,9 @@ from labkit.gitrunner import (
     with_auto_flags,
     zsplit,
 )
-from labkit.status import git_status
-from labkit.workspace import Workspace
+from labkit.boundary.workspace import Workspace
+from labkit.course.repo_builder import IsolatedRepo
+from labkit.git.status import git_status
 
 from .conftest import plain_git
 

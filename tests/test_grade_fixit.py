@@ -91,7 +91,7 @@ def _judge(exercise, answer, tmp_path: Path):
 def test_a_function_travels_as_its_source_helpers_and_references(tmp_path):
     ns = _notebook(
         "07-diff-review-gate",
-        "import re\nimport threading\nfrom labkit.pager import is_continuation\nLIMIT = 3\n"
+        "import re\nimport threading\nfrom labkit.git.pager import is_continuation\nLIMIT = 3\n"
         "PATTERN = re.compile(r'[a-z]+', re.I)\nLOCK = threading.Lock()\n",
         "def helper(x):\n    return x[:LIMIT]\n",
         "def risks(files, allow):\n    LOCK\n    return [helper(f) for f in files if PATTERN.match(f) and re.escape(f)"
@@ -104,7 +104,7 @@ def test_a_function_travels_as_its_source_helpers_and_references(tmp_path):
     assert payload["source"].startswith("def risks(files, allow):") and payload["helpers"][0][0] == "helper"
     carried = dict(map(tuple, [(n, json.dumps(v)) for n, v in payload["globals"]]))
     assert json.loads(carried["re"]) == {"$module": "re"}
-    assert json.loads(carried["is_continuation"]) == {"$import": ["labkit.pager", "is_continuation"]}
+    assert json.loads(carried["is_continuation"]) == {"$import": ["labkit.git.pager", "is_continuation"]}
     assert json.loads(carried["LIMIT"]) == 3 and "$regex" in json.loads(carried["PATTERN"])
     assert answer.uncarried == [("LOCK", "lock")]  # a lock cannot travel: named, so a NameError can be explained
     # what cannot travel as a function says why
@@ -236,7 +236,7 @@ def test_a_function_that_never_returns_is_stopped_and_its_process_ended(tmp_path
 
 def test_a_function_whose_source_cannot_be_rebuilt_is_unreadable_and_says_why(tmp_path):
     lab = "09-pinned-source"
-    source = "import labkit.pager as gone\ndef pin(records, at):\n    return gone.x\nanswer_q4 = pin\n"
+    source = "import labkit.git.pager as gone\ndef pin(records, at):\n    return gone.x\nanswer_q4 = pin\n"
     answer = _hand_over(_notebook(lab, source), "answer_q4", tmp_path)
     answer.payload["globals"] = [["gone", {"$module": "labkit.no_such_module"}]]  # what a hostile kernel may send
     status, message, left = _judge(_exercise(lab, "q4"), answer, tmp_path)

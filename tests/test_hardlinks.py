@@ -13,13 +13,13 @@ import subprocess
 
 import pytest
 
-from labkit import hardlinks
-from labkit.errors import LabkitError
-from labkit.rules import PathRules
+from labkit.boundary import hardlinks
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.rules import PathRules
+from labkit.boundary.workspace import Workspace
+from labkit.files.read import read_file
 from labkit.search import search_workspace
 from labkit.search.ripgrep_engine import find_rg
-from labkit.workspace import Workspace
-from labkit.workspace_read import read_file
 
 RG = find_rg()
 ENGINES = ("python", "ripgrep", "auto") if RG is not None else ("python",)

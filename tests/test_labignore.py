@@ -13,16 +13,16 @@ import os
 
 import pytest
 
-from labkit import fsread
-from labkit.diff import git_diff
-from labkit.errors import LabkitError
-from labkit.labignore import find_top, folders_above, upper_paths
+from labkit.boundary import fsread
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.labignore import find_top, folders_above, upper_paths
+from labkit.boundary.rules import PathRules
+from labkit.boundary.workspace import Workspace
+from labkit.files.read import read_file
+from labkit.git.diff import git_diff
+from labkit.git.status import git_status
 from labkit.review import review_diff
-from labkit.rules import PathRules
 from labkit.search import search_workspace
-from labkit.status import git_status
-from labkit.workspace import Workspace
-from labkit.workspace_read import read_file
 
 from .conftest import plain_git
 

@@ -11,10 +11,10 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from labkit.errors import LabkitError
-from labkit.ledger import Ledger, read_lines, summarize, summarize_file, whitelist_args
-from labkit.mcp_client import server_parameters
-from labkit.mcp_server import ServerConfig, run_tool
+from labkit.agents.ledger import Ledger, read_lines, summarize, summarize_file, whitelist_args
+from labkit.agents.mcp_client import server_parameters
+from labkit.agents.mcp_server import ServerConfig, run_tool
+from labkit.boundary.errors import LabkitError
 
 from .conftest import run_cli
 
@@ -327,12 +327,12 @@ def test_summarize_cli_errors(tmp_path):
 
 def test_an_unexpected_tool_failure_is_an_internal_error_on_the_record(tmp_path, monkeypatch):
     """A bug inside a tool becomes a clean tool error; the traceback goes to the log, not the agent."""
-    import labkit.status
+    import labkit.git.status
 
     def broken(*args, **kwargs):
         raise RuntimeError(f"boom at {tmp_path}")
 
-    monkeypatch.setattr(labkit.status, "parse_porcelain_v2", broken)  # a bug inside the tool, after git ran
+    monkeypatch.setattr(labkit.git.status, "parse_porcelain_v2", broken)  # a bug inside the tool, after git ran
     from labkit.course.repo_builder import IsolatedRepo
 
     repo = IsolatedRepo(tmp_path / "repo")

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from labkit.ledger import GENESIS, Ledger, line_sha256, read_lines, summarize, summarize_file
+from labkit.agents.ledger import GENESIS, Ledger, line_sha256, read_lines, summarize, summarize_file
 
 SHA_A = "a1" * 32
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 
+from labkit.agents.ledger import Ledger, read_lines
+from labkit.agents.ledger.citations import verify_citations
+from labkit.agents.mcp_server import ServerConfig, run_tool
 from labkit.course.agents.protocol import Answer, Citation, ToolResult
-from labkit.ledger import Ledger, read_lines
-from labkit.ledger.citations import verify_citations
-from labkit.mcp_server import ServerConfig, run_tool
 
 
 def _session(repo, tmp_path, calls, name="ledger.jsonl", index=None):
@@ -77,7 +77,7 @@ def test_only_the_answers_session_counts(repo, tmp_path):
     data = Answer("9", (Citation.of_read(read),)).to_json()
     import pytest
 
-    from labkit.errors import LabkitError
+    from labkit.boundary.errors import LabkitError
 
     with pytest.raises(LabkitError) as err:  # two sessions: the answer must say which
         verify_citations(read_lines(both), data)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from labkit.agents.ledger import summarize
 from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab11
-from labkit.ledger import summarize
 
 
 @pytest.fixture(scope="module")
@@ -80,10 +80,10 @@ def test_q3_ledger_and_checker_agree():
 
 
 def _q4_session(tmp_path, *, skip_untracked=False, status=True, decide=True, read_after=False):
+    from labkit.agents.ledger import Ledger, read_lines
+    from labkit.agents.mcp_server import ServerConfig, run_tool
     from labkit.course.exercise_worlds import build_session_world
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.ledger import Ledger, read_lines
-    from labkit.mcp_server import ServerConfig, run_tool
 
     with IsolatedRepo() as repo:
         build_session_world(repo)

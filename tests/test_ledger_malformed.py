@@ -1,6 +1,6 @@
 """Crafted ledger lines: each is reported with its line number and ``ledger_malformed``, never a traceback.
 
-The schema (labkit.ledger.schema, published as data/ledger-line.schema.json)
+The schema (labkit.agents.ledger.schema, published as data/ledger-line.schema.json)
 is checked here against jsonschema too, so the published file says what the
 code enforces.
 """
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labkit.ledger import GENESIS, Ledger, line_sha256, read_lines, summarize, summarize_file
-from labkit.ledger import schema as ledger_schema
+from labkit.agents.ledger import GENESIS, Ledger, line_sha256, read_lines, summarize, summarize_file
+from labkit.agents.ledger import schema as ledger_schema
 
 from .conftest import run_cli
 
@@ -226,7 +226,7 @@ def test_every_line_the_writer_writes_matches_the_schema(tmp_path):
 
 def test_published_schema_is_generated_from_the_code():
     assert ledger_schema.SCHEMA_PATH.read_text(encoding="utf-8") == ledger_schema.schema_text(), (
-        "data/ledger-line.schema.json is stale: python -m labkit.ledger.schema --write"
+        "data/ledger-line.schema.json is stale: python -m labkit.agents.ledger.schema --write"
     )
 
 

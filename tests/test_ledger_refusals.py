@@ -11,8 +11,8 @@ import threading
 
 import pytest
 
-from labkit.errors import LabkitError
-from labkit.ledger import Ledger, read_lines, summarize_file
+from labkit.agents.ledger import Ledger, read_lines, summarize_file
+from labkit.boundary.errors import LabkitError
 
 from .conftest import run_cli
 

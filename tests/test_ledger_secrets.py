@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-import labkit.ledger as ledger_module
-from labkit.ledger import Ledger, read_lines, result_metadata, summarize, summarize_file, whitelist_args
+import labkit.agents.ledger as ledger_module
+from labkit.agents.ledger import Ledger, read_lines, result_metadata, summarize, summarize_file, whitelist_args
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 AWS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"

@@ -57,7 +57,7 @@ def test_q3_untrusted_content():
 
 def test_q1_reference_matches_the_real_server(repo):
     """The scenario in Q1_RESULT is what read_file really answers for a 1000-line file."""
-    from labkit.workspace_read import read_file
+    from labkit.files.read import read_file
 
     repo.write(Q1_RESULT["path"], "".join(f"sku-{i},9.99\n" for i in range(1000)))
     real = read_file(repo.path, Q1_RESULT["path"])
@@ -71,10 +71,10 @@ def test_q4_counts_whole_fields_over_every_page(repo, tmp_path):
     Positive control: the right number alone (what opening the file directly gives) used to pass; now it
     is refused, and the same number with a ledger that read every page passes.
     """
+    from labkit.agents.ledger import Ledger, read_lines
+    from labkit.agents.mcp_server import ServerConfig, run_tool
     from labkit.course.check import lab10
     from labkit.course.exercise_worlds import stock_csv
-    from labkit.ledger import Ledger, read_lines
-    from labkit.mcp_server import ServerConfig, run_tool
 
     repo.write(lab10.Q4_PATH, stock_csv())
     ledger_path = tmp_path / "q4.jsonl"

@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from labkit.errors import LabkitError
-from labkit.workspace_read import MAX_LINES, line_window, read_file
+from labkit.boundary.errors import LabkitError
+from labkit.files.read import MAX_LINES, line_window, read_file
 
 
 def _code(fn, *args, **kw) -> str:

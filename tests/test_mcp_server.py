@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from labkit.mcp_client import server_parameters
-from labkit.mcp_server import TOOLS, UNTRUSTED, ServerConfig, UnknownTool, available_tools, run_tool
+from labkit.agents.mcp_client import server_parameters
+from labkit.agents.mcp_server import TOOLS, UNTRUSTED, ServerConfig, UnknownTool, available_tools, run_tool
 
 from .conftest import plain_git, run_cli
 
@@ -456,7 +456,7 @@ def test_an_over_long_request_line_gets_a_json_rpc_error_and_the_session_goes_on
     """Issue 22: one line over the reader's 64 MiB limit used to end the session with a traceback."""
     import asyncio
 
-    from labkit.mcp_server import MAX_REQUEST_LINE_BYTES
+    from labkit.agents.mcp_server import MAX_REQUEST_LINE_BYTES
 
     # Positive control: a plain asyncio line reader with that limit gives up on such a line.
     async def plain():

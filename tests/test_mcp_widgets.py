@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from labkit.agents.ledger import summarize
 from labkit.course.widgets.mcp import calls_for_diff, cap_view, capped_lines, diff_calls_explorer, ledger_cap_explorer
-from labkit.ledger import summarize
 
 
 def _lines(n):

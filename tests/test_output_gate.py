@@ -1,4 +1,4 @@
-"""The output gate (labkit.egress), tried as an attacker would: every declared tool, every output path.
+"""The output gate (labkit.boundary.egress), tried as an attacker would: every declared tool, every output path.
 
 A repository plants secrets where each tool can reach them: an AWS key and a
 GitHub token in code, a PEM private key under an innocent name, the same
@@ -25,9 +25,9 @@ import anyio
 import pytest
 from mcp import Client
 
-from labkit.egress import Boundary, Exact, Result, Shown, clean_text, internal_of, release, release_error
-from labkit.errors import LabkitError
-from labkit.mcp_client import server_parameters
+from labkit.agents.mcp_client import server_parameters
+from labkit.boundary.egress import Boundary, Exact, Result, Shown, clean_text, internal_of, release, release_error
+from labkit.boundary.errors import LabkitError
 from labkit.registry import TOOLS
 
 from .conftest import plain_git, run_cli

@@ -6,8 +6,8 @@ import base64
 
 import pytest
 
-from labkit.errors import LabkitError
-from labkit.pager import (
+from labkit.boundary.errors import LabkitError
+from labkit.git.pager import (
     cut_length,
     is_valid_utf8,
     iter_pages,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from labkit.pager import is_continuation, iter_pages, paginate_utf8_safe, reassemble
+from labkit.git.pager import is_continuation, iter_pages, paginate_utf8_safe, reassemble
 
 # Characters of every UTF-8 length: 1 (ASCII), 2 (é, ß), 3 (汉, €), 4 (🚀, 𝄞).
 PIECES = ["a", "z", " ", "\t", "\n", "\r\n", "é", "ß", "汉", "€", "🚀", "𝄞"]

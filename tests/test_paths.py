@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labkit.errors import LabkitError
-from labkit.paths import check_relative_syntax, resolve_inside
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.paths import check_relative_syntax, resolve_inside
 
 
 def code_of(root, user_path) -> str:

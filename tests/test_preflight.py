@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from labkit.boundary.errors import LabkitError
 from labkit.course.check import lab00
 from labkit.course.preflight import (
     COMMANDS,
@@ -17,7 +18,6 @@ from labkit.course.preflight import (
     payload_table,
     runner_overhead,
 )
-from labkit.errors import LabkitError
 
 
 def test_environment_report_passes_here_and_names_no_paths():

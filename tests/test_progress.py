@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import threading
 
-from labkit.cli._common import StepProgress
+from labkit.course.progress import StepProgress
 
 
 class Terminal(io.StringIO):

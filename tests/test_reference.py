@@ -6,10 +6,10 @@ import argparse
 from pathlib import Path
 
 from labkit import registry
+from labkit.boundary.errors import CODES
 from labkit.cli import build_parser, reference
 from labkit.contract import enums
 from labkit.contract.declare import input_schema
-from labkit.errors import CODES
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference.md"
 
@@ -53,7 +53,7 @@ def test_cli_help_shows_every_default_and_range():
 
 
 def test_enums_exist_once():
-    from labkit import diff
+    from labkit.git import diff
     from labkit.search import core
 
     assert diff.MODES is enums.DIFF_MODES and diff.PAGERS is enums.DIFF_PAGERS
@@ -61,7 +61,7 @@ def test_enums_exist_once():
 
 
 def test_mcp_schema_and_ledger_whitelist_come_from_the_same_declaration():
-    from labkit.ledger import ARG_WHITELIST
+    from labkit.agents.ledger import ARG_WHITELIST
 
     for tool in registry.TOOLS:
         schema = input_schema(tool)
@@ -100,8 +100,8 @@ def test_every_declaration_matches_its_function_signature():
 
 def test_every_ledger_declaration_is_one_the_ledger_reads():
     """What the ledger keeps of each result is declared beside the tool, in kinds the ledger knows."""
+    from labkit.agents.ledger.redact import KNOWN_KEYS, result_metadata
     from labkit.contract.declare import LEDGER_ROLES
-    from labkit.ledger.redact import KNOWN_KEYS, result_metadata
 
     kinds = {"copy", "count", "length", "paths", "reasons", "oid", "revisions"}
     for tool in registry.TOOLS:

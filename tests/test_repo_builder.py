@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from labkit.boundary.errors import LabkitError
 from labkit.course.repo_builder import EPOCH, IDENTITY, IsolatedRepo
-from labkit.errors import LabkitError
 
 from .conftest import plain_git
 

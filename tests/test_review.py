@@ -14,10 +14,11 @@ import stat
 
 import pytest
 
-from labkit import names, review
-from labkit.errors import LabkitError
-from labkit.gitlisting import ListingError, parse_raw
-from labkit.gitrunner import EMPTY_TREE
+from labkit import review
+from labkit.boundary import names
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.gitrunner import EMPTY_TREE
+from labkit.git.listing import ListingError, parse_raw
 from labkit.review import facts, review_diff
 from labkit.review.allow import path_allowed
 

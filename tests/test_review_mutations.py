@@ -32,7 +32,7 @@ MUTANTS = {
     # The seed's execSync: one command string through a shell, no hardened runner.
     "allows-a-shell": """
         import subprocess
-        from labkit.errors import LabkitError
+        from labkit.boundary.errors import LabkitError
         def mutant(root, args, **kw):
             proc = subprocess.run("git " + " ".join(args), shell=True, cwd=str(root),
                                   input=kw.get("input_bytes"), capture_output=True)

@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from labkit.rules import PathRules
+from labkit.boundary.rules import PathRules
 
 RULES = PathRules.for_root(None)
 
@@ -271,7 +271,7 @@ def test_templates_and_lookalikes_stay_readable(name):
 
 
 def test_every_sensitive_rule_says_why_and_where_from():
-    from labkit.rules import SENSITIVE_RULES, SOURCES
+    from labkit.boundary.rules import SENSITIVE_RULES, SOURCES
 
     assert len({(r.kind, r.pattern) for r in SENSITIVE_RULES}) == len(SENSITIVE_RULES)
     for rule in SENSITIVE_RULES:
@@ -356,10 +356,10 @@ def test_the_catalogue_examples_were_not_sensitive_on_main():
 
 def test_a_credential_file_hands_its_key_to_a_naive_search_but_not_to_labkit(make_repo):
     """End to end: plain ripgrep finds the planted key in every file (positive control); labkit never does."""
-    from labkit.errors import LabkitError
+    from labkit.boundary.errors import LabkitError
+    from labkit.files.read import read_file
     from labkit.search import search_workspace
     from labkit.search.ripgrep_engine import find_rg
-    from labkit.workspace_read import read_file
 
     repo = make_repo()
     files = {name: f"KEYMATERIAL-{i}\n" for i, name in enumerate(CREDENTIAL_FILES)}
@@ -435,10 +435,10 @@ def test_the_standard_library_gains_no_sensitive_file():
 
 
 def test_a_sensitive_file_named_by_the_new_rules_is_hidden_end_to_end(make_repo):
-    from labkit.errors import LabkitError
+    from labkit.boundary.errors import LabkitError
+    from labkit.files.read import read_file
+    from labkit.git.status import git_status
     from labkit.search import search_workspace
-    from labkit.status import git_status
-    from labkit.workspace_read import read_file
 
     repo = make_repo()
     repo.write_many({"app.py": "token = 1\n", ".envrc": "export token=abc\n", ".pgpass": "db:token\n"})

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from labkit.errors import LabkitError
+from labkit.boundary.errors import LabkitError
 from labkit.search import search_workspace
 from labkit.search import walker as walker_mod
 from labkit.search.auto_rule import COSTS, prefer_ripgrep

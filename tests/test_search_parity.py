@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labkit import names
+from labkit.boundary import names
+from labkit.boundary.errors import LabkitError
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.course.search_corpora import build_stdlib
-from labkit.errors import LabkitError
 from labkit.search import search_workspace
 from labkit.search.query import parse_query
 from labkit.search.ripgrep_engine import find_rg
@@ -312,7 +312,7 @@ def test_an_index_labkit_cannot_read_switches_ignore_rules_off_rather_than_hide(
 
 
 def test_the_index_is_read_only_when_an_ignore_rule_matches(repo, monkeypatch):
-    from labkit.workspace import GitDir
+    from labkit.boundary.workspace import GitDir
 
     calls = []
     real = GitDir.run
@@ -326,7 +326,7 @@ def test_the_index_is_read_only_when_an_ignore_rule_matches(repo, monkeypatch):
 
 
 def test_an_open_workspace_lists_the_index_again_only_when_it_changed(repo, monkeypatch):
-    from labkit.workspace import GitDir, Workspace
+    from labkit.boundary.workspace import GitDir, Workspace
 
     calls = []
     real = GitDir.run
@@ -606,7 +606,7 @@ def test_a_match_only_inside_a_secret_is_no_match_in_any_engine(repo):
     assert grep.stdout.strip() == "1"  # the naive tool finds the secret's characters
     r = both(repo.path, "K7MDENG", regex=True)
     assert r["matches"] == [] and r["matchCount"] == 0 and r["matchesInSecrets"] == 0 and r["complete"] is True
-    from labkit.egress import internal_of
+    from labkit.boundary.egress import internal_of
 
     assert internal_of(r) == {"querySecret": True}  # told to the ledger alone, never a field of the result
     # The rest of the line still matches where it is shown.

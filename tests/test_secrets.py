@@ -1,10 +1,10 @@
-"""labkit.secrets: detect-secrets' default plugins behind a prefilter that must never hide a finding."""
+"""labkit.boundary.secretscan: detect-secrets' default plugins behind a prefilter that must never hide a finding."""
 
 from __future__ import annotations
 
 import pytest
 
-from labkit import secrets
+from labkit.boundary import secretscan as secrets
 
 # One realistic line per default plugin (made-up values in the shape each detector looks for).
 EXAMPLES = {
@@ -31,7 +31,7 @@ EXAMPLES = {
 
 def test_the_prefilter_covers_every_default_plugin():
     assert set(secrets.PREFILTERS) == set(secrets.default_plugin_names()), (
-        "detect-secrets' default plugins changed: give each new one a superset pattern in labkit.secrets"
+        "detect-secrets' default plugins changed: give each new one a superset pattern in labkit.boundary.secretscan"
     )
 
 
@@ -237,8 +237,8 @@ def test_a_diff_scan_past_its_deadline_says_it_is_incomplete():
 
 
 def test_the_diff_result_carries_the_scan_deadline_on_every_page(make_repo, tmp_path, monkeypatch):
-    from labkit.diff import git_diff
-    from labkit.snapshots import SnapshotStore
+    from labkit.git.diff import git_diff
+    from labkit.git.snapshots import SnapshotStore
 
     repo = make_repo()
     repo.write("a.py", "x = 1\n")
@@ -259,7 +259,7 @@ def test_each_part_of_the_diff_scan_stops_and_says_so():
     """Millions of candidate lines, key markers or joined lines: each phase has a bound and reports hitting it."""
     import time
 
-    from labkit import keyblocks
+    from labkit.boundary import keyblocks
 
     past = time.monotonic() - 1
     stream = secrets.CandidateStream(deadline=past)

@@ -1,4 +1,4 @@
-"""Private keys over several lines (labkit.keyblocks): withheld whole in file text, flagged whole in a diff.
+"""Private keys over several lines (labkit.boundary.keyblocks): withheld whole in file text, flagged whole in a diff.
 
 The positive control of each: detect-secrets judging line by line (labkit's
 ``scan_lines``, as every tool used it before) finds the BEGIN line and lets
@@ -16,9 +16,10 @@ import subprocess
 
 import pytest
 
-from labkit import keyblocks, secrets
-from labkit.diff import git_diff
-from labkit.snapshots import SnapshotStore
+from labkit.boundary import keyblocks
+from labkit.boundary import secretscan as secrets
+from labkit.git.diff import git_diff
+from labkit.git.snapshots import SnapshotStore
 
 from .conftest import plain_git
 
@@ -304,8 +305,8 @@ def test_known_miss_a_hunk_inside_a_key_without_its_begin_line(make_repo, tmp_pa
 
 @pytest.mark.parametrize("tool", ["search python", "search ripgrep", "read_file"])
 def test_the_content_tools_withhold_a_key_block_whole(make_repo, tool):
+    from labkit.files.read import read_file
     from labkit.search import search_workspace
-    from labkit.workspace_read import read_file
 
     lines = _pem("RSA PRIVATE KEY", 40)
     repo = make_repo()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from labkit import secret_filters, secrets
+from labkit.boundary import secret_filters
+from labkit.boundary import secretscan as secrets
 
 from .conftest import plain_git
 
@@ -185,13 +186,13 @@ def test_joined_literals_of_ordinary_code_are_left_alone():
     ],
 )
 def test_known_misses_joins_labkit_does_not_read(line):
-    """Documented misses (labkit.literals): joins through a function, escapes, format strings."""
+    """Documented misses (labkit.boundary.literals): joins through a function, escapes, format strings."""
     assert _shown(line) == line
 
 
 def test_a_secret_split_over_literals_on_several_diff_lines_is_flagged_on_each(make_repo, tmp_path):
-    from labkit.diff import git_diff
-    from labkit.snapshots import SnapshotStore
+    from labkit.git.diff import git_diff
+    from labkit.git.snapshots import SnapshotStore
 
     repo = make_repo()
     repo.write("config.py", "A = 1\n")

@@ -7,8 +7,8 @@ import stat
 
 import pytest
 
-from labkit.errors import LabkitError
-from labkit.snapshots import CHUNK_BYTES, SnapshotStore, check_id, default_directory
+from labkit.boundary.errors import LabkitError
+from labkit.git.snapshots import CHUNK_BYTES, SnapshotStore, check_id, default_directory
 
 DATA = ("line of text 汉🚀\n" * 20000).encode()  # several chunks
 
@@ -194,7 +194,7 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path):
 
 
 def test_a_spool_written_in_pieces_is_the_same_snapshot_as_one_put(tmp_path):
-    from labkit.snapshots import StreamDigest
+    from labkit.git.snapshots import StreamDigest
 
     store = SnapshotStore(tmp_path / "s")
     digest = StreamDigest()

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
+from labkit.boundary.errors import LabkitError
 from labkit.course import source_fixtures as fx
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.errors import LabkitError
 from labkit.source import (
     MARKING,
     load_config,

@@ -7,9 +7,9 @@ import json
 import nbformat
 import pytest
 
+from labkit.boundary.errors import LabkitError
 from labkit.course.labfiles import lab_names
 from labkit.course.starter import answer_source, assigned_names, make_starter, write_starters
-from labkit.errors import LabkitError
 
 
 def _nb(cells):

@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from labkit import names
+from labkit.boundary import names
+from labkit.boundary.errors import LabkitError
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.errors import LabkitError
-from labkit.status import git_status
+from labkit.git.status import git_status
 
 from .conftest import plain_git
 
@@ -133,7 +133,7 @@ def test_a_change_cannot_hide_itself_behind_labignore(make_repo, cli):
     got = status_both(cli, repo.path)
     assert got["untracked"] == [] and got["unstaged"] == []
     assert got["hiddenByChangedPolicy"] == ["src/app.py", "src/backdoor.py"]
-    from labkit.diff import git_diff
+    from labkit.git.diff import git_diff
 
     page = git_diff(repo.path, mode="head")
     assert "curl evil" not in page["diff"] and page["hiddenByChangedPolicy"] == ["src/app.py"]
@@ -312,8 +312,8 @@ def test_human_output(base, cli):
 
 
 def test_long_listings_are_capped_with_totals(base, cli):
-    from labkit.diff import git_diff
-    from labkit.listing import MAX_LISTED_FILES
+    from labkit.boundary.capped import MAX_LISTED_FILES
+    from labkit.git.diff import git_diff
 
     for i in range(MAX_LISTED_FILES + 200):
         (base.path / f"gen-{i:05d}.txt").write_text("x\n")

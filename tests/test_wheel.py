@@ -150,8 +150,8 @@ def test_the_report_finds_every_lab_and_the_eval_its_cases(installed):
 def test_a_missing_resource_is_named(installed):
     env_dir, tmp = installed
     code = (
-        "from labkit.resources import read_text\n"
-        "from labkit.errors import LabkitError\n"
+        "from labkit.boundary.resources import read_text\n"
+        "from labkit.boundary.errors import LabkitError\n"
         "try:\n    read_text('data', 'no-such-file.json')\n"
         "except LabkitError as e:\n    print(e.code, e.message)\n"
     )

@@ -14,11 +14,11 @@ import urllib.parse
 
 import pytest
 
+from labkit.boundary.errors import LabkitError
 from labkit.codesearch import build_index, search_code
 from labkit.codesearch.query import plan_query
 from labkit.codesearch.zoekt import LocalZoekt, _post, build_query, missing_binaries, zoekt_literal, zoekt_quote
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.errors import LabkitError
 
 SECRET = "zk_SECRET_value_77"
 

@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 
-from ._common import UsageError, emit_error, emit_result, install_parser_error_hook
+from labkit.cli._common import UsageError, emit_error, emit_result, install_parser_error_hook
 
 # Exit status, as the README's "Exit codes" section lists them per command. A
 # handler returns ``(result, status)`` to exit with anything but EXIT_OK after
@@ -98,11 +98,11 @@ def main(argv: list[str] | None = None) -> int:
         if extra:  # argparse reports these at the top level; the sub-command's own usage says more
             _deepest_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     except UsageError as exc:
-        from labkit.errors import LabkitError
+        from labkit.boundary.errors import LabkitError
 
         options = words[: words.index("--")] if "--" in words else words
         if "--json" in options:  # the contract's error object, not argparse's text (still exit 2)
-            from labkit.egress import release_error
+            from labkit.boundary.egress import release_error
 
             emit_error(release_error(LabkitError("invalid_argument", f"usage: {exc}")), True)
         else:
@@ -112,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     # The output gate, for every command: results and messages leave through it (tools already passed it
     # once inside their workspace, with its rules; what it kept as content keeps its mark).
     from labkit import registry
-    from labkit.egress import Boundary, release, release_error
-    from labkit.errors import LabkitError
+    from labkit.boundary.egress import Boundary, release, release_error
+    from labkit.boundary.errors import LabkitError
 
     name = getattr(args, "tool", "") or ""
     declared = registry.tool(name) if name in dict(registry.TOOL_MODULES) else None

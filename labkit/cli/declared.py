@@ -90,11 +90,11 @@ def run_cli(tool: Tool, args: argparse.Namespace, **overrides) -> dict:
     kw = keywords(tool, arguments)
     kw.update(overrides)
     fn = tool.function
-    from labkit.egress import Boundary, release
+    from labkit.boundary.egress import Boundary, release
 
     if tool.target == "index":
         return release(fn(args.root, **kw), Boundary.of(root=args.root))
-    from labkit.workspace import Workspace
+    from labkit.boundary.workspace import Workspace
 
     # git opens on first use: a later diff page from its snapshot starts no git process.
     with Workspace.open(args.root, for_git=tool.target == "git") as ws:

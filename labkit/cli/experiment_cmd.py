@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag
+from labkit.cli._common import add_json_flag
 
 
 def add_parser(sub) -> None:
@@ -23,9 +23,8 @@ def run(args) -> dict:
 
 def render(result: dict) -> str:
     """Tables for row lists, then the scalar fields as name/value lines."""
+    from labkit.boundary.texttable import table
     from labkit.course.report import flatten
-
-    from ._common import table
 
     parts = []
     for key, value in result.items():

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from ._common import add_json_flag, table
+from labkit.boundary.texttable import table
+from labkit.cli._common import add_json_flag
 
 
 def add_parser(sub) -> None:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag
+from labkit.cli._common import add_json_flag
 
 
 def add_parser(sub) -> None:

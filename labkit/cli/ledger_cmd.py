@@ -12,7 +12,8 @@ leave nothing to summarise exit 1 with the contract's error object:
 
 from __future__ import annotations
 
-from ._common import add_json_flag, table
+from labkit.boundary.texttable import table
+from labkit.cli._common import add_json_flag
 
 
 def add_parser(sub) -> None:
@@ -43,8 +44,8 @@ def run_verify(args):
     import json
     import sys
 
-    from labkit.errors import LabkitError
-    from labkit.ledger.citations import verify_file
+    from labkit.agents.ledger.citations import verify_file
+    from labkit.boundary.errors import LabkitError
 
     try:
         text = sys.stdin.read() if args.answer == "-" else open(args.answer, encoding="utf-8").read()  # noqa: SIM115
@@ -73,12 +74,12 @@ def render_verify(result: dict) -> str:
 
 
 def run(args) -> dict:
-    from labkit.ledger import summarize_file
+    from labkit.agents.ledger import summarize_file
 
     if args.root is not None:
         import os
 
-        from labkit.errors import LabkitError
+        from labkit.boundary.errors import LabkitError
 
         if not os.path.isdir(args.root):
             raise LabkitError("invalid_argument", "--root is not a folder")

@@ -13,7 +13,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int | None:
-    from labkit.mcp_server import serve_stdio
+    from labkit.agents.mcp_server import serve_stdio
 
     status = serve_stdio(args.root, index=args.index, ledger_path=args.ledger)
     if status:

@@ -1,7 +1,7 @@
 """``docs/reference.md``: the machine contract, generated from the declarations.
 
 The tool sections come from :data:`labkit.registry.TOOLS`, the error codes from
-:data:`labkit.errors.CODES`, the path rules from :mod:`labkit.rules`, and the
+:data:`labkit.boundary.errors.CODES`, the path rules from :mod:`labkit.boundary.rules`, and the
 other commands' sections from their argparse help. Regenerate with::
 
     python -m labkit.cli.reference > docs/reference.md
@@ -14,9 +14,10 @@ from __future__ import annotations
 import argparse
 import os
 
-from labkit import registry, rules
+from labkit import registry
+from labkit.boundary import rules
+from labkit.boundary.errors import CODES
 from labkit.contract.declare import Tool
-from labkit.errors import CODES
 
 _WIDTH = "100"
 
@@ -42,7 +43,7 @@ _GENERAL = """\
   renamed or dropped.
 - A repository under inspection is untrusted: git runs against a private config labkit writes, never
   the repository's own; no symlink is followed when reading workspace files.
-- The output gate (`labkit/egress.py`): every result, error message, ledger field and report datum
+- The output gate (`labkit/boundary/egress.py`): every result, error message, ledger field and report datum
   leaves through one place that escapes names UTF-8 cannot carry, replaces every detected secret by
   `[REDACTED:<type>]`, refuses (`internal_error`) a result naming a sensitive path (only `review`
   names one, never its content), writes the workspace, home, temporary and working folders as a
@@ -148,7 +149,8 @@ def render() -> str:
         "# labkit reference",
         "",
         "Generated from the tool declarations (each beside its tool, listed in `labkit/registry.py`), the error "
-        "codes (`labkit/errors.py`) and the path rules (`labkit/rules.py`); do not edit by hand. Regenerate with "
+        "codes (`labkit/boundary/errors.py`) and the path rules (`labkit/boundary/rules.py`); do not edit by hand. "
+        "Regenerate with "
         "`python -m labkit.cli.reference > docs/reference.md`.",
         "",
         _GENERAL,

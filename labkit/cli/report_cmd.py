@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag
+from labkit.cli._common import add_json_flag
 
 
 def add_parser(sub) -> None:
@@ -22,9 +22,8 @@ def add_parser(sub) -> None:
 
 def run(args):
     """Exit 1 only when an experiment or a lab failed to run; a missed target is shown on the page, not here."""
+    from labkit.cli import EXIT_ERROR, EXIT_OK
     from labkit.course.report import build_report
-
-    from . import EXIT_ERROR, EXIT_OK
 
     # A quick run is a smoke run of the experiments: the labs (about four minutes on a shared 2-core
     # machine) run in a full report, or with --quick --labs.

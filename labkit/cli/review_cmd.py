@@ -13,9 +13,9 @@ def add_parser(sub) -> None:
 def run(args):
     """The review report; the exit status is 3 when its gate is "block", so a script or CI can gate on it."""
     from labkit import registry, review
+    from labkit.boundary.errors import LabkitError
+    from labkit.boundary.workspace import Workspace
     from labkit.cli import declared
-    from labkit.errors import LabkitError
-    from labkit.workspace import Workspace
 
     tool = registry.tool(TOOL)
     if args.save_baseline is not None:
@@ -37,13 +37,13 @@ def run(args):
 
 
 def exit_status(report: dict) -> int:
-    from . import EXIT_GATE_BLOCKED, EXIT_OK
+    from labkit.cli import EXIT_GATE_BLOCKED, EXIT_OK
 
     return EXIT_GATE_BLOCKED if report.get("gate") == "block" else EXIT_OK
 
 
 def render(result: dict) -> str:
-    from ._common import table
+    from labkit.boundary.texttable import table
 
     if result.get("baselineSaved"):
         return (

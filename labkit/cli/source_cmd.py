@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag
+from labkit.cli._common import add_json_flag
 
 
 def add_parser(sub) -> None:
@@ -42,7 +42,7 @@ def render_read(result: dict) -> str:
 
 
 def render_search(result: dict) -> str:
-    from ._common import table
+    from labkit.boundary.texttable import table
 
     lines = [f"commit {result['commit']} ({result['marking']})", table(result["matches"], ["evidenceId", "text"])]
     if result["truncated"]:

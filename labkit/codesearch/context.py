@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 
+from labkit.boundary.egress import Shown
+from labkit.boundary.errors import LabkitError
 from labkit.contract.declare import BOOL, INT, STR, Arg, Recorded, Tool, obj
-from labkit.egress import Shown
-from labkit.errors import LabkitError
 
 WINDOW_MAX = 100
 
@@ -33,7 +33,7 @@ def render_window(lines: list[str], line: int, start: int, end: int) -> str:
 
 
 def check_context_path(path: str) -> str:
-    from labkit.paths import check_relative_syntax
+    from labkit.boundary.paths import check_relative_syntax
 
     if not isinstance(path, str) or not path:
         raise LabkitError("invalid_path", "the file path is empty")
@@ -43,7 +43,7 @@ def check_context_path(path: str) -> str:
 def _get_file_context(
     index_dir, repo: str, path: str, line: int, *, before: int = 20, after: int = 20, check_worktree: bool = True
 ) -> dict:
-    from .index import connect, dirty_repos, indexed_repos, stale_repos, work_tree_states
+    from labkit.codesearch.index import connect, dirty_repos, indexed_repos, stale_repos, work_tree_states
 
     # The window's bounds and the line's type were checked against TOOL by the front end or the entry.
     rel = check_context_path(path)

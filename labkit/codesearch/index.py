@@ -18,11 +18,11 @@ What gets indexed:
 
 - a git repository at its HEAD commit (blobs read through the hardened runner,
   never from the working tree), a plain folder as its files stand;
-- never a sensitive or noise path (``labkit.rules``), a symlink or a submodule;
+- never a sensitive or noise path (``labkit.boundary.rules``), a symlink or a submodule;
 - never a file over 1 MiB, a binary (NUL in the first 8 KiB) or a file that is
   not UTF-8; each skip is counted by reason;
 - never a secret: each file's text is stored as an agent is shown it
-  (:func:`labkit.egress.show_text`), so search, context and the Zoekt mirror
+  (:func:`labkit.boundary.egress.show_text`), so search, context and the Zoekt mirror
   built from this text all match and show the redacted text.
 
 A rebuild re-reads only what changed: git blobs whose id changed, folder files
@@ -38,11 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from labkit import fsread
-from labkit.egress import show_text
-from labkit.errors import LabkitError
-
-from .languages import language_of
+from labkit.boundary import fsread
+from labkit.boundary.egress import show_text
+from labkit.boundary.errors import LabkitError
+from labkit.codesearch.languages import language_of
 
 if TYPE_CHECKING:  # sqlite3 loads when an index is opened, not when the CLI builds its parser
     import sqlite3
@@ -173,7 +172,7 @@ def _skip_reason(rules, rel: str) -> str | None:
 
 def _git_entries(build: RepoBuild, git, rules) -> tuple[str, list[Entry]]:
     """HEAD's commit and the blobs worth indexing, from ``ls-tree -z`` (through the workspace's git)."""
-    from labkit.gitrunner import zsplit
+    from labkit.boundary.gitrunner import zsplit
 
     head = git.head_commit()
     if head is None:
@@ -302,7 +301,7 @@ def _decode(build: RepoBuild, data: bytes) -> str | None:
 
 
 def _build_one(conn: sqlite3.Connection, repo_dir) -> dict:
-    from labkit.workspace import Workspace
+    from labkit.boundary.workspace import Workspace
 
     root = Path(os.path.realpath(repo_dir))
     name = repo_name(repo_dir)
@@ -430,7 +429,7 @@ def _store_blob(conn: sqlite3.Connection, blob: str, text: str, lang: str | None
         return row[0]
     if lang != "python":
         return _inserted_id(conn.execute("INSERT INTO blobs (blob, parsed) VALUES (?, NULL)", (blob,)))
-    from .symbols import python_symbols
+    from labkit.codesearch.symbols import python_symbols
 
     symbols = python_symbols(text)
     build.files_parsed += 1
@@ -468,7 +467,7 @@ def symbol_rows(conn, symbol: str, *, case_sensitive: bool = True) -> dict[int, 
     names were extracted when each file was indexed. Case-insensitive lookups
     fold ASCII letters only (SQLite's NOCASE), the same as ``symbols.fold``.
     """
-    from .symbols import fold
+    from labkit.codesearch.symbols import fold
 
     out: dict[int, list[tuple[int, int]]] = {}
     want = symbol if case_sensitive else fold(symbol)
@@ -545,8 +544,8 @@ def work_tree_states(repos: dict[str, dict]) -> dict[str, WorkTree]:
     for name, info in repos.items():
         if info["kind"] != "git":
             continue
-        from labkit.gitrunner import zsplit  # only for git repositories (start-up time)
-        from labkit.workspace import Workspace
+        from labkit.boundary.gitrunner import zsplit  # only for git repositories (start-up time)
+        from labkit.boundary.workspace import Workspace
 
         root = Path(info["root"])
         if not root.is_dir():
@@ -637,7 +636,7 @@ def dirty_repos(repos: dict[str, dict], states: dict[str, WorkTree] | None = Non
         state = states.get(name)
         if state is None or not state.changed:
             continue
-        from labkit.rules import PathRules  # only when something changed (start-up time)
+        from labkit.boundary.rules import PathRules  # only when something changed (start-up time)
 
         try:
             rules = PathRules.for_root(info["root"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from labkit.errors import LabkitError
+from labkit.boundary.errors import LabkitError
 
 EXTENSIONS: dict[str, tuple[str, ...]] = {
     "python": (".py", ".pyi"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-from labkit.errors import LabkitError
+from labkit.boundary.errors import LabkitError
 
 MAX_QUERY_CHARS = 1024
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")

@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
-from .languages import language_of
-from .symbols import FileSymbols
+from labkit.codesearch.languages import language_of
+from labkit.codesearch.symbols import FileSymbols
 
 TIER_DEFINITION, TIER_WORD, TIER_OTHER = 0, 1, 2
 
@@ -48,7 +48,7 @@ DECLARATION_SUFFIXES = (".pyi", ".d.ts")
 
 @lru_cache(maxsize=256)
 def _symbol_patterns(symbol: str, case_sensitive: bool):
-    from .query import compile_re2, quote_meta
+    from labkit.codesearch.query import compile_re2, quote_meta
 
     sym = quote_meta(symbol)
     definition = compile_re2(

@@ -10,14 +10,21 @@ from __future__ import annotations
 
 import time
 
+from labkit.boundary.egress import Result, Shown
+from labkit.boundary.errors import LabkitError
+from labkit.codesearch.index import (
+    connect,
+    dirty_repos,
+    file_blobs,
+    indexed_repos,
+    stale_repos,
+    symbol_rows,
+    work_tree_states,
+)
+from labkit.codesearch.languages import EXTENSIONS, language_of, normalize_language
+from labkit.codesearch.query import Plan, compile_re2, plan_query, queried_symbol
 from labkit.contract.declare import ARR, BOOL, OBJ, STR, Arg, Recorded, Tool, obj
 from labkit.contract.enums import CODE_BACKENDS
-from labkit.egress import Result, Shown
-from labkit.errors import LabkitError
-
-from .index import connect, dirty_repos, file_blobs, indexed_repos, stale_repos, symbol_rows, work_tree_states
-from .languages import EXTENSIONS, language_of, normalize_language
-from .query import Plan, compile_re2, plan_query, queried_symbol
 
 LIMIT_MIN, LIMIT_MAX = 1, 100
 SNIPPET_CHARS = 500
@@ -212,7 +219,7 @@ def _search_code(
             capped = more and symbol is not None
             symbols_of = _index_symbols(conn, symbol, plan.case_sensitive, raw, hit_blobs) if symbol else None
         else:
-            from .zoekt import zoekt_search
+            from labkit.codesearch.zoekt import zoekt_search
 
             found = zoekt_search(
                 zoekt_url,
@@ -232,7 +239,7 @@ def _search_code(
             unknown = sorted({m["repo"] for m in raw} - set(repos)) if conn is not None else []
             extra["unknownRepos"] = unknown
         if ranking == "definition-first":
-            from .ranking import rank_matches
+            from labkit.codesearch.ranking import rank_matches
 
             ordered = rank_matches(raw, symbol, symbols_of, case_sensitive=plan.case_sensitive)
         else:
@@ -274,7 +281,7 @@ def _index_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict],
     ``blobs`` maps hit files to ``(blob id, parsed)`` when the caller has them
     already; otherwise they are looked up.
     """
-    from .symbols import DEFINITION, FileSymbols
+    from labkit.codesearch.symbols import DEFINITION, FileSymbols
 
     if blobs is None:
         python_hits = {(m["repo"], m["path"]) for m in matches if language_of(m["path"]) == "python"}
@@ -303,7 +310,7 @@ def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan) -> tuple[li
     key block's inner lines are caught only with the file) and must still
     match the query.
     """
-    from labkit.secrets import Redactor, redact_text
+    from labkit.boundary.secretscan import Redactor, redact_text
 
     pattern = plan.compile()
     out, touched = [], False
@@ -328,7 +335,7 @@ def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan) -> tuple[li
 
 def _zoekt_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict], contents: dict):
     """``symbols_of`` for Zoekt's hits: the index's symbols when it holds the same text, else a parse."""
-    from .symbols import cached_python_symbols, lines_for
+    from labkit.codesearch.symbols import cached_python_symbols, lines_for
 
     indexed = _index_symbols(conn, symbol, case_sensitive, matches) if conn is not None else None
     blobs = file_blobs(conn, {(m["repo"], m["path"]) for m in matches}) if conn is not None else {}

@@ -36,9 +36,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labkit.errors import LabkitError
-
-from .query import Plan, quote_meta
+from labkit.boundary.errors import LabkitError
+from labkit.codesearch.query import Plan, quote_meta
 
 DEFAULT_URL = "http://127.0.0.1:6070"
 BINARIES = ("zoekt-git-index", "zoekt-webserver")
@@ -171,7 +170,7 @@ def zoekt_search(
     ``expected_repos`` (with ``repo``, when given) must be served, else
     ``backend_unavailable``: a missing Zoekt index is never an empty result.
     """
-    from .search import SNIPPET_CHARS
+    from labkit.codesearch.search import SNIPPET_CHARS
 
     url = url or os.environ.get("LABKIT_ZOEKT_URL") or DEFAULT_URL
     check_served(url, set(expected_repos) | ({repo} if repo else set()))
@@ -275,7 +274,7 @@ class LocalZoekt:
 
     def _mirror(self, conn, name: str) -> Path:
         """A git repository named ``name`` holding exactly the indexed files (labkit's own, in its temp folder)."""
-        from labkit.gitrunner import run_git
+        from labkit.boundary.gitrunner import run_git
 
         target = self.workdir / "repos" / name
         if target.exists():
@@ -301,7 +300,7 @@ class LocalZoekt:
         return target
 
     def start(self) -> LocalZoekt:
-        from .index import connect, indexed_repos
+        from labkit.codesearch.index import connect, indexed_repos
 
         missing = missing_binaries()
         if missing:

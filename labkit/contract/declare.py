@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import LabkitError
-from .enums import UNTRUSTED
+from labkit.boundary.errors import LabkitError
+from labkit.contract.enums import UNTRUSTED
 
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array"}
 
@@ -164,7 +164,7 @@ class Tool:
 
         Its arguments are checked against this declaration (the one check: the tool does not repeat it),
         and a folder given as the target is opened as the request's one
-        :class:`~labkit.workspace.Workspace` (a Workspace given is passed through, still open). Keywords
+        :class:`~labkit.boundary.workspace.Workspace` (a Workspace given is passed through, still open). Keywords
         the function takes but the declaration does not name (internal options such as a snapshot store)
         pass unchecked.
         """
@@ -324,7 +324,7 @@ def _python_entry(tool: Tool) -> Callable:
         rest = list(bound.arguments.items())[1:]
         if tool.target == "index":
             return fn(target, **dict(rest))
-        from ..workspace import Workspace
+        from labkit.boundary.workspace import Workspace
 
         if isinstance(target, Workspace):
             return fn(target, **dict(rest))

@@ -82,9 +82,8 @@ class LabWorld:
 def lab_world() -> LabWorld:
     """Build (once) and return the lab's two-repository index."""
     from labkit.codesearch.index import build_index
+    from labkit.course.codesearch_corpus import installed_release, layout_release
     from labkit.course.repo_builder import IsolatedRepo
-
-    from .codesearch_corpus import installed_release, layout_release
 
     base = Path(tempfile.mkdtemp(prefix="labkit-lab08-"))
     atexit.register(shutil.rmtree, base, True)

@@ -37,9 +37,9 @@ import statistics
 import time
 from pathlib import Path
 
-from labkit.errors import LabkitError
+from labkit.boundary.errors import LabkitError
 
-DEFAULT_EVAL = ("data", "code-search-eval.jsonl")  # package data, read with labkit.resources
+DEFAULT_EVAL = ("data", "code-search-eval.jsonl")  # package data, read with labkit.boundary.resources
 CASE_FIELDS = ("id", "category", "query")
 SPLITS = ("dev", "test")
 #: Fixed before any tuning on the larger eval; changing either reshuffles the split.
@@ -61,7 +61,7 @@ def hashed_split(case_id: str) -> str:
 def load_eval(path=None) -> tuple[list[dict], list[dict]]:
     """The corpora (in file order) and the cases of an eval file; every case names its corpus."""
     if path is None:
-        from labkit.resources import resource_path
+        from labkit.boundary.resources import resource_path
 
         path = resource_path(*DEFAULT_EVAL)
     path = Path(path)
@@ -116,8 +116,7 @@ def prepare_corpora(corpora: list[dict], workdir, *, offline: bool = False, skip
     failing the whole eval: the lab runs offline on whatever is installed.
     """
     from labkit.codesearch.index import build_index
-
-    from .codesearch_corpus import fetch_release, layout_release
+    from labkit.course.codesearch_corpus import fetch_release, layout_release
 
     workdir = Path(workdir)
     laid_out, skipped = [], []

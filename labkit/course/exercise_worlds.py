@@ -138,7 +138,7 @@ def build_agent_runs(repo) -> dict:
     the diff as it is *now*; the story never says which agent read when.
     """
     from labkit.course.experiments import git_worlds
-    from labkit.diff import read_all_pages
+    from labkit.git.diff import read_all_pages
 
     git_worlds.drift_world(repo)
     before = read_all_pages(repo.path, max_bytes=1024)

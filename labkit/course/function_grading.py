@@ -29,10 +29,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from labkit.boundary.errors import CODES, LabkitError
 from labkit.course import answer_codec, containment, sandbox
 from labkit.course.check.fixit import TIME_LIMIT_S, Stopped
 from labkit.course.function_worker import ProtocolError, describe, receive, send
-from labkit.errors import CODES, LabkitError
 
 START_SECONDS = 30  # the worker's start: an interpreter and labkit's imports, on a loaded machine
 MAX_CALLBACKS = 10_000  # per call: more than any checker's fake server is ever asked

@@ -11,7 +11,7 @@ It takes that socket for its channel and points stdout at ``/dev/null``, says
    functions) and executes the answer's source in it;
 2. ``call``: calls the function with the arguments the grader sent, and sends
    back ``return`` (the result as tagged JSON) or ``raise`` (the exception's
-   type name, message and, for a :class:`~labkit.errors.LabkitError`, its code).
+   type name, message and, for a :class:`~labkit.boundary.errors.LabkitError`, its code).
    A callable argument arrives as a handle: calling it sends ``callback`` and
    waits for the grader's ``return`` or ``raise``.
 
@@ -120,8 +120,8 @@ def build(payload: dict):
 
 
 def _callback(sock: socket.socket, handle: int):
+    from labkit.boundary.errors import CODES, LabkitError
     from labkit.course.answer_codec import decode_value, encode
-    from labkit.errors import CODES, LabkitError
 
     def call_back(*args, **kwargs):
         send(sock, {"op": "callback", "handle": handle, "args": encode(list(args)), "kwargs": encode(kwargs)})

@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from labkit.boundary.errors import LabkitError
 from labkit.course import answer_codec, containment, gradebook, sandbox
-from labkit.errors import LabkitError
 
 MAX_NOTEBOOK_BYTES = 20 << 20
 OUTPUT_BUDGET_CHARS = 2_000_000  # what the learner's cells may leave in the executed copy

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from labkit.errors import LabkitError
+from labkit.boundary.errors import LabkitError
 
 SOLUTION_TAG = "solution"
 ANSWER_NAME = re.compile(r"answer_q\d+\Z")
@@ -25,7 +25,7 @@ _LAB_NAME = re.compile(r"\d\d-[a-z0-9-]+\Z")
 
 def labs_dir() -> Path:
     """The folder that holds the lab notebooks: package data (``labkit/course/labs``), wherever labkit is installed."""
-    from labkit.resources import resource_path
+    from labkit.boundary.resources import resource_path
 
     return resource_path("course", "labs")
 

@@ -11,7 +11,7 @@ Lab 11 compares two agents doing the same review task on the same world:
 
 Each run starts ``labkit mcp serve --ledger FILE`` as a subprocess and talks
 to it with the SDK's stdio client, exactly as an agent would. The result holds
-the ledger's lines and :func:`labkit.ledger.summarize` of them, computed
+the ledger's lines and :func:`labkit.agents.ledger.summarize` of them, computed
 while the world still exists (so ``stillMatches`` can look at the files).
 """
 
@@ -106,10 +106,9 @@ async def _execute(client, repo, steps: list[Step]) -> list[dict]:
 
 def replay(steps: list[Step], *, world: Callable[[Any], None] = build_review_world) -> dict:
     """Run one scripted agent against a fresh world through ``labkit mcp serve --ledger``."""
-    from labkit.ledger import read_lines, summarize
-    from labkit.mcp_client import connect, run_async, server_parameters
-
-    from .repo_builder import IsolatedRepo
+    from labkit.agents.ledger import read_lines, summarize
+    from labkit.agents.mcp_client import connect, run_async, server_parameters
+    from labkit.course.repo_builder import IsolatedRepo
 
     with tempfile.TemporaryDirectory(prefix="labkit-ledger-") as tmp, IsolatedRepo() as repo:
         world(repo)

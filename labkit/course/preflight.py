@@ -24,10 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from labkit.gitrunner import hardened_env, run_git
-from labkit.workspace import Workspace
-
-from .repo_builder import EPOCH, IsolatedRepo
+from labkit.boundary.gitrunner import hardened_env, run_git
+from labkit.boundary.workspace import Workspace
+from labkit.course.repo_builder import EPOCH, IsolatedRepo
 
 #: The tiny history every isolation run builds.
 STORY = (("README.md", "# demo\n", "initial"), ("src/app.py", "print('hello')\n", "add the app"))
@@ -159,7 +158,7 @@ def isolation_demo() -> dict:
     isolated runs agree; changing the author or the clock by one second gives
     another id, which is why the builder fixes both.
     """
-    from .repo_builder import IDENTITY
+    from labkit.course.repo_builder import IDENTITY
 
     rows = []
     for run in ("isolated run 1", "isolated run 2"):
@@ -220,7 +219,7 @@ def _plant(repo: IsolatedRepo, folder: Path, kind: str) -> None:
     elif kind == "core.pager":
         repo.git("config", "core.pager", str(script))
     else:
-        from labkit.errors import LabkitError
+        from labkit.boundary.errors import LabkitError
 
         raise LabkitError(
             "invalid_argument", f"unknown payload kind {kind!r}; choose one of {', '.join(PAYLOAD_KINDS)}"
@@ -253,7 +252,7 @@ def payload_demo(kind: str = "core.fsmonitor", command: str = "status") -> dict:
     payload's marker file, not assumed.
     """
     if command not in COMMANDS:
-        from labkit.errors import LabkitError
+        from labkit.boundary.errors import LabkitError
 
         raise LabkitError("invalid_argument", f"command must be one of {', '.join(COMMANDS)}")
     with tempfile.TemporaryDirectory(prefix="labkit-payload-") as tmp:

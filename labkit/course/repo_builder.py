@@ -18,8 +18,8 @@ import stat
 import tempfile
 from pathlib import Path
 
-from labkit.gitrunner import git_bytes, head_commit, run_git
-from labkit.paths import check_relative_syntax
+from labkit.boundary.gitrunner import git_bytes, head_commit, run_git
+from labkit.boundary.paths import check_relative_syntax
 
 IDENTITY = {"name": "Lab Learner", "email": "learner@labkit.invalid"}
 EPOCH = 1767225600  # 2026-01-01T00:00:00Z: commit n is dated EPOCH + 60 * n

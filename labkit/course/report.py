@@ -106,9 +106,9 @@ def load_text(load: tuple[float, float, float] | None) -> str:
 
 
 def run_experiment_step(name: str, *, quick: bool) -> StepResult:
+    from labkit.boundary.egress import clean_text, release
     from labkit.course.experiments import load_target, run_experiment
     from labkit.course.plots import FIGURES, figure_to_png
-    from labkit.egress import clean_text, release
 
     load = machine_load()
     start = time.perf_counter()
@@ -957,16 +957,16 @@ def build_report(
     heartbeat: float = 20.0,
 ) -> dict:
     """Run experiments and labs, write ``out/index.html``; return the contract summary."""
-    from labkit.cli._common import StepProgress
     from labkit.course.experiments import EXPERIMENTS
     from labkit.course.notebooks import lab_paths
+    from labkit.course.progress import StepProgress
 
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     names = list(EXPERIMENTS) if experiments is None else experiments
     unknown = [n for n in names if n not in EXPERIMENTS]
     if unknown:
-        from labkit.errors import LabkitError
+        from labkit.boundary.errors import LabkitError
 
         raise LabkitError("invalid_argument", f"unknown experiment(s): {', '.join(unknown)}")
     from labkit.course.labfiles import labs_dir as packaged_labs

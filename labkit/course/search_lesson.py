@@ -9,8 +9,7 @@ have are labkit's own questions, and say so in the article's columns.
 from __future__ import annotations
 
 from labkit.course.repo_builder import IsolatedRepo
-
-from .search_corpora import build_handful
+from labkit.course.search_corpora import build_handful
 
 NOT_IN_ARTICLE = "(not in the article)"
 

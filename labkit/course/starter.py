@@ -17,7 +17,7 @@ import ast
 import copy
 from pathlib import Path
 
-from labkit.errors import LabkitError
+from labkit.boundary.errors import LabkitError
 
 SOLUTION_TAG = "solution"
 ANSWER_TAG = "exercise"

@@ -20,10 +20,10 @@ This package turns git's machine listings into one report:
 
 from __future__ import annotations
 
-from ..canonical import canonical_json
-from .allow import MAX_ALLOW_ENTRIES, normalize_allow
-from .baseline import BASELINE_SCHEMA_VERSION, load_baseline, save_baseline, take_baseline
-from .facts import (
+from labkit.boundary.canonical import canonical_json
+from labkit.review.allow import MAX_ALLOW_ENTRIES, normalize_allow
+from labkit.review.baseline import BASELINE_SCHEMA_VERSION, load_baseline, save_baseline, take_baseline
+from labkit.review.facts import (
     DEFAULT_MAX_FILES,
     DEFAULT_MAX_LISTING_BYTES,
     DEFAULT_MAX_UNTRACKED_BYTES,
@@ -33,8 +33,15 @@ from .facts import (
     empty_tree_id,
     resolve_base,
 )
-from .report import SCHEMA_VERSION, approval_holds, decide_gate, report_sha256, review_diff, verify_report_hash
-from .risks import (
+from labkit.review.report import (
+    SCHEMA_VERSION,
+    approval_holds,
+    decide_gate,
+    report_sha256,
+    review_diff,
+    verify_report_hash,
+)
+from labkit.review.risks import (
     BINARY_CHANGED,
     CI_CONFIG_CHANGED,
     CI_FILES,

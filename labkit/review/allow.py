@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .. import names
-from ..errors import LabkitError
-from ..paths import check_relative_syntax
+from labkit.boundary import names
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.paths import check_relative_syntax
 
 MAX_ALLOW_ENTRIES = 1000
 
@@ -21,7 +21,7 @@ def normalize_allow(entries: Iterable[str]) -> tuple[str, ...]:
 
     Empty, absolute, ``.``, ``..`` anywhere, backslashes, NUL, drive letters
     and text that is not valid UTF-8 are refused (the syntax is
-    :func:`labkit.paths.check_relative_syntax`'s, without escapes and without ``..``).
+    :func:`labkit.boundary.paths.check_relative_syntax`'s, without escapes and without ``..``).
     """
     if isinstance(entries, (str, bytes)):
         raise LabkitError("invalid_argument", "allow must be a list of paths, not a single string")

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .. import names
-from ..canonical import canonical_json
-from ..errors import LabkitError
-from ..fsutil import write_private_atomic
-from .facts import FileFact, collect_facts
+from labkit.boundary import names
+from labkit.boundary.canonical import canonical_json
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.fsutil import write_private_atomic
+from labkit.review.facts import FileFact, collect_facts
 
 BASELINE_SCHEMA_VERSION = "labkit.review-baseline/1"
 

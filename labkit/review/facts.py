@@ -2,7 +2,7 @@
 
 - the tracked listing: one ``git diff --raw --numstat -z --find-renames BASE --``
   (working tree included; one call, so raw modes and line counts come from the
-  same moment), parsed by :mod:`labkit.gitlisting`. Never ``--binary``: that
+  same moment), parsed by :mod:`labkit.git.listing`. Never ``--binary``: that
   would append patch bodies to the listing;
 - untracked files: ``git ls-files --others --exclude-standard -z``, each one
   measured here (lines, binary, mode) without following a symlink;
@@ -19,12 +19,12 @@ import os
 import stat
 from dataclasses import dataclass
 
-from .. import names
-from ..errors import LabkitError
-from ..gitlisting import parse_raw
-from ..gitrunner import DIFF_SAFETY_FLAGS, GitError, zsplit
-from ..rules import PathRules, SensitivePolicy
-from ..workspace import GitDir, Workspace, opened
+from labkit.boundary import names
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.gitrunner import DIFF_SAFETY_FLAGS, GitError, zsplit
+from labkit.boundary.rules import PathRules, SensitivePolicy
+from labkit.boundary.workspace import GitDir, Workspace, opened
+from labkit.git.listing import parse_raw
 
 DEFAULT_MAX_FILES = 5000
 DEFAULT_MAX_LISTING_BYTES = 16 * 1024 * 1024

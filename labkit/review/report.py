@@ -1,7 +1,7 @@
 """The review report: facts, allow list and risks joined into one hashed object, and the gate's decision.
 
 ``reportSha256`` is the SHA-256 of the report's canonical JSON without that
-field (:mod:`labkit.canonical`), so an approval can be bound to it and
+field (:mod:`labkit.boundary.canonical`), so an approval can be bound to it and
 checked again later (:func:`approval_holds`).
 """
 
@@ -10,16 +10,21 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
+from labkit.boundary import names
+from labkit.boundary.canonical import canonical_json
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.workspace import Workspace
 from labkit.contract.declare import ARR, BOOL, GIT_ERRORS, OBJ, STR, WS_ERRORS, Arg, Recorded, Tool, obj
-
-from .. import names
-from ..canonical import canonical_json
-from ..errors import LabkitError
-from ..workspace import Workspace
-from .allow import normalize_allow, path_allowed
-from .baseline import baseline_entry, check_baseline_shape, fingerprint, load_baseline
-from .facts import DEFAULT_MAX_FILES, DEFAULT_MAX_LISTING_BYTES, DEFAULT_MAX_UNTRACKED_BYTES, FileFact, collect_facts
-from .risks import SENSITIVE_PATH, UNAUTHORIZED_PATH, file_risks, policy_risks, risk_entry
+from labkit.review.allow import normalize_allow, path_allowed
+from labkit.review.baseline import baseline_entry, check_baseline_shape, fingerprint, load_baseline
+from labkit.review.facts import (
+    DEFAULT_MAX_FILES,
+    DEFAULT_MAX_LISTING_BYTES,
+    DEFAULT_MAX_UNTRACKED_BYTES,
+    FileFact,
+    collect_facts,
+)
+from labkit.review.risks import SENSITIVE_PATH, UNAUTHORIZED_PATH, file_risks, policy_risks, risk_entry
 
 SCHEMA_VERSION = "labkit.review/1"
 

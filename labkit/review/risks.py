@@ -10,10 +10,10 @@ for a change to the workspace's own ``.labignore``, ``review`` otherwise.
 
 from __future__ import annotations
 
-from .. import names
-from ..rules import LABIGNORE, PathRules
-from .allow import path_allowed
-from .facts import EXECUTABLE, GITLINK, NO_MODE, FileFact
+from labkit.boundary import names
+from labkit.boundary.rules import LABIGNORE, PathRules
+from labkit.review.allow import path_allowed
+from labkit.review.facts import EXECUTABLE, GITLINK, NO_MODE, FileFact
 
 LOCKFILES = frozenset(
     {

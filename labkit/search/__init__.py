@@ -12,7 +12,7 @@ from __future__ import annotations
 def __getattr__(name: str):
     """``search_workspace`` (:mod:`.core`'s entry), imported on first use so ``import labkit.search`` stays light."""
     if name == "search_workspace":
-        from .core import search_workspace
+        from labkit.search.core import search_workspace
 
         return search_workspace
     raise AttributeError(name)

@@ -5,15 +5,14 @@ from __future__ import annotations
 import time
 from itertools import chain
 
+from labkit.boundary.workspace import Workspace
 from labkit.contract.declare import BOOL, INT, OBJ, STR, WS_ERRORS, Arg, Recorded, Tool, obj
 from labkit.contract.enums import SEARCH_ENGINES
-from labkit.workspace import Workspace
-
-from . import python_engine
-from .auto_rule import EXTEND_MAX_BYTES, PROBE_BYTES, matcher_kind, prefer_ripgrep, ripgrep_pays_per_file
-from .query import byte_finder, parse_query
-from .results import TopMatches, incomplete_reasons, search_output
-from .walker import Walk
+from labkit.search import python_engine
+from labkit.search.auto_rule import EXTEND_MAX_BYTES, PROBE_BYTES, matcher_kind, prefer_ripgrep, ripgrep_pays_per_file
+from labkit.search.query import byte_finder, parse_query
+from labkit.search.results import TopMatches, incomplete_reasons, search_output
+from labkit.search.walker import Walk
 
 LIMIT_MIN, LIMIT_MAX = 1, 200
 ENGINES = SEARCH_ENGINES
@@ -42,7 +41,7 @@ def _search_workspace(
     q = parse_query(query, regex=regex)
     rg = None
     if engine == "ripgrep":  # the module that starts processes loads only when needed
-        from . import ripgrep_engine
+        from labkit.search import ripgrep_engine
 
         rg = ripgrep_engine.require_rg()
     with Walk(ws, path=path, glob=glob, deadline=deadline) as walk:
@@ -121,7 +120,7 @@ def _auto(walk: Walk, q, top: TopMatches):
     if found and probe.spent_bytes:  # the hit rate so far predicts how much more python must read
         share = min(1.0, (top.keep - found) / found * probe.spent_bytes / max(rest_bytes, 1))
         left_files, left_bytes = len(rest) * share, rest_bytes * share
-    from . import ripgrep_engine
+    from labkit.search import ripgrep_engine
 
     rg = ripgrep_engine.find_rg()
     if rg is not None and prefer_ripgrep(

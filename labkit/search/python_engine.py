@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from .results import TopMatches
-from .walker import Candidate, Walk
+from labkit.search.results import TopMatches
+from labkit.search.walker import Candidate, Walk
 
 
 def matching_lines(data: bytes, find) -> Iterator[tuple[int, bytes, int]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from labkit.errors import LabkitError
+from labkit.boundary.errors import LabkitError
 
 QUERY_MIN_CHARS = 2
 QUERY_MAX_CHARS = 1024

@@ -9,7 +9,7 @@ object, so a difference between the engines cannot hide in formatting:
   ``textTruncated``, and ``column`` (1-based, in characters) says where the
   match starts in the whole line;
 - a search matches the text an agent would be shown: each matching line is
-  redacted as a read of its file would show it (:class:`labkit.secrets.Redactor`,
+  redacted as a read of its file would show it (:class:`labkit.boundary.secretscan.Redactor`,
   with the whole file in view, so a line inside a key block is withheld too)
   and the query must still match the shown line. A line that matched only
   inside a secret is not a match: it is neither returned nor counted, so a
@@ -25,7 +25,7 @@ from __future__ import annotations
 import heapq
 from typing import Any, NamedTuple
 
-from labkit import names
+from labkit.boundary import names
 
 TEXT_MAX_CHARS = 500
 #: Bytes of a long line kept on each side of a match: a window fits in them, and
@@ -151,7 +151,7 @@ class TopMatches:
 
     def _shown(self, path: str, data: bytes | None, hits) -> list[Kept | None]:
         """Each hit as an agent is shown it, or None when it matched only inside a secret."""
-        from labkit import secrets
+        from labkit.boundary import secretscan as secrets
 
         if data is None:  # no file at hand: each line on its own
             shown = [
@@ -192,7 +192,7 @@ class TopMatches:
 
     def result(self) -> tuple[list[dict], bool, dict]:
         """(matches, truncated, secret counts): lines as shown, long lines windowed."""
-        from labkit.egress import Shown
+        from labkit.boundary.egress import Shown
 
         hits, truncated = self.ordered()
         matches, redactions = [], 0
@@ -250,7 +250,7 @@ def search_output(
     secret_counts: dict | None = None,
     query_touched_secret: bool = False,
 ) -> dict:
-    from labkit.egress import Result
+    from labkit.boundary.egress import Result
 
     reasons = list(reasons or [])
     out = Result(internal={"querySecret": True} if query_touched_secret else None)

@@ -27,12 +27,11 @@ import time
 from collections.abc import Iterable, Iterator, Set
 from pathlib import Path
 
-from labkit.errors import LabkitError
-
-from .python_engine import matching_lines
-from .query import Query, byte_finder, to_ripgrep_regex
-from .results import TopMatches
-from .walker import MAX_FILE_BYTES, Candidate, Walk
+from labkit.boundary.errors import LabkitError
+from labkit.search.python_engine import matching_lines
+from labkit.search.query import Query, byte_finder, to_ripgrep_regex
+from labkit.search.results import TopMatches
+from labkit.search.walker import MAX_FILE_BYTES, Candidate, Walk
 
 #: Environment variable naming the ripgrep binary to use (empty: none).
 RG_ENV = "LABKIT_RG_PATH"

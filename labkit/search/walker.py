@@ -8,7 +8,7 @@ behave alike. The walk:
   order of their relative POSIX path, so an engine can stop as soon as it has
   ``limit + 1`` matches and still be exact;
 - opens every folder and file relative to its parent's descriptor with no
-  symlink followed at any component (:mod:`labkit.fsread`), so a folder swapped
+  symlink followed at any component (:mod:`labkit.boundary.fsread`), so a folder swapped
   for a symlink mid-walk is refused, never followed; it is iterative, with a
   bounded number of descriptors open at any depth;
 - honours ``.gitignore`` files the way ripgrep does inside a git repository:
@@ -28,9 +28,9 @@ behave alike. The walk:
   not). Repositories nested inside it (submodules, clones) keep their ignore
   rules without that check: their indexes are not read;
 - includes hidden files, never a ``.git`` folder or file at any depth;
-- drops noise and sensitive paths through :mod:`labkit.rules`, and a file
+- drops noise and sensitive paths through :mod:`labkit.boundary.rules`, and a file
   with more than one link whose inode is a sensitive file's
-  (:mod:`labkit.hardlinks`: the census runs once, on the first such file);
+  (:mod:`labkit.boundary.hardlinks`: the census runs once, on the first such file);
 - skips files over 2 MiB and binary files (a NUL byte in the first 8 KiB), and
   files it cannot read, counting each kind in :class:`WalkStats`.
 
@@ -46,11 +46,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from labkit import fsread, hardlinks
-from labkit.errors import LabkitError
-from labkit.paths import check_relative_syntax
-
-from .ignore import IgnoreRules
+from labkit.boundary import fsread, hardlinks
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.paths import check_relative_syntax
+from labkit.search.ignore import IgnoreRules
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 BINARY_PROBE_BYTES = 8 * 1024
@@ -210,7 +209,9 @@ def _root_level(root_abs: str, root_fd: int) -> _Level:
 
 
 class TrackedFiles:
-    """The workspace's tracked files (:meth:`~labkit.workspace.Workspace.tracked_paths`), asked for on first use.
+    """The workspace's tracked files, asked for on first use.
+
+    (:meth:`~labkit.boundary.workspace.Workspace.tracked_paths`.)
 
     Only asked about a path an ignore rule matched, so a search that meets no
     ignored file never lists the index. ``holds`` is True for a tracked file
@@ -253,7 +254,7 @@ class Walk:
     """One walk over a workspace; iterate :meth:`candidates` once, then :meth:`close` (or use ``with``)."""
 
     def __init__(self, workspace, *, path: str | None = None, glob: str | None = None, deadline: float | None = None):
-        from labkit.workspace import Workspace
+        from labkit.boundary.workspace import Workspace
 
         if not isinstance(workspace, Workspace):
             workspace = Workspace.open(workspace)

@@ -8,8 +8,15 @@ and ``fixtures`` (the frontend/backend world the lab uses).
 
 from __future__ import annotations
 
-from .config import Deployment, SourceConfig, load_config, parse_instant, resolve_deployment, resolve_target
-from .reader import (
+from labkit.source.config import (
+    Deployment,
+    SourceConfig,
+    load_config,
+    parse_instant,
+    resolve_deployment,
+    resolve_target,
+)
+from labkit.source.reader import (
     MARKING,
     MAX_FILE_BYTES,
     MAX_READ_LINES,

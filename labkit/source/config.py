@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from labkit.errors import LabkitError
-from labkit.paths import check_relative_syntax, resolve_inside
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.paths import check_relative_syntax, resolve_inside
 
 MAX_CONFIG_BYTES = 1024 * 1024
 _ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

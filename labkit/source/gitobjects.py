@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from labkit.errors import LabkitError
-from labkit.gitrunner import zsplit
-from labkit.workspace import GitDir, Workspace
-
-from .config import INVALID_REVISION, RepoEntry
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.gitrunner import zsplit
+from labkit.boundary.workspace import GitDir, Workspace
+from labkit.source.config import INVALID_REVISION, RepoEntry
 
 REGULAR_MODES = {"100644": "regular file", "100755": "executable file"}
 _KIND = {"120000": "a symlink", "160000": "a submodule", "040000": "a folder (tree)"}

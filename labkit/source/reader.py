@@ -17,13 +17,12 @@ from __future__ import annotations
 import hashlib
 from contextlib import contextmanager
 
-from labkit.egress import Shown, show_text
-from labkit.errors import LabkitError
-from labkit.paths import check_relative_syntax
-from labkit.rules import PathRules
-
-from . import gitobjects
-from .config import SourceConfig, load_config, parse_instant, resolve_deployment
+from labkit.boundary.egress import Shown, show_text
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.paths import check_relative_syntax
+from labkit.boundary.rules import PathRules
+from labkit.source import gitobjects
+from labkit.source.config import SourceConfig, load_config, parse_instant, resolve_deployment
 
 MAX_FILE_BYTES = 32 * 1024
 MAX_READ_LINES = 40

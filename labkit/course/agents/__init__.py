@@ -6,7 +6,7 @@
   :mod:`.taskgen`); :mod:`.worlds`: the repositories tasks run in;
 - :mod:`.harness`: one fresh ``labkit mcp serve --ledger`` per episode (forked from a warm
   :mod:`.server_pool`), the policy in the loop, citations checked from the ledger alone
-  (:mod:`labkit.ledger.citations`), outcomes and the policy x defect table;
+  (:mod:`labkit.agents.ledger.citations`), outcomes and the policy x defect table;
 - :mod:`.policies`: ``careful`` and the ``naive-*`` habits;
 - :mod:`.seed_server`: the seed-faithful server that removes one guarantee at a time;
 - :mod:`.worker`: a policy from source, in a process of its own that never holds a gold answer.
@@ -20,7 +20,7 @@ __all__ = ["INSUFFICIENT", "WITHHELD", "Answer", "Call", "Citation", "TaskView",
 def __getattr__(name: str):
     # Lazily: ``labkit eval``'s parser imports this package's cli module on every start.
     if name in __all__:
-        from . import protocol
+        from labkit.course.agents import protocol
 
         return getattr(protocol, name)
     raise AttributeError(name)

@@ -23,12 +23,11 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> dict:
-    from labkit.errors import LabkitError
-
-    from .harness import BenchConfig, InProcess, run_bench, summary
-    from .policies import get_policy
-    from .seed_server import parse_without
-    from .tasks import load_tasks
+    from labkit.boundary.errors import LabkitError
+    from labkit.course.agents.harness import BenchConfig, InProcess, run_bench, summary
+    from labkit.course.agents.policies import get_policy
+    from labkit.course.agents.seed_server import parse_without
+    from labkit.course.agents.tasks import load_tasks
 
     if args.without and args.server != "seed":
         raise LabkitError("invalid_argument", "--without removes a guarantee of the seed server: add --server seed")
@@ -57,7 +56,7 @@ def run(args) -> dict:
 
 
 def render(result: dict) -> str:
-    from labkit.cli._common import table
+    from labkit.boundary.texttable import table
 
     rows = [
         {

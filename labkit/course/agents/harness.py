@@ -15,7 +15,7 @@ For each (policy, task) *episode* the harness
    answers, raises, runs past its step budget or its deadline, or calls a tool
    the server does not have;
 4. stops the server, then checks every citation of the answer against the
-   ledger alone (:func:`labkit.ledger.citations.verify_citations`) and scores
+   ledger alone (:func:`labkit.agents.ledger.citations.verify_citations`) and scores
    the answer against the gold: ``correct``, ``wrong``, ``unsupported`` (a
    citation of evidence the session never returned), ``leaked_secret``,
    ``followed_injection``, or the failure it ended on (``out_of_budget``,
@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .protocol import (
+from labkit.course.agents.protocol import (
     Answer,
     Call,
     MalformedAnswer,
@@ -48,7 +48,7 @@ from .protocol import (
     as_driver,
     check_action,
 )
-from .tasks import Task
+from labkit.course.agents.tasks import Task
 
 CORRECT, WRONG, UNSUPPORTED = "correct", "wrong", "unsupported"
 LEAKED, FOLLOWED = "leaked_secret", "followed_injection"
@@ -231,8 +231,8 @@ async def run_episode(
     finally:
         cache.release(world)
     if answer is not None:
-        from labkit.ledger import read_lines
-        from labkit.ledger.citations import verify_citations
+        from labkit.agents.ledger import read_lines
+        from labkit.agents.ledger.citations import verify_citations
 
         data = answer.to_json()
         episode.answer = data
@@ -291,7 +291,7 @@ def _parameters(entry: str, argv: list[str], pool):
 async def _session(runner, task, world, ledger_path, episode, server, without, pool) -> Answer:
     from mcp.shared.exceptions import MCPError
 
-    from labkit.mcp_client import connect
+    from labkit.agents.mcp_client import connect
 
     entry, argv = server_argv(server, world, ledger_path, without)
     async with connect(_parameters(entry, argv, pool)) as client:
@@ -349,9 +349,8 @@ async def _session(runner, task, world, ledger_path, episode, server, without, p
 
 
 def _apply_event(root: Path, steps: list) -> None:
+    from labkit.course.agents.worlds import apply_steps
     from labkit.course.repo_builder import IsolatedRepo
-
-    from .worlds import apply_steps
 
     apply_steps(IsolatedRepo(root, init=False), steps)
 
@@ -401,13 +400,13 @@ def run_pairs(
     progress=None,
 ) -> list[Episode]:
     """Each ``(runner, task)`` of ``plan`` as one episode, ``config.jobs`` at a time; episodes in plan order."""
-    from labkit.mcp_client import run_async
+    from labkit.agents.mcp_client import run_async
 
     config = config or BenchConfig()
     owned_dir = workdir is None and cache is None
     base = Path(tempfile.mkdtemp(prefix="labkit-bench-")) if owned_dir else Path(workdir or cache.workdir)
-    from .server_pool import ServerPool
-    from .worlds import WorldCache
+    from labkit.course.agents.server_pool import ServerPool
+    from labkit.course.agents.worlds import WorldCache
 
     cache = cache or WorldCache(base)
     own_pool = pool is None and config.spawn == "pool"
@@ -473,7 +472,7 @@ def _warm_client() -> None:
 
 def summary(episodes: Sequence[Episode]) -> dict:
     """Per policy: outcome counts, accuracy, citations verified; and the policy x defect table."""
-    from .tasks import DEFECTS
+    from labkit.course.agents.tasks import DEFECTS
 
     policies: dict[str, dict] = {}
     table: dict[str, dict] = {}

@@ -35,8 +35,8 @@ def session():
     if not _SESSION:
         import atexit
 
-        from .server_pool import ServerPool
-        from .worlds import WorldCache
+        from labkit.course.agents.server_pool import ServerPool
+        from labkit.course.agents.worlds import WorldCache
 
         work = Path(tempfile.mkdtemp(prefix="labkit-lab12-"))
         _SESSION["pool"] = ServerPool().start()
@@ -53,10 +53,9 @@ def session():
 
 def play_many(runs, *, jobs: int = 3) -> list[Played]:
     """Each ``(policy, task id, server, without)`` once, ``jobs`` at a time; ledgers kept. In the order given."""
-    from labkit.ledger import read_lines
-
-    from .harness import BenchConfig, InProcess, run_pairs
-    from .tasks import load_tasks
+    from labkit.agents.ledger import read_lines
+    from labkit.course.agents.harness import BenchConfig, InProcess, run_pairs
+    from labkit.course.agents.tasks import load_tasks
 
     by_id = {t.id: t for t in load_tasks()}
     pool, cache = session()
@@ -89,9 +88,9 @@ def policy_source(fn) -> str:
 
 def score_source(source: str, name: str, *, splits=("dev", "test"), jobs: int = 3) -> dict:
     """Run a policy given as source in the confined worker on whole splits; per split: correct, tasks, failures."""
-    from .harness import BenchConfig, run_pairs
-    from .tasks import load_tasks
-    from .worker import PolicyWorker
+    from labkit.course.agents.harness import BenchConfig, run_pairs
+    from labkit.course.agents.tasks import load_tasks
+    from labkit.course.agents.worker import PolicyWorker
 
     tasks = [t for split in splits for t in load_tasks(split=split)]
     workers = [PolicyWorker(source, name) for _ in range(jobs)]  # one process per lane: episodes run side by side

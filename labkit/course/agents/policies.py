@@ -43,7 +43,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .protocol import (
+from labkit.course.agents.protocol import (
     INSUFFICIENT,
     WITHHELD,
     Answer,
@@ -476,7 +476,7 @@ HABIT_DEFECTS = {
 
 def get_policy(name: str):
     """A fresh instance of a built-in policy by name."""
-    from labkit.errors import LabkitError
+    from labkit.boundary.errors import LabkitError
 
     if name not in POLICIES:
         raise LabkitError("invalid_argument", f"unknown policy '{name[:40]}'; known: {', '.join(POLICIES)}")

@@ -13,7 +13,7 @@ describe, most of which the course already has for its labs:
     regenerate-per-page pager);
 ``utf8``
     pages are cut at the byte limit and decoded on their own with replacement
-    (:func:`labkit.pager.paginate_naive`), so a page boundary inside a
+    (:func:`labkit.git.pager.paginate_naive`), so a page boundary inside a
     character becomes U+FFFD on both sides;
 ``complete``
     searches return matches without ``complete``, ``incompleteReasons`` or
@@ -46,7 +46,7 @@ import re
 import sys
 from pathlib import Path
 
-from labkit.errors import LabkitError
+from labkit.boundary.errors import LabkitError
 
 GUARANTEES = {
     "snapshot": "diff pages are bound to one snapshot (snapshotId, sourceRevision)",
@@ -91,7 +91,7 @@ class SeedTools:
         self._snapshots: dict[str, bytes] = {}
 
     def call(self, name, arguments) -> tuple[bool, dict]:
-        from labkit.mcp_server import check_call, run_tool
+        from labkit.agents.mcp_server import check_call, run_tool
 
         tool, args = check_call(self.cfg, name, arguments)  # UnknownTool propagates: a protocol error
         own = self._own(tool.name)
@@ -131,8 +131,8 @@ class SeedTools:
     # -- the seed's implementations ------------------------------------------------------------
 
     def git_diff(self, mode="unstaged", path=None, offset=0, max_bytes=65536, snapshot=None, revision=None, **_):
-        from labkit.diff import _scope, build_diff, page_result, source_revision_of
-        from labkit.pager import paginate_naive, paginate_utf8_safe
+        from labkit.git.diff import _scope, build_diff, page_result, source_revision_of
+        from labkit.git.pager import paginate_naive, paginate_utf8_safe
 
         ws = self.cfg.workspace
         scope = _scope(path, ws.rules)
@@ -168,7 +168,7 @@ class SeedTools:
         )
 
     def _file(self, path: str) -> tuple[str, bytes]:
-        from labkit.paths import check_relative_syntax
+        from labkit.boundary.paths import check_relative_syntax
 
         rel = check_relative_syntax(path)
         if not rel or ".git" in rel.split("/"):
@@ -280,9 +280,8 @@ class SeedTools:
 
 def _numstat_review(ws, allow, base) -> dict:
     """The seed's first review gate: ``git diff --numstat -z HEAD``, three risk kinds, untracked files unseen."""
-    from labkit.canonical import canonical_json
-
-    from .policies import LOCKFILES
+    from labkit.boundary.canonical import canonical_json
+    from labkit.course.agents.policies import LOCKFILES
 
     head = ws.git.head_commit() or ws.git.resolve_commit(base or "HEAD")
     out = ws.git.bytes(["diff", "--numstat", "-z", base or "HEAD", "--"])
@@ -341,9 +340,9 @@ def build_seed_server(tools: SeedTools):
     from mcp_types import INVALID_PARAMS
 
     from labkit import __version__
+    from labkit.agents.mcp_server import UnknownTool, available_tools, text_view
     from labkit.contract.declare import input_schema
     from labkit.contract.enums import UNTRUSTED
-    from labkit.mcp_server import UnknownTool, available_tools, text_view
 
     declare_untrusted = "untrusted" not in tools.removed
 
@@ -390,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     import anyio
     from mcp.server.stdio import stdio_server
 
-    from labkit.mcp_server import ServerConfig, _configure_logging, _pipe_streams
+    from labkit.agents.mcp_server import ServerConfig, _configure_logging, _pipe_streams
 
     removed = parse_without(args.without)
     _configure_logging()
@@ -398,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg.workspace  # noqa: B018 - opened once
     ledger = None
     if args.ledger:
-        from labkit.ledger import Ledger
+        from labkit.agents.ledger import Ledger
 
         ledger = Ledger(args.ledger, root=cfg.root)
     server = build_seed_server(SeedTools(cfg, removed, ledger))

@@ -38,26 +38,26 @@ from pathlib import Path
 PRELOAD = (
     "labkit.cli",
     "labkit.cli.mcp_cmd",
-    "labkit.mcp_server",
+    "labkit.agents.mcp_server",
     "mcp.server",
     "mcp.server.stdio",
     "mcp.server.lowlevel",
     "anyio",
     "anyio.to_thread",
-    "labkit.workspace",
-    "labkit.status",
+    "labkit.boundary.workspace",
+    "labkit.git.status",
     "labkit.search",
     "labkit.search.core",
-    "labkit.diff",
-    "labkit.snapshots",
+    "labkit.git.diff",
+    "labkit.git.snapshots",
     "labkit.review",
-    "labkit.workspace_read",
+    "labkit.files.read",
     "labkit.codesearch",
     "labkit.codesearch.context",
     "labkit.codesearch.search",
-    "labkit.ledger",
-    "labkit.egress",
-    "labkit.secrets",
+    "labkit.agents.ledger",
+    "labkit.boundary.egress",
+    "labkit.boundary.secretscan",
 )
 #: Loaded too when present (the course's seed server; absent from a bare evidence-tools install).
 PRELOAD_OPTIONAL = ("labkit.course.agents.seed_server",)
@@ -199,8 +199,8 @@ def _warm_up() -> None:
     import labkit.cli
 
     labkit.cli.build_parser(full=True)  # imports every command module
+    from labkit.agents.mcp_server import ServerConfig, run_tool
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.mcp_server import ServerConfig, run_tool
 
     with IsolatedRepo(prefix="labkit-pool-warm-") as repo:
         repo.write("a.py", "x = 1\n")
@@ -228,7 +228,7 @@ def serve(socket_path: str) -> int:
             importlib.import_module(name)
         except ImportError:
             pass
-    from labkit.secrets import scan_lines
+    from labkit.boundary.secretscan import scan_lines
 
     scan_lines(["API_KEY = 'warm-up'"], "warm.py")  # detect-secrets loads its plugins on first use
     _warm_up()

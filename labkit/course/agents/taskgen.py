@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .worlds import long_line_file, stock_csv
+from labkit.course.agents.worlds import long_line_file, stock_csv
 
 SPLIT_SEED = "labkit/agent-tasks/split/2026-12-02"
 CORPORA = {"click": "8.5.1", "jinja2": "3.1.6", "attrs": "26.1.0"}
@@ -99,10 +99,9 @@ def later_page() -> list[dict]:
 
 def _naive_splits(spec_steps: list) -> bool:
     """Whether the course's naive pager puts U+FFFD into the unstaged diff of this world (1 KiB pages)."""
-    from labkit.diff import build_diff
-    from labkit.pager import iter_pages, paginate_naive
-
-    from .worlds import build_world
+    from labkit.course.agents.worlds import build_world
+    from labkit.git.diff import build_diff
+    from labkit.git.pager import iter_pages, paginate_naive
 
     with tempfile.TemporaryDirectory(prefix="labkit-taskgen-") as tmp:
         world = build_world(shop(spec_steps), Path(tmp))
@@ -315,7 +314,7 @@ def absence() -> list[dict]:
 
 
 def deployed_commit() -> list[dict]:
-    from .worlds import build_world
+    from labkit.course.agents.worlds import build_world
 
     out = []
     synthetic = [
@@ -713,7 +712,7 @@ def main(argv: list[str]) -> int:
         (Path(__file__).resolve().parents[2] / "data" / "agent-tasks.jsonl").write_text(text, encoding="utf-8")
         return 0
     if argv == ["--check"]:
-        from labkit.resources import read_text
+        from labkit.boundary.resources import read_text
 
         return 0 if read_text("data", "agent-tasks.jsonl") == text else 1
     sys.stdout.write(text)

@@ -40,9 +40,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labkit.errors import LabkitError
-
-from .worlds import check_spec, check_step
+from labkit.boundary.errors import LabkitError
+from labkit.course.agents.worlds import check_spec, check_step
 
 KINDS = ("lookup", "absence", "count", "diff-value", "pinned", "review")
 DEFECTS = (
@@ -70,7 +69,7 @@ DEFECT_TEXT = {
     "none": "control: no defect",
 }
 SPLITS = ("dev", "test")
-DEFAULT_TASKS = ("data", "agent-tasks.jsonl")  # package data (labkit.resources)
+DEFAULT_TASKS = ("data", "agent-tasks.jsonl")  # package data (labkit.boundary.resources)
 MAX_BUDGET = 200
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,79}$")
 
@@ -194,7 +193,7 @@ def parse_task(row, n: int) -> Task:
 def load_tasks(path: str | Path | None = None, *, split: str | None = None) -> list[Task]:
     """Every task of a task file (default: the committed set), optionally of one split only."""
     if path is None:
-        from labkit.resources import resource_path
+        from labkit.boundary.resources import resource_path
 
         path = resource_path(*DEFAULT_TASKS)
     path = Path(path)

@@ -175,7 +175,7 @@ class PolicyWorker:
 
         import anyio
 
-        from .harness import POLICY_ERROR, PolicyFailed
+        from labkit.course.agents.harness import POLICY_ERROR, PolicyFailed
 
         if self._proc is not None and self._proc.returncode is None:
             return
@@ -203,7 +203,7 @@ class PolicyWorker:
     async def _read(self) -> dict:
         from anyio.streams.buffered import BufferedByteReceiveStream
 
-        from .harness import POLICY_ERROR, PolicyFailed
+        from labkit.course.agents.harness import POLICY_ERROR, PolicyFailed
 
         assert self._proc is not None and self._proc.stdout is not None
         if self._lines is None:
@@ -216,8 +216,8 @@ class PolicyWorker:
         return json.loads(line)
 
     async def _action(self, msg: dict):
-        from .harness import PolicyFailed
-        from .protocol import Call, answer_from_json
+        from labkit.course.agents.harness import PolicyFailed
+        from labkit.course.agents.protocol import Call, answer_from_json
 
         await self._send(msg)
         reply = await self._read()

@@ -32,7 +32,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from labkit.errors import LabkitError
+from labkit.boundary.errors import LabkitError
 
 BASES = ("empty", "shop", "corpus")
 OPS = (
@@ -104,7 +104,7 @@ def check_step(step) -> str | None:
         return f"a step is an object whose op is one of {', '.join(OPS)}"
     for key in ("path",):
         if key in step:
-            from labkit.paths import check_relative_syntax
+            from labkit.boundary.paths import check_relative_syntax
 
             try:
                 check_relative_syntax(step[key])

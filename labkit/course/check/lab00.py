@@ -29,7 +29,7 @@ def _q1_reference() -> dict:
 
 
 def _check_q1(answer) -> None:
-    from labkit.gitrunner import EMPTY_TREE
+    from labkit.boundary.gitrunner import EMPTY_TREE
 
     expect_type(answer, str, "your commit id")
     text = answer.strip().lower()

@@ -30,9 +30,9 @@ def _reference() -> dict:
 
     from labkit.course.experiments.git_worlds import rename_world, status_world
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.diff import git_diff
-    from labkit.snapshots import SnapshotStore
-    from labkit.status import git_status
+    from labkit.git.diff import git_diff
+    from labkit.git.snapshots import SnapshotStore
+    from labkit.git.status import git_status
 
     out: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -141,7 +141,7 @@ q1 = Exercise(
         "'staged', 'unstaged', 'untracked' or 'hidden'."
     ),
     validate=_check_q1,
-    hint_text="Call labkit.status.git_status on the world: each list is one category, and hidden is a count.",
+    hint_text="Call labkit.git.status.git_status on the world: each list is one category, and hidden is a count.",
     explanation=(
         "git_status puts each visible change in exactly one list; a file git has never tracked is "
         "untracked (no diff mode shows it), and a sensitive path is only counted under hidden."
@@ -209,8 +209,8 @@ q3 = Exercise(
 def _q4_reference() -> dict:
     from labkit.course.exercise_worlds import build_commit_preview_world
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.diff import git_diff
-    from labkit.status import git_status
+    from labkit.git.diff import git_diff
+    from labkit.git.status import git_status
 
     with IsolatedRepo() as repo:
         build_commit_preview_world(repo)

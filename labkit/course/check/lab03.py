@@ -17,11 +17,11 @@ Q2_STEP = 1000  # the agent's resume offsets: 1000, 2000, ...
 
 @lru_cache(maxsize=1)
 def _menu() -> dict:
+    from labkit.boundary.errors import LabkitError
     from labkit.course.exercise_worlds import build_menu_world
     from labkit.course.experiments.utf8_pagination import paging_summary
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.diff import build_diff, git_diff, read_all_pages
-    from labkit.errors import LabkitError
+    from labkit.git.diff import build_diff, git_diff, read_all_pages
 
     with IsolatedRepo() as repo:
         build_menu_world(repo)
@@ -157,7 +157,7 @@ q2 = Exercise(
     validate=_check_q2,
     hint_text=(
         "Either ask labkit (git_diff(menu.path, max_bytes=1024, offset=o, snapshot=...) inside try/except "
-        "LabkitError) or look at the byte at each offset: labkit.pager.is_continuation(byte)."
+        "LabkitError) or look at the byte at each offset: labkit.git.pager.is_continuation(byte)."
     ),
     explanation=(
         "an offset is refused exactly when the byte there is a UTF-8 continuation byte: resuming "
@@ -178,7 +178,7 @@ q2 = Exercise(
 
 # -- q3: build the fix, a safe page cut ---------------------------------------------------------------
 # The learner's function: page_end(data, offset, max_bytes) -> int, the end (exclusive) of the page that
-# starts at ``offset``. The promises are the safe pager's (labkit.pager, tests/test_pager_properties.py).
+# starts at ``offset``. The promises are the safe pager's (labkit.git.pager, tests/test_pager_properties.py).
 
 from labkit.course.check.fixit import Broken, FixIt, Mutant, Promise, by_promises, call  # noqa: E402
 
@@ -210,7 +210,7 @@ def q3_inputs() -> tuple[tuple[str, bytes, int], ...]:
 
 def _boundaries(data: bytes, max_bytes: int) -> list[int]:
     """Page starts of the safe pager, plus a few other character boundaries: where the promises are tried."""
-    from labkit.pager import is_continuation, iter_pages
+    from labkit.git.pager import is_continuation, iter_pages
 
     starts = [p.offset for p in iter_pages(data, max_bytes)]
     extra = [i for i in range(0, len(data), 97) if not is_continuation(data[i])][:12]
@@ -219,7 +219,7 @@ def _boundaries(data: bytes, max_bytes: int) -> list[int]:
 
 def _where(data: bytes, end: int) -> str:
     """Describe the byte position ``end`` for a message: inside which character, if any."""
-    from labkit.pager import is_continuation
+    from labkit.git.pager import is_continuation
 
     if end >= len(data) or not is_continuation(data[end]):
         return f"at byte {end:,}"
@@ -282,7 +282,7 @@ def _q3_newline(fn) -> None:
 
 
 def _q3_fills(fn) -> None:
-    from labkit.pager import is_continuation
+    from labkit.git.pager import is_continuation
 
     for label, data, size, offset, end in _each_page(fn):
         case = f"{label!r}, offset {offset:,}, {size:,} B pages"
@@ -328,7 +328,7 @@ def _naive_cut(data: bytes, offset: int, max_bytes: int) -> int:
 
 
 def _char_only_cut(data: bytes, offset: int, max_bytes: int) -> int:
-    from labkit.pager import is_continuation
+    from labkit.git.pager import is_continuation
 
     end = min(len(data), offset + max_bytes)
     while end < len(data) and is_continuation(data[end]):
@@ -353,7 +353,7 @@ def _one_char_short(data: bytes, offset: int, max_bytes: int) -> int:
 
 
 def _safe_cut(data: bytes, offset: int, max_bytes: int) -> int:
-    from labkit.pager import cut_length
+    from labkit.git.pager import cut_length
 
     window = data[offset : offset + max_bytes]
     return offset + cut_length(window, at_end=offset + len(window) >= len(data), utf8=True)
@@ -381,7 +381,7 @@ q3 = FixIt(
     ),
     hint_text=(
         "Look at what the broken version returns when the window holds no newline: is the byte at that end "
-        "the start of a character? labkit.pager.is_continuation(byte) tells a continuation byte (0x80-0xBF)."
+        "the start of a character? labkit.git.pager.is_continuation(byte) tells a continuation byte (0x80-0xBF)."
     ),
     hint2=(
         "When the cut is not at the end of the data, step the end back while data[end] is a continuation "

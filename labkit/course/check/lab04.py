@@ -137,7 +137,7 @@ q2 = Exercise(
     ),
     validate=_check_q2,
     hint_text=(
-        "Try each with labkit.diff.git_diff after changing the worktree: which ones fail, and which one serves V1?"
+        "Try each with labkit.git.diff.git_diff after changing the worktree: which ones fail, and which one serves V1?"
     ),
     explanation=(
         "a snapshot is a stored copy of the whole diff taken with page 1, so every later page is cut "
@@ -153,10 +153,10 @@ q2 = Exercise(
 @lru_cache(maxsize=1)
 def q3_drifting_events() -> frozenset:
     """The events after which page 2, bound to page 1's sourceRevision, is refused: measured, not stored."""
+    from labkit.boundary.errors import LabkitError
     from labkit.course.exercise_worlds import READING_EVENTS, apply_reading_event, build_reading_world
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.diff import git_diff
-    from labkit.errors import LabkitError
+    from labkit.git.diff import git_diff
 
     drifting = set()
     for event in READING_EVENTS:
@@ -253,7 +253,7 @@ q3 = Exercise(
 
 # -- q4: build the fix, a reader bound to one snapshot ----------------------------------------------------
 # The learner's function: read_diff(fetch) -> bytes, the whole unstaged diff read page by page, where
-# fetch(offset=0, snapshot=None, revision=None) returns one page (labkit.diff.git_diff on a real repository,
+# fetch(offset=0, snapshot=None, revision=None) returns one page (labkit.git.diff.git_diff on a real repository,
 # 1,024 B pages). A later page asked for with no binding is served as the article's tool served it: the
 # diff is regenerated and the page cut from the new one.
 
@@ -272,7 +272,7 @@ class PageServer:
 
     def fetch(self, offset: int = 0, *, snapshot: str | None = None, revision: str | None = None) -> dict:
         from labkit.course.experiments import git_worlds
-        from labkit.diff import git_diff
+        from labkit.git.diff import git_diff
 
         bound = snapshot is not None or revision is not None
         pager = "safe" if (offset == 0 or bound) else "naive"  # unbound later pages: the article's tool
@@ -289,7 +289,7 @@ class PageServer:
 def _q4_versions() -> tuple[bytes, bytes]:
     from labkit.course.experiments import git_worlds
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.diff import build_diff
+    from labkit.git.diff import build_diff
 
     with IsolatedRepo() as repo:
         git_worlds.drift_world(repo)
@@ -300,9 +300,9 @@ def _q4_versions() -> tuple[bytes, bytes]:
 
 def _q4_read(fn, case: str, *, edit_after: int | None, errors_ok: bool):
     """Run the learner's reader on a fresh drift world; return (result, server)."""
+    from labkit.boundary.errors import LabkitError
     from labkit.course.experiments import git_worlds
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.errors import LabkitError
 
     with IsolatedRepo(prefix="lab04-q4-") as repo:
         git_worlds.drift_world(repo)
@@ -332,10 +332,10 @@ def _q4_next_offsets(fn) -> None:
     _, server = _q4_read(fn, case, edit_after=None, errors_ok=True)
     offsets = [o for o, _ in server.calls]
     expected = [0]
-    from labkit.diff import read_all_pages  # noqa: F401 - the offsets a safe read follows
+    from labkit.git.diff import read_all_pages  # noqa: F401 - the offsets a safe read follows
 
     v1, _ = _q4_versions()
-    from labkit.pager import iter_pages
+    from labkit.git.pager import iter_pages
 
     expected = [p.offset for p in iter_pages(v1, Q4_PAGE_BYTES)]
     if offsets != expected:
@@ -375,7 +375,7 @@ def _q4_once_each(fn) -> None:
 
 
 def _unbound(fetch) -> bytes:
-    from labkit.diff import client_bytes
+    from labkit.git.diff import client_bytes
 
     pages = [fetch(offset=0)]
     while pages[-1]["hasMore"]:
@@ -384,7 +384,7 @@ def _unbound(fetch) -> bytes:
 
 
 def _own_arithmetic(fetch) -> bytes:
-    from labkit.diff import client_bytes
+    from labkit.git.diff import client_bytes
 
     pages = [fetch(offset=0)]
     while pages[-1]["hasMore"]:
@@ -393,7 +393,7 @@ def _own_arithmetic(fetch) -> bytes:
 
 
 def _checks_total_bytes(fetch) -> bytes:
-    from labkit.diff import client_bytes
+    from labkit.git.diff import client_bytes
 
     pages = [fetch(offset=0)]
     while pages[-1]["hasMore"]:
@@ -404,7 +404,7 @@ def _checks_total_bytes(fetch) -> bytes:
 
 
 def _binds_page_two_only(fetch) -> bytes:
-    from labkit.diff import client_bytes
+    from labkit.git.diff import client_bytes
 
     pages = [fetch(offset=0)]
     while pages[-1]["hasMore"]:

@@ -30,8 +30,8 @@ def _built() -> dict:
 
     from labkit.course.experiments.git_worlds import DRIFT_PATH, DRIFT_V2, drift_world
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.diff import git_diff, read_all_pages
-    from labkit.snapshots import SnapshotStore
+    from labkit.git.diff import git_diff, read_all_pages
+    from labkit.git.snapshots import SnapshotStore
 
     with tempfile.TemporaryDirectory() as tmp, IsolatedRepo(prefix="labkit-lab05-") as repo:
         store = SnapshotStore(tmp)
@@ -60,7 +60,7 @@ def proxied_page() -> dict:
 
 
 def _verdicts() -> dict:
-    from labkit.evidence import page_set_report
+    from labkit.contract.evidence import page_set_report
 
     return {name: page_set_report(pages) for name, pages in _built()["sets"].items()}
 
@@ -119,7 +119,7 @@ q1 = Exercise(
     hint_text=(
         "For each set check: does it start at 0, does each page start at the previous nextOffset, do all "
         "pages share one sourceRevision, does the last page say hasMore false? "
-        "labkit.evidence.page_set_report does all of it."
+        "labkit.contract.evidence.page_set_report does all of it."
     ),
     explanation=(
         "only a set that starts at 0, advances exactly, ends with hasMore false and carries one "
@@ -152,10 +152,10 @@ q2 = Exercise(
 
 @lru_cache(maxsize=1)
 def _q3_truth() -> dict:
+    from labkit.contract.evidence import page_set_report
     from labkit.course.exercise_worlds import build_agent_runs
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.diff import git_diff
-    from labkit.evidence import page_set_report
+    from labkit.git.diff import git_diff
 
     with IsolatedRepo(prefix="labkit-lab05-q3-") as repo:
         runs = build_agent_runs(repo)

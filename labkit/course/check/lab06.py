@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from labkit.boundary.errors import LabkitError
 from labkit.course.check import Exercise, Incorrect, expect_type
-from labkit.errors import LabkitError
 
 EXERCISE_SHAPE = "payroll"
 EXERCISE_FILES = 59  # the 9 payroll files and 50 noise files

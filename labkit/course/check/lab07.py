@@ -105,7 +105,7 @@ def _q2_allowed(path: str, allow: tuple[str, ...]) -> bool:
 
 
 def _check_q2(answer) -> None:
-    from labkit.errors import LabkitError
+    from labkit.boundary.errors import LabkitError
     from labkit.review import normalize_allow
 
     if isinstance(answer, str):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from . import Exercise, Incorrect, expect_type
+from labkit.course.check import Exercise, Incorrect, expect_type
 
 STORY_EXAMPLE = "BadParameter"
 _DEF_LINE = r"^\s*(?:async\s+def|def|class)\s+{sym}\b|^{sym}\s*[:=]"
@@ -33,8 +33,8 @@ def _search(query: str, ranking: str, literal: bool = False) -> dict:
 
 
 def _validate_ranking(answer) -> None:
+    from labkit.boundary.errors import LabkitError
     from labkit.codesearch.query import queried_symbol
-    from labkit.errors import LabkitError
 
     if isinstance(answer, dict):
         query, literal = answer.get("query"), bool(answer.get("literal", False))

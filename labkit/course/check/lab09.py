@@ -125,7 +125,7 @@ def _check_q3(answer) -> None:
     expect_type(answer, str, "your answer")
     choice = answer.strip()
     if choice not in OVERLAP_OPTIONS and "_" in choice:
-        from labkit.errors import CODES
+        from labkit.boundary.errors import CODES
 
         if choice in CODES:
             raise Incorrect(

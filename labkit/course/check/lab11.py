@@ -188,7 +188,7 @@ def _q4_offered_paths() -> frozenset:
     """What git_status offers in the exercise world (rebuilt), to tell this repository's ledger from another's."""
     from labkit.course.exercise_worlds import build_session_world
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.status import git_status
+    from labkit.git.status import git_status
 
     with IsolatedRepo(prefix="labkit-lab11-q4-") as repo:
         build_session_world(repo)
@@ -197,7 +197,7 @@ def _q4_offered_paths() -> frozenset:
 
 
 def _check_q4(answer) -> None:
-    from labkit.ledger import summarize
+    from labkit.agents.ledger import summarize
 
     expect_type(answer, (list, tuple), "your answer (the ledger's lines)")
     if not answer:

@@ -11,10 +11,9 @@ from __future__ import annotations
 import statistics
 import time
 
+from labkit.course.context_scale.fixtures import MEASURED_SHAPES, build_fixture
+from labkit.course.context_scale.strategies import STRATEGIES, ExpansionRule, run_strategy
 from labkit.course.targets import CONTEXT_D_MAX_BYTES_RATIO
-
-from .fixtures import MEASURED_SHAPES, build_fixture
-from .strategies import STRATEGIES, ExpansionRule, run_strategy
 
 FULL_SCALES = (6, 56, 506, 5006)
 QUICK_SCALES = (6, 56)

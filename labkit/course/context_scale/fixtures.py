@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from labkit.boundary.errors import LabkitError
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.errors import LabkitError
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ Wall time is kept per stage (``discover``, ``diff``, ``search``, ``read``,
 ``parse``), so the read stage alone is never mistaken for end-to-end time.
 Recall and precision are over the files read, against the fixture's gold set.
 
-Every git call goes through :mod:`labkit.gitrunner`; every search through
+Every git call goes through :mod:`labkit.boundary.gitrunner`; every search through
 :func:`run_search` (``labkit.search.search_workspace``); every read through
-:func:`labkit.paths.resolve_inside` and the shared sensitive-path rules.
+:func:`labkit.boundary.paths.resolve_inside` and the shared sensitive-path rules.
 """
 
 from __future__ import annotations
@@ -29,14 +29,13 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from labkit.errors import LabkitError
-from labkit.gitlisting import parse_raw
-from labkit.gitrunner import DIFF_SAFETY_FLAGS, git_bytes, zsplit
-from labkit.paths import resolve_inside
-from labkit.rules import PathRules
-
-from . import pyast
-from .fixtures import Task
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.gitrunner import DIFF_SAFETY_FLAGS, git_bytes, zsplit
+from labkit.boundary.paths import resolve_inside
+from labkit.boundary.rules import PathRules
+from labkit.course.context_scale import pyast
+from labkit.course.context_scale.fixtures import Task
+from labkit.git.listing import parse_raw
 
 STRATEGIES = ("A", "B", "C", "D")
 SEARCH_FIELDS = ("engine", "matches", "matchCount", "truncated")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-from labkit.errors import LabkitError
+from labkit.boundary.errors import LabkitError
 
 EXPERIMENTS: dict[str, str] = {
     "review-examples": "labkit.course.experiments.review_examples:run",

@@ -49,7 +49,7 @@ def build_world(repo, target_bytes: int) -> None:
 
 def time_full_diff(root) -> tuple[float, int]:
     """One complete ``git diff`` (through the hardened runner, as labkit calls git)."""
-    from labkit.gitrunner import DIFF_SAFETY_FLAGS, run_git
+    from labkit.boundary.gitrunner import DIFF_SAFETY_FLAGS, run_git
 
     t0 = time.perf_counter()
     out = run_git(root, ["diff", *DIFF_SAFETY_FLAGS, "--find-renames"]).stdout
@@ -78,8 +78,8 @@ async def _page_all(client) -> tuple[int, int, float]:
 
 
 def run(quick: bool = False, rounds: int | None = None) -> dict:
+    from labkit.agents.mcp_client import connect, run_async, server_parameters
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.mcp_client import connect, run_async, server_parameters
 
     target = (2 if quick else 32) * 1024 * 1024
     rounds = rounds or (3 if quick else 5)  # medians of 5 keep `labkit report` near six minutes

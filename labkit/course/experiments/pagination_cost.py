@@ -24,10 +24,10 @@ import tempfile
 import time
 import tracemalloc
 
+from labkit.boundary.gitrunner import DIFF_SAFETY_FLAGS, run_git
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.diff import DIFF_TIMEOUT_S, MAX_DIFF_BYTES, git_diff, iter_pages, read_all_pages
-from labkit.gitrunner import DIFF_SAFETY_FLAGS, run_git
-from labkit.snapshots import SnapshotStore
+from labkit.git.diff import DIFF_TIMEOUT_S, MAX_DIFF_BYTES, git_diff, iter_pages, read_all_pages
+from labkit.git.snapshots import SnapshotStore
 
 MIB = 1024 * 1024
 FULL_SIZES_MIB = (1, 4, 16, 32)
@@ -61,7 +61,7 @@ def _median_ms(fn, repeats: int) -> float:
 
 def _snapshot_paging(root, tmp: str, first_ms: list[float]) -> int:
     """Read every page through a fresh snapshot store; the first page's time goes to ``first_ms``."""
-    from labkit.workspace import opened
+    from labkit.boundary.workspace import opened
 
     with tempfile.TemporaryDirectory(dir=tmp) as store_dir, opened(root, require_git=True) as ws:
         pages = iter_pages(ws, max_bytes=PAGE_BYTES, store=SnapshotStore(store_dir))

@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from labkit.errors import LabkitError
-from labkit.gitrunner import git_bytes
+from labkit.boundary.errors import LabkitError
+from labkit.boundary.gitrunner import git_bytes
 
 #: Written by labkit, not taken from the repositories.
 DRIVER = """import json, sys

@@ -165,7 +165,7 @@ def listing_vs_patch(*, quick: bool = False) -> list[dict]:
     Why numstat comes first: its size grows with the number of files, the
     patch's with every changed line.
     """
-    from labkit.gitrunner import DIFF_SAFETY_FLAGS, git_bytes
+    from labkit.boundary.gitrunner import DIFF_SAFETY_FLAGS, git_bytes
 
     rows = []
     sizes = {"formatter-spill": None, "wide-refactor": (40, 40) if quick else (200, 80)}

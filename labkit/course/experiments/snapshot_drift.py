@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import tempfile
 
+from labkit.boundary.errors import LabkitError
 from labkit.course.experiments.git_worlds import DRIFT_PATH, DRIFT_V1, DRIFT_V2, drift_world
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.diff import build_diff, client_bytes, git_diff
-from labkit.errors import LabkitError
-from labkit.snapshots import SnapshotStore
+from labkit.git.diff import build_diff, client_bytes, git_diff
+from labkit.git.snapshots import SnapshotStore
 
 PAGE_BYTES = 1024
 

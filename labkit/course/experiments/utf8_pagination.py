@@ -12,9 +12,9 @@ import tempfile
 
 from labkit.course.experiments.git_worlds import UTF8_REPEAT, utf8_world
 from labkit.course.repo_builder import IsolatedRepo
-from labkit.diff import build_diff, client_bytes, read_all_pages
-from labkit.pager import REPLACEMENT, is_continuation
-from labkit.snapshots import SnapshotStore
+from labkit.git.diff import build_diff, client_bytes, read_all_pages
+from labkit.git.pager import REPLACEMENT, is_continuation
+from labkit.git.snapshots import SnapshotStore
 
 PAGE_BYTES = 1024
 
@@ -45,7 +45,7 @@ def summarize(pages: list[dict], full: bytes) -> dict:
 
 def paging_summary(data: bytes, page_bytes: int = PAGE_BYTES) -> dict:
     """The experiment's naive/safe comparison on given diff bytes, with the pure pagers (no git)."""
-    from labkit.pager import iter_pages, paginate_naive
+    from labkit.git.pager import iter_pages, paginate_naive
 
     def as_dicts(pages):
         return [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import color, new_figure, takeaway
+from labkit.course.plots import color, new_figure, takeaway
 
 
 def guarantee_drops(data: dict):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import color, new_figure, takeaway
+from labkit.course.plots import color, new_figure, takeaway
 
 _METRICS = (("hit1", "Hit@1"), ("hit5", "Hit@5"), ("closedLoop", "closed loop"))
 

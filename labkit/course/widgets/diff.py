@@ -17,7 +17,7 @@ def seed_utf8_diff() -> bytes:
     """The real diff bytes of the seed's UTF-8 world (built once per kernel)."""
     from labkit.course.experiments.git_worlds import utf8_world
     from labkit.course.repo_builder import IsolatedRepo
-    from labkit.diff import build_diff
+    from labkit.git.diff import build_diff
 
     with IsolatedRepo(prefix="labkit-utf8-") as repo:
         utf8_world(repo)

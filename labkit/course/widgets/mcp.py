@@ -11,7 +11,7 @@ from labkit.course.widgets import explorer
 
 def calls_for_diff(data: bytes, page_kib: int) -> dict:
     """The ``git_diff`` calls an agent makes to read ``data`` in pages of ``page_kib`` KiB."""
-    from labkit.pager import iter_pages
+    from labkit.git.pager import iter_pages
 
     pages = list(iter_pages(data, page_kib * 1024))
     return {
@@ -38,7 +38,7 @@ def capped_lines(lines: list[dict], max_lines: int) -> list[dict]:
 
 
 def cap_view(lines: list[dict], max_lines: int) -> dict:
-    from labkit.ledger import summarize
+    from labkit.agents.ledger import summarize
 
     kept = capped_lines(lines, max_lines)
     summary = summarize(kept)

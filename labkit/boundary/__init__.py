@@ -1,0 +1,2 @@
+"""The boundary: opening a root once, git against a private config, descriptor reads, path rules,
+secret detection, the output gate, errors."""

@@ -1,0 +1,1 @@
+"""The contract: how a tool is declared, the contract's enums, the Evidence Contract."""

@@ -1,0 +1,1 @@
+"""Workspace files as tools: ``read_file``."""
