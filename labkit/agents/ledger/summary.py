@@ -156,13 +156,34 @@ def summarize_file(path: str | os.PathLike, *, root: str | os.PathLike | None = 
 
 
 def _summarize(entries: list[tuple], root, ws) -> dict:
+    """The summary from checked entries: the chains first, then one small pass per question."""
     malformed = [{"line": n, "code": MALFORMED, "reason": why} for n, _, _, why in entries if why is not None]
     valid = [(n, obj, raw) for n, obj, raw, why in entries if why is None]
     sessions, write_failed = check_chains(valid)
     calls = [obj for _, obj, _ in valid if obj["kind"] == "call"]
     capped = len(calls) < len(valid)  # the other valid lines are truncation markers
+    searches = searches_pass(calls, sessions)
+    decision = decision_pass(calls, sessions)
+    chains = chains_pass(sessions, malformed)
+    return {
+        "calls": len(calls),
+        "errors": sum(1 for c in calls if c["status"] != "ok"),
+        "reads": reads_pass(calls, ws, compare=root is not None),
+        "diffObjects": diffs_pass(calls, ws, compare=root is not None),
+        **searches,
+        **decision,
+        "ledgerTruncated": capped,
+        "unreadableLines": len(malformed),
+        **chains,
+        "ledgerWriteFailed": write_failed,
+    }
 
-    # Reads.
+
+def reads_pass(calls: list[dict], ws=None, *, compare: bool = False) -> list[dict]:
+    """Each (path, contentSha256) read, with the calls that read it.
+
+    With ``compare``, whether the file still holds it now (never, when the root could not be opened: ``ws`` None).
+    """
     reads: list[dict] = []
     index: dict[tuple, dict] = {}
     for c in calls:
@@ -177,24 +198,33 @@ def _summarize(entries: list[tuple], root, ws) -> dict:
             index[key] = {"path": path, "contentSha256": sha, "stillMatches": None, "seqs": []}
             reads.append(index[key])
         index[key]["seqs"].append(c["seq"])
-    if root is not None:
+    if compare:
         current: dict[str, str | None] = {}
         for entry in reads:
             if entry["path"] not in current:
                 current[entry["path"]] = _file_sha256(ws, entry["path"])
             entry["stillMatches"] = current[entry["path"]] == entry["contentSha256"]
 
+    return reads
+
+
+def diffs_pass(calls: list[dict], ws=None, *, compare: bool = False) -> list[dict]:
+    """Each diff object paged through (:func:`summarize_diff_pages`); with ``compare``, whether it still matches."""
     diff_objects = summarize_diff_pages([c for c in calls if c["tool"] in _DIFFS])
     revisions_now: dict[tuple, str | None] = {}
     for obj in diff_objects:
         obj["stillMatches"] = None
-        if root is not None and obj["consistent"] and obj["mode"]:
+        if compare and obj["consistent"] and obj["mode"]:
             key = (obj["mode"], obj["path"])
             if key not in revisions_now:
                 revisions_now[key] = _diff_revision(ws, obj["mode"], obj["path"])
             obj["stillMatches"] = revisions_now[key] == obj["sourceRevisions"][0]
 
-    # Searches that were truncated or incomplete, never followed by a complete one for the same query.
+    return diff_objects
+
+
+def searches_pass(calls: list[dict], sessions: dict) -> dict:
+    """Truncated or incomplete searches never followed by a complete one for the same query; searches in secrets."""
     # One pass from the end: the keys of complete searches seen so far are the ones "later" than this one.
     searches = [c for c in calls if c["tool"] in _SEARCHES and c["status"] == "ok"]
     completed: set = set()
@@ -239,6 +269,16 @@ def _summarize(entries: list[tuple], root, ws) -> dict:
         not_followed.append(entry)
     in_secrets, in_secrets_omitted = _listed(in_secrets[::-1])
 
+    return {
+        "truncatedSearchesNotFollowed": not_followed,
+        "truncatedSearchesNotFollowedOmitted": not_followed_omitted,
+        "searchesInSecrets": in_secrets,
+        "searchesInSecretsOmitted": in_secrets_omitted,
+    }
+
+
+def decision_pass(calls: list[dict], sessions: dict) -> dict:
+    """What was offered and read before the first decision, and whether the evidence was complete then."""
     # Evidence before the first decision, within the decision's session: the changed files git_status
     # offered were read, and every diff object opened was read to its end.
     first_decision = next((i for i, c in enumerate(calls) if c["tool"] in DECISION_TOOLS), None)
@@ -285,6 +325,16 @@ def _summarize(entries: list[tuple], root, ws) -> dict:
         elif evidence and session.first_loss is not None and session.first_loss <= decision["seq"]:
             evidence, unknown_reason = None, "lines_missing"
 
+    return {
+        "offered": offered,
+        "firstDecisionSeq": decision["seq"] if decision is not None else None,
+        "evidenceBeforeDecision": evidence,
+        "evidenceUnknownReason": unknown_reason,
+    }
+
+
+def chains_pass(sessions: dict, malformed: list[dict]) -> dict:
+    """Each session's chain, the breaks, and the malformed lines, each list capped at :data:`MAX_LISTED`."""
     session_rows = [
         {
             "sessionId": s.sid,
@@ -308,20 +358,6 @@ def _summarize(entries: list[tuple], root, ws) -> dict:
         chain_status = "intact"
 
     return {
-        "calls": len(calls),
-        "errors": sum(1 for c in calls if c["status"] != "ok"),
-        "reads": reads,
-        "diffObjects": diff_objects,
-        "truncatedSearchesNotFollowed": not_followed,
-        "truncatedSearchesNotFollowedOmitted": not_followed_omitted,
-        "searchesInSecrets": in_secrets,
-        "searchesInSecretsOmitted": in_secrets_omitted,
-        "offered": offered,
-        "firstDecisionSeq": decision["seq"] if decision is not None else None,
-        "evidenceBeforeDecision": evidence,
-        "evidenceUnknownReason": unknown_reason,
-        "ledgerTruncated": capped,
-        "unreadableLines": len(malformed),
         "malformedLines": malformed_listed,
         "malformedLinesOmitted": malformed_omitted,
         "chainStatus": chain_status,
@@ -329,7 +365,6 @@ def _summarize(entries: list[tuple], root, ws) -> dict:
         "chainBrokenOmitted": broken_omitted,
         "sessions": session_rows,
         "sessionsOmitted": max(0, len(sessions) - MAX_LISTED),
-        "ledgerWriteFailed": write_failed,
     }
 
 
