@@ -212,10 +212,10 @@ def tool_result(ok: bool, payload: dict, text: str | None = None):
     """
     import mcp_types as types
 
-    block = [types.TextContent(text=_json_text(payload) if text is None else text)]
+    block = types.TextContent(text=_json_text(payload) if text is None else text)
     if ok:
-        return types.CallToolResult(content=block, structured_content=payload)
-    return types.CallToolResult(content=block, is_error=True)
+        return types.CallToolResult(content=[block], structured_content=payload)
+    return types.CallToolResult(content=[block], is_error=True)
 
 
 def build_server(cfg: ServerConfig, ledger=None):

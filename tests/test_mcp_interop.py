@@ -263,17 +263,18 @@ def test_every_tool_succeeds_and_fails_in_the_shape_both_clients_accept(world, t
 def test_the_old_error_shape_is_refused_by_the_typescript_client(world, tmp_path, monkeypatch):
     """Positive control: an error that also carried ``{"error": ...}`` as structured content (labkit before
     issue 24) never reached a TypeScript host; the Python client let it through, which is why tests passed."""
-    plan = [{"op": "list"}, {"op": "call", "name": "read_file", "arguments": {"path": ".env"}}, {"op": "call", **_alive()}]
+    plan = [
+        {"op": "list"},
+        {"op": "call", "name": "read_file", "arguments": {"path": ".env"}},
+        {"op": "call", **_alive()},
+    ]
     ts = run_typescript(_server(world, tmp_path, "old-shape"), plan)
     refused = ts["steps"][1]["threw"]
     assert refused["code"] == -32602 and "does not match the tool's output schema" in refused["message"], refused
     assert "sensitive_path" not in json.dumps(ts["steps"][1])  # the learner never saw the code
     py = run_python(_server(world, tmp_path, "old-shape"), plan, monkeypatch)
     assert py["steps"][1]["result"]["isError"] is True and "structuredContent" in py["steps"][1]["result"]
-    # The same call against labkit's server reaches both clients as the contract's error.
-    for client in CLIENTS:
-        out = run(client, _server(world, tmp_path), plan, monkeypatch)
-        assert _failure(out["steps"][1])["code"] == "sensitive_path", client
+    # (labkit's own server gives both clients sensitive_path for this call: the test above.)
 
 
 def _alive() -> dict:
@@ -291,7 +292,10 @@ def test_bad_input_gets_an_answer_the_client_parses_and_the_session_goes_on(clie
         {"op": "list"},
         {"op": "raw", "line": "this is not json at all"},
         {"op": "call", **_alive()},
-        {"op": "raw", "line": json.dumps({"jsonrpc": "2.0", "id": raw_id, "method": "tools/call", "params": {"name": 42}})},
+        {
+            "op": "raw",
+            "line": json.dumps({"jsonrpc": "2.0", "id": raw_id, "method": "tools/call", "params": {"name": 42}}),
+        },
         {"op": "call", **_alive()},
         {"op": "call", "name": "drop_database", "arguments": {}},
         {"op": "call", **_alive()},
