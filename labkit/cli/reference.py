@@ -60,9 +60,10 @@ _GENERAL = """\
 - MCP: `labkit mcp serve --root ROOT [--index DIR] [--ledger FILE]` serves the tools below over
   stdio. Tool arguments are the declared names (snake_case). A call whose arguments break the input
   schema is a tool result with `isError` and the `invalid_argument` object; an unknown tool or a
-  malformed `tools/call` request is a JSON-RPC error `-32602`. A request line over 64 MiB is skipped
-  as it arrives and answered with a JSON-RPC error `-32600` (with its id when one can be read); the
-  session goes on.
+  malformed `tools/call` request is a JSON-RPC error `-32602` under the request's id. A line that is
+  not JSON names no request, so nothing is written for it (as the SDKs' own servers do); the next
+  request is served. A request line over 64 MiB is skipped as it arrives and answered with a
+  JSON-RPC error `-32600` (with its id when one can be read); the session goes on.
 - MCP results, one shape that both official SDKs (Python and TypeScript) accept:
   - a successful result carries its object in `structuredContent` (which matches the tool's
     `outputSchema`) and the same object as JSON in its one text block, for hosts that pass only text
