@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -105,12 +106,10 @@ def _server(world, tmp_path, variant: str | None = None) -> tuple[str, list[str]
 def run_typescript(server, steps: list[dict]) -> dict:
     node = _node_or_skip()
     command, args, env = server
-    plan = NODE_DIR / f".plan-{os.getpid()}-{id(steps)}.json"
-    plan.write_text(json.dumps({"server": {"command": command, "args": args, "env": env}, "steps": steps}))
-    try:
+    with tempfile.TemporaryDirectory() as tmp:
+        plan = Path(tmp) / "plan.json"
+        plan.write_text(json.dumps({"server": {"command": command, "args": args, "env": env}, "steps": steps}))
         proc = subprocess.run([node, str(DRIVER), str(plan)], capture_output=True, timeout=300, cwd=NODE_DIR)
-    finally:
-        plan.unlink()
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
     return json.loads(proc.stdout)
 
