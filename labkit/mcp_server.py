@@ -127,20 +127,32 @@ class Reply:
     text: str
 
 
-def _json_text(payload) -> str:
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+def _json_bytes(payload) -> bytes:
+    """Compact UTF-8 JSON, as the SDK writes the structured copy (pydantic-core: a third of ``json.dumps``'s time).
 
-
-def wire_size(text: str) -> int:
-    """Bytes a successful result takes: its structured content plus the same JSON as a text block.
-
-    ``text`` is the result's compact JSON; the structured copy is as long as
-    its UTF-8, and the text copy is that again with each quote and backslash
-    escaped (compact JSON holds no raw control character). Raises
-    ``UnicodeEncodeError`` if a string is not UTF-8 (a lone surrogate).
+    Raises ``ValueError`` for a string that is not UTF-8 (a lone surrogate).
     """
-    data = text.encode("utf-8")
-    return len(data) + (len(data) + 2 + data.count(b'"') + data.count(b"\\"))
+    from pydantic_core import to_json
+
+    return to_json(payload)
+
+
+def _json_text(payload) -> str:
+    return _json_bytes(payload).decode("utf-8")
+
+
+def wire_size(data: bytes) -> int:
+    """Bytes a successful result takes, its structured content plus the same JSON as a text block (or a bound).
+
+    ``data`` is the result's compact JSON; the structured copy is that long,
+    and the text copy is that again with each quote and backslash escaped
+    (compact JSON holds no raw control character). At most ``3 * len + 2``
+    (every byte escaped): below the bound that is answer enough, and only a
+    larger result pays for counting its escapes.
+    """
+    if 3 * len(data) + 2 <= MAX_RESULT_BYTES:
+        return 3 * len(data) + 2
+    return 2 * len(data) + 2 + (len(data) - len(data.translate(None, b'"\\')))
 
 
 def call_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> Reply:
@@ -160,8 +172,8 @@ def call_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> Repl
         raw = _call(cfg, tool, args)
         result = release(raw, _boundary(cfg, tool))
         try:
-            text = _json_text(result)
-            size = wire_size(text)
+            data = _json_bytes(result)
+            size = wire_size(data)
         except (UnicodeEncodeError, TypeError, ValueError):
             log.error("tool %s produced a result that is not valid UTF-8 JSON", tool.name)
             raise LabkitError(
@@ -186,7 +198,7 @@ def call_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> Repl
     if ledger is not None:
         # The ledger reads the internal fields (a query that touched a withheld secret) the gate dropped.
         ledger.record(tool.name, args, status="ok", result=result, internal=internal_of(raw))
-    return Reply(True, result, text)
+    return Reply(True, result, data.decode("utf-8"))
 
 
 def _failed(error: dict) -> Reply:
