@@ -43,6 +43,9 @@ TEST_TIERS = {
     "test_search_lab.py::test_search_bench_rows_follow_the_contract": "slow",
     "test_codesearch_eval.py::test_experiment_result_fields": "slow",
     "test_codesearch_bench.py::": "slow",
+    # both SDKs' clients, each starting its own servers on a real repository and index (about 30 s)
+    "test_mcp_interop.py::test_every_tool_succeeds_and_fails_in_the_shape_both_clients_accept": "slow",
+    "test_mcp_interop.py::test_the_old_error_shape_is_refused_by_the_typescript_client": "slow",
     # real git repositories per promise, on both sides of the sandbox (about 8 s)
     "test_grade_fixit.py::test_the_lab_solution_and_the_broken_version_get_the_notebook_verdicts[04-": "slow",
 }

@@ -41,27 +41,20 @@ def _run(coro_fn, *args):
 
 
 def _payload(result) -> dict:
-    """The tool result as the agent sees it: the contract JSON.
+    """The tool result as the agent sees it: the contract JSON, in the one shape every client accepts.
 
-    Errors carry it as the text block; successes as structured content, with a
-    short text block that summarises it (scalars, and the size of each list or
-    long string) but never carries a body or a listing a second time.
+    An error is ``isError`` with the error object as its one text block and no
+    structured content (which its output schema would reject); a success
+    carries its object as structured content and the same JSON as its text.
     """
     assert len(result.content) == 1 and result.content[0].type == "text"
     text = json.loads(result.content[0].text)
     if result.is_error:
+        assert result.structured_content is None
+        assert set(text) == {"error"}, text
         return text
-    payload = result.structured_content
-    assert text["body"] == "in structuredContent"
-    for key, value in payload.items():
-        if isinstance(value, (list, dict)):
-            assert text[key] == {"items": len(value)}
-        elif isinstance(value, str) and len(value) > 256:
-            assert text[key] == {"chars": len(value)}
-        else:
-            assert text[key] == value
-    assert len(result.content[0].text) < 4096
-    return payload
+    assert text == result.structured_content
+    return result.structured_content
 
 
 def _error_code(result) -> str:

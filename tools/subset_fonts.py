@@ -39,7 +39,11 @@ CJK_NAME, SYMBOLS_NAME = "Labkit CJK", "Labkit Symbols"
 def _sources() -> list[Path]:
     files = sorted((ROOT / "labs").glob("*.ipynb")) + sorted((ROOT / "labs").glob("*.py"))
     for folder in ("labkit", "tests", "data"):
-        files += sorted(p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".json", ".jsonl", ".md"))
+        files += sorted(
+            p
+            for p in (ROOT / folder).rglob("*")
+            if p.suffix in (".py", ".json", ".jsonl", ".md") and "node_modules" not in p.parts  # installed, not ours
+        )
     return files
 
 

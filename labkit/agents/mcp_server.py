@@ -14,9 +14,15 @@ Rules the server keeps:
   content is untrusted data, never instructions;
 - input schemas carry bounds and ``additionalProperties: false``; a call that
   breaks them is refused before the tool runs, as ``invalid_argument``;
-- a failure comes back as a tool error (``isError``) whose text is
-  ``{"error": {"code", "message"}}``; an unexpected exception is logged to
-  stderr and reported as ``internal_error`` without a traceback on the wire;
+- a success carries its object in ``structuredContent`` and the same JSON in
+  one text block (for hosts that pass only text to the model); a failure is a
+  tool error (``isError``) whose one text block is ``{"error": {"code",
+  "message"}}`` and which has no ``structuredContent`` (the TypeScript SDK
+  checks ``structuredContent`` against the ``outputSchema`` even on an error);
+  an unexpected exception is logged to stderr and reported as
+  ``internal_error`` without a traceback on the wire;
+- a result is at most :data:`MAX_RESULT_BYTES` with both copies counted; a
+  larger one is ``output_too_large``, nothing partial;
 - logs go to stderr only: stdout is the protocol stream.
 """
 
@@ -108,6 +114,49 @@ def run_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> tuple
     it into a JSON-RPC error). A result that cannot be encoded as UTF-8 JSON
     becomes ``internal_error`` for this call; the server goes on serving.
     """
+    reply = call_tool(cfg, name, arguments, ledger)
+    return reply.ok, reply.payload
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answered call: the result (or the error object) and its JSON, which is the text block."""
+
+    ok: bool
+    payload: dict
+    text: str
+
+
+def _json_bytes(payload) -> bytes:
+    """Compact UTF-8 JSON, as the SDK writes the structured copy (pydantic-core: a third of ``json.dumps``'s time).
+
+    Raises ``ValueError`` for a string that is not UTF-8 (a lone surrogate).
+    """
+    from pydantic_core import to_json
+
+    return to_json(payload)
+
+
+def _json_text(payload) -> str:
+    return _json_bytes(payload).decode("utf-8")
+
+
+def wire_size(data: bytes) -> int:
+    """Bytes a successful result takes, its structured content plus the same JSON as a text block (or a bound).
+
+    ``data`` is the result's compact JSON; the structured copy is that long,
+    and the text copy is that again with each quote and backslash escaped
+    (compact JSON holds no raw control character). At most ``3 * len + 2``
+    (every byte escaped): below the bound that is answer enough, and only a
+    larger result pays for counting its escapes.
+    """
+    if 3 * len(data) + 2 <= MAX_RESULT_BYTES:
+        return 3 * len(data) + 2
+    return 2 * len(data) + 2 + (len(data) - len(data.translate(None, b'"\\')))
+
+
+def call_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> Reply:
+    """:func:`run_tool`, with the text block of the answer built once and the result's bound checked."""
     from labkit.boundary.egress import internal_of, release, release_error
 
     tool: Tool | None = None
@@ -118,13 +167,14 @@ def run_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> tuple
             ledger.record(name if isinstance(name, str) else "", arguments, status="refused", error_code=exc.code)
         if isinstance(exc, UnknownTool):
             raise UnknownTool(exc.code, release_error(exc, _boundary(cfg, None)).message) from None
-        return False, release_error(exc, _boundary(cfg, None)).to_json()
+        return _failed(release_error(exc, _boundary(cfg, None)).to_json())
     try:
         raw = _call(cfg, tool, args)
         result = release(raw, _boundary(cfg, tool))
         try:
-            size = encoded_size(result)
-        except (UnicodeEncodeError, TypeError):
+            data = _json_bytes(result)
+            size = wire_size(data)
+        except (UnicodeEncodeError, TypeError, ValueError):
             log.error("tool %s produced a result that is not valid UTF-8 JSON", tool.name)
             raise LabkitError(
                 "internal_error", f"tool '{tool.name}' produced output that cannot be encoded; see the server log"
@@ -132,67 +182,52 @@ def run_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> tuple
         if size > MAX_RESULT_BYTES:
             raise LabkitError(
                 "output_too_large",
-                f"the result of '{tool.name}' is over {MAX_RESULT_BYTES} bytes; "
-                "ask for less (a smaller max_bytes or limit, or a path)",
+                f"the result of '{tool.name}' is over {MAX_RESULT_BYTES} bytes with its text copy; "
+                "ask for less (a smaller max_bytes or limit, a line range, or a path)",
             )
     except LabkitError as exc:
         if ledger is not None:
             ledger.record(tool.name, args, status="error", error_code=exc.code)
-        return False, release_error(exc, _boundary(cfg, tool)).to_json()
+        return _failed(release_error(exc, _boundary(cfg, tool)).to_json())
     except Exception:  # noqa: BLE001 - the wire gets a clean error; stderr gets the traceback
         log.exception("tool %s raised unexpectedly", tool.name)
         failure = LabkitError("internal_error", f"tool '{tool.name}' failed unexpectedly; see the server log")
         if ledger is not None:
             ledger.record(tool.name, args, status="error", error_code=failure.code)
-        return False, failure.to_json()
+        return _failed(failure.to_json())
     if ledger is not None:
         # The ledger reads the internal fields (a query that touched a withheld secret) the gate dropped.
         ledger.record(tool.name, args, status="ok", result=result, internal=internal_of(raw))
-    return True, result
+    return Reply(True, result, data.decode("utf-8"))
+
+
+def _failed(error: dict) -> Reply:
+    return Reply(False, error, _json_text(error))
 
 
 # -- the MCP server --------------------------------------------------------------------------
 
-#: Most bytes one tool result may take on the wire (its JSON, body included).
+#: Most bytes one tool result may take on the wire: its structured content and its text copy together.
 MAX_RESULT_BYTES = 1024 * 1024
 
 
-def text_view(payload: dict) -> dict:
-    """The text block of a successful result: a short summary, never the body a second time.
+def tool_result(ok: bool, payload: dict, text: str | None = None):
+    """The ``CallToolResult`` of one answer: the one shape every client accepts.
 
-    The result travels once, in the structured content. The text block keeps
-    the top-level scalars (sizes, flags, revisions, ids) and says how long
-    each list and body is, so a host that shows only text still sees what
-    came back, and a 5 MB status is not sent twice.
+    Success: ``structuredContent`` is the result (it matches the tool's
+    ``outputSchema``) and the one text block is the same object as JSON, as
+    the specification asks of a tool with structured content. Failure:
+    ``isError`` with the contract's error object as the one text block and no
+    ``structuredContent``, which the ``outputSchema`` would reject (the
+    TypeScript SDK's client checks it even when ``isError`` is set; the Python
+    SDK's skips the check).
     """
-    view: dict = {"body": "in structuredContent"}
-    for key, value in payload.items():
-        if isinstance(value, (list, dict)):
-            view[key] = {"items": len(value)}
-        elif isinstance(value, str) and len(value) > 256:
-            view[key] = {"chars": len(value)}
-        else:
-            view[key] = value
-    return view
+    import mcp_types as types
 
-
-_ESCAPED = bytes(range(0x20)) + b'"\\'
-
-
-def encoded_size(payload) -> int:
-    """An upper bound of the payload's JSON size in bytes; ``UnicodeEncodeError`` if a string is not UTF-8.
-
-    One pass of C-level work per string (encode, then count the bytes JSON
-    escapes), instead of serialising a 256 KiB page twice to check it.
-    """
-    if isinstance(payload, str):
-        data = payload.encode("utf-8")
-        return len(data) + 2 + 5 * (len(data) - len(data.translate(None, _ESCAPED)))
-    if isinstance(payload, dict):
-        return 2 + sum(encoded_size(k) + 1 + encoded_size(v) + 1 for k, v in payload.items())
-    if isinstance(payload, (list, tuple)):
-        return 2 + sum(encoded_size(v) + 1 for v in payload)
-    return 24  # numbers, booleans, null
+    block = types.TextContent(text=_json_text(payload) if text is None else text)
+    if ok:
+        return types.CallToolResult(content=[block], structured_content=payload)
+    return types.CallToolResult(content=[block], is_error=True)
 
 
 def build_server(cfg: ServerConfig, ledger=None):
@@ -224,15 +259,14 @@ def build_server(cfg: ServerConfig, ledger=None):
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[tool_model(t) for t in available_tools(cfg)])
 
-    async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         # Git and file reads block; run them off the event loop so pings and
         # cancellations stay responsive.
         try:
-            ok, payload = await anyio.to_thread.run_sync(run_tool, cfg, params.name, params.arguments, ledger)
+            reply = await anyio.to_thread.run_sync(call_tool, cfg, params.name, params.arguments, ledger)
         except UnknownTool as exc:  # the specification's answer: a JSON-RPC error, not a tool result
             raise MCPError(code=INVALID_PARAMS, message=exc.message) from None
-        text = json.dumps(payload if not ok else text_view(payload), ensure_ascii=False, separators=(",", ":"))
-        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=payload, is_error=not ok)
+        return tool_result(reply.ok, reply.payload, reply.text)
 
     server = Server(
         SERVER_NAME,
@@ -244,7 +278,7 @@ def build_server(cfg: ServerConfig, ledger=None):
             + " Page diffs with the snapshot id from the first page."
         ),
         on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        on_call_tool=on_call_tool,
     )
     if ledger is not None:  # a tools/call the SDK refuses before call_tool runs is on the record too
         server.middleware.append(ledger.mcp_middleware())

@@ -61,10 +61,21 @@ _GENERAL = """\
 - MCP: `labkit mcp serve --root ROOT [--index DIR] [--ledger FILE]` serves the tools below over
   stdio. Tool arguments are the declared names (snake_case). A call whose arguments break the input
   schema is a tool result with `isError` and the `invalid_argument` object; an unknown tool or a
-  malformed `tools/call` request is a JSON-RPC error `-32602`. A successful result carries its body
-  once, in `structuredContent` (which matches the tool's `outputSchema`). A request line over 64 MiB
-  is skipped as it arrives and answered with a JSON-RPC error `-32600` (with its id when one can be
-  read); the session goes on.
+  malformed `tools/call` request is a JSON-RPC error `-32602` under the request's id. A line that is
+  not JSON names no request, so nothing is written for it (as the SDKs' own servers do); the next
+  request is served. A request line over 64 MiB is skipped as it arrives and answered with a
+  JSON-RPC error `-32600` (with its id when one can be read); the session goes on.
+- MCP results, one shape that both official SDKs (Python and TypeScript) accept:
+  - a successful result carries its object in `structuredContent` (which matches the tool's
+    `outputSchema`) and the same object as JSON in its one text block, for hosts that pass only text
+    to the model;
+  - a failing call is a result with `isError: true` whose one text block is the contract's error
+    object `{"error": {"code", "message"}}`, and which has no `structuredContent` (the TypeScript
+    client checks `structuredContent` against the `outputSchema` even when `isError` is set); an
+    exception inside a tool is `internal_error`, never a traceback;
+  - a result takes at most 1 MiB on the wire, its `structuredContent` and its text copy counted
+    together; a larger one is the tool error `output_too_large` (no partial result): ask for less (a
+    smaller `max_bytes` or `limit`, a line range, a path).
 """
 
 

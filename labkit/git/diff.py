@@ -138,8 +138,10 @@ def head_and_policy(ws: Workspace) -> tuple[str | None, ChangedPolicy]:
     return (head[0] if head is not None else None), git.policy_at("HEAD" if head else None, ws.rules, data)
 
 
-def _diff_output(git: GitDir, args: list[str], **kw) -> bytes:
+def _diff_output(git: GitDir, args: list[str], *, quote_names: bool = False, **kw) -> bytes:
     common = ["diff", *DIFF_SAFETY_FLAGS, "--find-renames", "--relative", f"-O{os.devnull}"]
+    if quote_names:  # git's own quoted form for every name in this patch: "a/caf\351.txt"
+        common = ["-c", "core.quotePath=true", *common]
     return git.run([*common, *args], **kw).stdout
 
 
@@ -197,20 +199,38 @@ def _one_entry_per_unmerged_path(changes: list[Change]) -> list[Change]:
     return [c for c in changes if c.status == "U" or c.path not in unmerged]
 
 
+def _name_not_utf8(change: Change) -> bool:
+    try:
+        for p in change.paths():
+            p.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _batches(changes: list[Change]):
-    """Contiguous groups of pathspecs, a rename's two paths always together."""
+    """Contiguous groups of pathspecs, a rename's two paths always together: ``(quote_names, specs)``.
+
+    A change named in bytes that are not UTF-8 goes in a group of such
+    changes, whose patch git writes with its names quoted (``core.quotePath``,
+    as ``"a/caf\\351.txt"``): one raw name would otherwise make the whole
+    diff not UTF-8, and every page base64. Other names stay as they are.
+    """
     batch: list[str] = []
     size = 0
+    quoted = False
     for change in changes:
         specs = [_pathspec(p) for p in change.paths()]
         cost = sum(len(s) + 1 for s in specs)
-        if batch and size + cost > _PATHSPEC_BATCH_CHARS:
-            yield batch
+        odd = _name_not_utf8(change)
+        if batch and (size + cost > _PATHSPEC_BATCH_CHARS or odd != quoted):
+            yield quoted, batch
             batch, size = [], 0
+        quoted = odd if not batch else quoted
         batch += specs
         size += cost
     if batch:
-        yield batch
+        yield quoted, batch
 
 
 def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, spool: Spool | None = None) -> DiffSource:
@@ -244,11 +264,12 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, sp
         revs = mode_args(git, mode, head)
         visible, hidden = list_visible_changes(ws, mode, path, revs=revs, policy=policy, named=named)
         parts: list[bytes] = []
-        for specs in _batches(visible):
+        for quote_names, specs in _batches(visible):
             parts.append(
                 _diff_output(
                     git,
                     [*revs, "--", *specs],
+                    quote_names=quote_names,
                     max_bytes=MAX_DIFF_BYTES - digest.size,
                     timeout=DIFF_TIMEOUT_S,
                     sink=feed,
@@ -722,8 +743,11 @@ TOOL = Tool(
     output_notes=(
         "`sourceRevision` is `sha256:` + the hex SHA-256 of the whole diff D; `pageSha256` hashes "
         "this page's bytes; `nextOffset == offset + returnedBytes` (null when `hasMore` is false). "
-        "A page never splits a UTF-8 character; a diff that is not UTF-8 is paged as base64 "
-        "(`encoding`). `files` is on the first page only, at most 1,000 entries (`filesTotal`, "
+        "A page never splits a UTF-8 character; a diff whose content is not UTF-8 is paged as base64 "
+        "(`encoding`). A file name that is not UTF-8 does not make it so: the patch text names that "
+        'file in git\'s own quoted form (`"a/caf\\351.txt"`, as with `core.quotePath`), and `files` '
+        "escapes it (`caf\\xe9.txt`, `pathNotUtf8`). `files` is on the first page only, at most 1,000 "
+        "entries (`filesTotal`, "
         "`filesTruncated`). D is git's diff *as shown*: on each line where a secret was detected "
         "the secret is replaced by `[REDACTED:<type>]` (the line keeps its `+`, `-` or space; every "
         "line of a private key block, and a hunk heading that looks like one of its lines, loses its "

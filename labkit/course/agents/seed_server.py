@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import re
 import sys
@@ -340,7 +339,7 @@ def build_seed_server(tools: SeedTools):
     from mcp_types import INVALID_PARAMS
 
     from labkit import __version__
-    from labkit.agents.mcp_server import UnknownTool, available_tools, text_view
+    from labkit.agents.mcp_server import UnknownTool, available_tools, tool_result
     from labkit.contract.declare import input_schema
     from labkit.contract.enums import UNTRUSTED
 
@@ -365,8 +364,7 @@ def build_seed_server(tools: SeedTools):
             raise MCPError(code=INVALID_PARAMS, message=exc.message) from None
         except LabkitError as exc:
             ok, payload = False, exc.to_json()
-        text = json.dumps(payload if not ok else text_view(payload), ensure_ascii=False, separators=(",", ":"))
-        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=payload, is_error=not ok)
+        return tool_result(ok, payload)  # labkit's own result shape
 
     instructions = "Tools for reading a code workspace." + (" " + UNTRUSTED if declare_untrusted else "")
     return Server(
