@@ -1,0 +1,390 @@
+"""One query over several Zoekt servers: in parallel, with a deadline, merged as one server ranks.
+
+A Zoekt deployment past one machine is several ``zoekt-webserver`` processes,
+each serving its own shard set. :func:`fan_out` asks every endpoint at once
+(its repository listing and the search itself), waits at most ``deadline_s``
+for all of them, and merges what came back:
+
+- **Ranking.** Zoekt orders files by their score (each repository is a shard of
+  its own, so a file's score does not depend on which server holds it), then
+  moves the first file of a not-yet-seen extension up to the third place
+  (``boostNovelExtension``). Zoekt's own sort is not stable, so equal scores
+  come back in any order; labkit breaks ties by (repository, path) and applies
+  the same boost, to one server's answer and to a merged one alike. So the
+  merged list of N servers equals the one server's list over the same
+  repositories, tie for tie (the benchmark ``benchmarks/zoekt_fanout.py``
+  checks it on the eval queries).
+- **Completeness.** Each endpoint's repositories are bound to the commit the
+  index holds: an endpoint serving another commit (``stale``), one that is
+  down (``unreachable``) or does not answer in time (``deadline``), and a
+  repository nobody serves (``not_served``) become entries of ``unsearched``
+  ``{endpoint, reason, repos}``, and the result says ``complete: false``. The
+  hits of a stale repository are dropped: they describe a commit the index
+  (and ``get_file_context``) does not hold. Which repositories a silent
+  endpoint held comes from the index's record of its endpoints
+  (``labkit index endpoints``), else from this process's last listing of it,
+  else the expected repositories no answering endpoint holds.
+- **One endpoint** keeps the single-server contract: when it is down or past
+  its deadline, the call fails with ``backend_unavailable``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+
+from labkit.errors import LabkitError
+
+from .query import Plan
+from .search import DEFAULT_DEADLINE_S, MAX_ENDPOINTS, SNIPPET_CHARS
+from .zoekt import DEFAULT_URL, _b64, _opener, _public_url, build_query
+
+#: The git config key (``zoekt.labkit-revision``) a labkit mirror carries: the indexed revision it holds.
+REVISION_KEY = "labkit-revision"
+REASONS = ("unreachable", "deadline", "stale", "not_served")
+
+#: url -> the repositories its last listing named, so a server that dies mid-session is still named with them.
+_LAST_LISTING: dict[str, tuple[str, ...]] = {}
+_LOCK = threading.Lock()
+
+
+class _Silent(Exception):
+    """An endpoint that gave no usable answer: ``reason`` is ``unreachable`` or ``deadline``."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass
+class FileHit:
+    repo: str
+    path: str
+    score: float
+    lines: list[dict]
+    content: str | None = None
+
+
+@dataclass
+class FanOut:
+    """The merged answer of every endpoint, in one server's order."""
+
+    matches: list[dict]
+    capped: bool
+    versions: dict[str, str]
+    contents: dict[tuple[str, str], str]
+    unsearched: list[dict] = field(default_factory=list)
+    served: dict[str, str] = field(default_factory=dict)  # repo -> revision it was searched at
+
+    @property
+    def complete(self) -> bool:
+        return not self.unsearched
+
+
+# -- endpoints ----------------------------------------------------------------------------------
+
+
+def endpoint_list(zoekt_url) -> list[str]:
+    """The endpoints asked: the given URL(s), else $LABKIT_ZOEKT_URL, else the default; duplicates once."""
+    if zoekt_url is None or zoekt_url == [] or zoekt_url == ():
+        zoekt_url = os.environ.get("LABKIT_ZOEKT_URL") or DEFAULT_URL
+    urls = [zoekt_url] if isinstance(zoekt_url, str) else list(zoekt_url)
+    out: list[str] = []
+    for u in urls:
+        u = u.strip().rstrip("/")
+        if not u.startswith(("http://", "https://")):
+            raise LabkitError("invalid_argument", "a Zoekt endpoint is an http:// or https:// URL")
+        if u not in out:
+            out.append(u)
+    if len(out) > MAX_ENDPOINTS:
+        raise LabkitError("invalid_argument", f"at most {MAX_ENDPOINTS} Zoekt endpoints")
+    return out
+
+
+def recorded_endpoints(conn) -> dict[str, tuple[str, ...]]:
+    """url -> repositories, as ``labkit index endpoints`` recorded them in the index (empty when never)."""
+    if conn is None:
+        return {}
+    row = conn.execute("SELECT value FROM meta WHERE key = 'zoektEndpoints'").fetchone()
+    if row is None:
+        return {}
+    try:
+        return {e["url"]: tuple(e["repos"]) for e in json.loads(row[0])}
+    except (ValueError, KeyError, TypeError):
+        return {}
+
+
+def record_endpoints(conn, layout: dict[str, list[str]]) -> None:
+    value = json.dumps([{"url": u, "repos": sorted(r)} for u, r in layout.items()])
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('zoektEndpoints', ?)", (value,))
+
+
+# -- one endpoint -------------------------------------------------------------------------------
+
+
+def _request(url: str, endpoint: str, body: dict, timeout: float) -> dict:
+    req = urllib.request.Request(
+        url + endpoint, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
+    try:
+        with _opener().open(req, timeout=max(0.001, timeout)) as resp:
+            payload = resp.read()
+    except urllib.error.HTTPError as exc:
+        if exc.code == 400:
+            raise LabkitError("invalid_argument", "Zoekt refused the query as malformed") from None
+        raise _Silent("unreachable", f"the Zoekt server at {_public_url(url)} answered HTTP {exc.code}") from None
+    except TimeoutError:
+        raise _Silent("deadline", f"the Zoekt server at {_public_url(url)} did not answer in time") from None
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, TimeoutError):
+            raise _Silent("deadline", f"the Zoekt server at {_public_url(url)} did not answer in time") from None
+        raise _Silent("unreachable", f"no Zoekt server answered at {_public_url(url)}") from None
+    except (OSError, ValueError):
+        raise _Silent("unreachable", f"no Zoekt server answered at {_public_url(url)}") from None
+    try:
+        return json.loads(payload)
+    except ValueError:
+        detail = f"the Zoekt server at {_public_url(url)} sent something that is not JSON"
+        raise _Silent("unreachable", detail) from None
+
+
+def served_revisions(listing: dict) -> dict[str, str]:
+    """repo -> the revision an endpoint serves it at: the indexed revision a labkit mirror names, else HEAD's commit."""
+    out: dict[str, str] = {}
+    for r in ((listing or {}).get("List") or {}).get("Repos") or []:
+        repo = r.get("Repository") if isinstance(r, dict) else None
+        if not isinstance(repo, dict) or not isinstance(repo.get("Name"), str):
+            continue
+        raw = repo.get("RawConfig") or {}
+        revision = raw.get(REVISION_KEY) if isinstance(raw, dict) else None
+        if not revision:
+            branches = repo.get("Branches") or []
+            revision = (branches[0].get("Version") if branches and isinstance(branches[0], dict) else "") or ""
+        out[repo["Name"]] = revision
+    return out
+
+
+def _list(url: str, deadline: float) -> dict[str, str]:
+    listing = _request(url, "/api/list", {"Q": ""}, deadline - time.monotonic())
+    served = served_revisions(listing)
+    with _LOCK:
+        _LAST_LISTING[url] = tuple(sorted(served))
+    return served
+
+
+def _search(url: str, query: str, opts: dict, deadline: float) -> tuple[list[FileHit], bool, dict[str, str]]:
+    reply = _request(url, "/api/search", {"Q": query, "Opts": opts}, deadline - time.monotonic())
+    result = (reply or {}).get("Result") or {}
+    files: list[FileHit] = []
+    versions: dict[str, str] = {}
+    for fm in result.get("Files") or []:
+        repo_name, file_name = fm.get("Repository", ""), fm.get("FileName", "")
+        if fm.get("Version"):
+            versions[repo_name] = fm["Version"]
+        lines, seen = [], set()
+        for lm in fm.get("LineMatches") or []:
+            if lm.get("FileName") or not lm.get("LineNumber"):
+                continue  # a file-name hit, not a line of content
+            line_no = int(lm["LineNumber"])
+            if line_no in seen:
+                continue
+            seen.add(line_no)
+            text = _b64(lm.get("Line")).rstrip("\n")
+            text = text[:-1] if text.endswith("\r") else text
+            lines.append({"repo": repo_name, "path": file_name, "line": line_no, "snippet": text[:SNIPPET_CHARS]})
+        content = _b64(fm["Content"]) if opts.get("Whole") and fm.get("Content") else None
+        files.append(FileHit(repo_name, file_name, float(fm.get("Score") or 0.0), lines, content))
+    stats = result.get("Stats") or {}
+    capped = bool(stats.get("FilesSkipped")) or bool(stats.get("ShardsSkipped"))
+    return files, capped, versions
+
+
+# -- the merge ----------------------------------------------------------------------------------
+
+
+def _go_ext(path: str) -> str:
+    """Go's ``path.Ext``: from the last dot of the last element, the dot included; "" without one."""
+    base = path[path.rfind("/") + 1 :]
+    i = base.rfind(".")
+    return base[i:] if i >= 0 else ""
+
+
+def zoekt_order(files: list[FileHit]) -> list[FileHit]:
+    """Zoekt's ``SortFiles``: score first (ties by repository, path), then the novel-extension boost."""
+    ordered = sorted(files, key=lambda f: (-f.score, f.repo, f.path))
+    offset = 2
+    if len(ordered) <= offset + 1:
+        return ordered
+    exts = {_go_ext(f.path) for f in ordered[:offset]}
+    floor = ordered[offset].score * 0.9
+    for i in range(offset, len(ordered)):
+        if ordered[i].score < floor or _go_ext(ordered[i].path) in exts:
+            continue
+        ordered.insert(offset, ordered.pop(i))
+        break
+    return ordered
+
+
+# -- the fan-out --------------------------------------------------------------------------------
+
+
+def fan_out(
+    zoekt_url,
+    plan: Plan,
+    *,
+    expected: dict[str, str],
+    repo=None,
+    lang_exts=None,
+    path=None,
+    whole=False,
+    max_matches: int = 5000,
+    deadline_s: float = DEFAULT_DEADLINE_S,
+    recorded: dict[str, tuple[str, ...]] | None = None,
+    strict_single: bool = True,
+) -> FanOut:
+    """Ask every endpoint at once; merge their answers in one server's order; name what was not searched.
+
+    ``expected``: repo -> the revision the index holds (empty without an index). With one endpoint
+    (``strict_single``) a silent server or an expected repository it does not serve is
+    ``backend_unavailable``, as before fan-out existed.
+    """
+    urls = endpoint_list(zoekt_url)
+    recorded = recorded or {}
+    wanted = {repo: expected.get(repo, "")} if repo is not None else dict(expected)
+    query = build_query(plan, repo=repo, lang_exts=lang_exts, path=path)
+    opts = {
+        "MaxDocDisplayCount": max_matches,
+        "ShardMaxMatchCount": max_matches,
+        "TotalMaxMatchCount": max_matches,
+        "NumContextLines": 0,
+        "Whole": bool(whole),
+    }
+    deadline = time.monotonic() + deadline_s
+    pool = ThreadPoolExecutor(max_workers=2 * len(urls), thread_name_prefix="labkit-zoekt")
+    try:
+        listings = {u: pool.submit(_list, u, deadline) for u in urls}
+        searches = {u: pool.submit(_search, u, query, opts, deadline) for u in urls}
+        pending: list[Future] = [*listings.values(), *searches.values()]
+        done, _ = wait(pending, timeout=max(0.0, deadline - time.monotonic()), return_when=FIRST_EXCEPTION)
+        # FIRST_EXCEPTION returns early on a down server; wait for the rest within the same deadline.
+        wait([f for f in pending if f not in done], timeout=max(0.0, deadline - time.monotonic()))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    answers: dict[str, tuple[dict[str, str], list[FileHit], bool, dict[str, str]]] = {}
+    silent: dict[str, _Silent] = {}
+    for u in urls:
+        try:
+            answers[u] = (_result(listings[u], u), *_result(searches[u], u))
+        except _Silent as exc:
+            silent[u] = exc
+
+    if len(urls) == 1 and strict_single and silent:
+        raise LabkitError("backend_unavailable", silent[urls[0]].detail)
+    if not answers:
+        first = next(iter(silent.values()))
+        raise LabkitError(
+            "backend_unavailable", f"no Zoekt endpoint answered ({len(silent)} asked; first: {first.detail})"
+        )
+
+    # Which endpoint answers for which repository: the first (in the order given) that serves it fresh.
+    owner: dict[str, str] = {}
+    stale: dict[str, list[str]] = {}
+    for u in urls:
+        if u not in answers:
+            continue
+        for name, revision in answers[u][0].items():
+            if name in owner or (repo is not None and name != repo):
+                continue
+            indexed = wanted.get(name)
+            if indexed and not _same_revision(indexed, revision):
+                stale.setdefault(u, []).append(name)
+                continue
+            owner[name] = u
+    stale = {u: [n for n in names if n not in owner] for u, names in stale.items()}
+
+    if len(urls) == 1 and strict_single:
+        missing = sorted(set(wanted) - set(owner) - {n for names in stale.values() for n in names})
+        if missing or not answers[urls[0]][0]:
+            what = (
+                f"repository '{missing[0]}'" + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
+                if missing
+                else "any repository"
+            )
+            raise LabkitError(
+                "backend_unavailable",
+                f"the Zoekt server at {_public_url(urls[0])} holds no index for {what}; index it first",
+            )
+
+    unsearched: list[dict] = []
+    accounted = set(owner)
+    for u in urls:
+        if u in stale and stale[u]:
+            unsearched.append({"endpoint": _public_url(u), "reason": "stale", "repos": sorted(stale[u])})
+            accounted |= set(stale[u])
+    unaccounted = sorted(set(wanted) - accounted)
+    for u in urls:
+        if u not in silent:
+            continue
+        held = recorded.get(u)
+        if held is None:
+            with _LOCK:
+                held = _LAST_LISTING.get(u)
+        names = sorted(n for n in held if not wanted or n in wanted) if held is not None else list(unaccounted)
+        names = [n for n in names if n not in owner and (repo is None or n == repo)]
+        if repo is not None and not names and repo in unaccounted:
+            names = [repo]
+        unsearched.append({"endpoint": _public_url(u), "reason": silent[u].reason, "repos": names})
+        accounted |= set(names)
+    nobody = sorted(set(wanted) - accounted)
+    if nobody:
+        by_record = {n: u for u, names in recorded.items() for n in names}
+        grouped: dict[str | None, list[str]] = {}
+        for n in nobody:
+            grouped.setdefault(by_record.get(n), []).append(n)
+        for where, names in grouped.items():
+            unsearched.append(
+                {"endpoint": _public_url(where) if where else None, "reason": "not_served", "repos": sorted(names)}
+            )
+
+    files: list[FileHit] = []
+    capped = False
+    versions: dict[str, str] = {}
+    for u, (_, hits, was_capped, vers) in answers.items():
+        capped = capped or was_capped
+        files.extend(h for h in hits if owner.get(h.repo) == u)
+        versions.update({k: v for k, v in vers.items() if owner.get(k) == u})
+    matches: list[dict] = []
+    contents: dict[tuple[str, str], str] = {}
+    for f in zoekt_order(files):
+        matches.extend(f.lines)
+        if f.content is not None:
+            contents[(f.repo, f.path)] = f.content
+    if len(matches) >= max_matches:
+        matches, capped = matches[:max_matches], True
+    served_at = {n: answers[u][0][n] for n, u in owner.items()}
+    return FanOut(matches, capped, versions, contents, unsearched, served_at)
+
+
+def _result(future, url: str):
+    """A finished future's value; one still running is past the deadline."""
+    if not future.done():
+        future.cancel()
+        raise _Silent("deadline", f"the Zoekt server at {_public_url(url)} did not answer before the deadline")
+    return future.result()
+
+
+def _same_revision(indexed: str, served: str) -> bool:
+    """True unless the endpoint provably serves another revision (a folder's hash is not a commit)."""
+    if not served:
+        return True  # Zoekt did not say: nothing to compare
+    if indexed.startswith("sha256:") and not served.startswith("sha256:"):
+        return True  # a folder indexed by hash, served by a Zoekt that names commits only
+    return indexed == served
