@@ -43,6 +43,7 @@ TEST_TIERS = {
     "test_search_lab.py::test_search_bench_rows_follow_the_contract": "slow",
     "test_codesearch_eval.py::test_experiment_result_fields": "slow",
     "test_codesearch_bench.py::": "slow",
+    "test_zoekt_fanout.py::test_three_shards_give_one_servers_answer": "slow",
     # real git repositories per promise, on both sides of the sandbox (about 8 s)
     "test_grade_fixit.py::test_the_lab_solution_and_the_broken_version_get_the_notebook_verdicts[04-": "slow",
 }

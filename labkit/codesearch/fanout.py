@@ -341,6 +341,8 @@ def fan_out(
         names = [n for n in names if n not in owner and (repo is None or n == repo)]
         if repo is not None and not names and repo in unaccounted:
             names = [repo]
+        if not names and (held is not None or (wanted and not unaccounted)):
+            continue  # it held nothing this query needed: no gap
         unsearched.append({"endpoint": _public_url(u), "reason": silent[u].reason, "repos": names})
         accounted |= set(names)
     nobody = sorted(set(wanted) - accounted)
@@ -377,7 +379,7 @@ def _result(future, url: str):
     """A finished future's value; one still running is past the deadline."""
     if not future.done():
         future.cancel()
-        raise _Silent("deadline", f"the Zoekt server at {_public_url(url)} did not answer before the deadline")
+        raise _Silent("deadline", f"the Zoekt server at {_public_url(url)} did not answer in time (the deadline)")
     return future.result()
 
 
@@ -388,3 +390,112 @@ def _same_revision(indexed: str, served: str) -> bool:
     if indexed.startswith("sha256:") and not served.startswith("sha256:"):
         return True  # a folder indexed by hash, served by a Zoekt that names commits only
     return indexed == served
+
+
+# -- recording the endpoints in the index ------------------------------------------------------------
+
+
+def record_index_endpoints(index_dir, zoekt_url, *, deadline_s: float = DEFAULT_DEADLINE_S) -> dict:
+    """``labkit index endpoints``: ask each endpoint what it serves and record the layout in the index.
+
+    Every endpoint must answer (``backend_unavailable`` otherwise: a layout is recorded whole). The
+    record is what later names the repositories of an endpoint that is down, and what ``code-search
+    --backend zoekt`` (and ``labkit mcp serve``) use when no URL is given.
+    """
+    from .index import connect, indexed_repos
+
+    urls = endpoint_list(zoekt_url)
+    deadline = time.monotonic() + deadline_s
+    with ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="labkit-zoekt") as pool:
+        futures = {u: pool.submit(_list, u, deadline) for u in urls}
+        wait(list(futures.values()), timeout=max(0.0, deadline - time.monotonic()))
+        listings: dict[str, dict[str, str]] = {}
+        for u in urls:
+            try:
+                listings[u] = _result(futures[u], u)
+            except _Silent as exc:
+                raise LabkitError("backend_unavailable", exc.detail + "; nothing was recorded") from None
+    conn = connect(index_dir)
+    try:
+        repos = indexed_repos(conn)
+        layout: dict[str, list[str]] = {}
+        report = []
+        taken: set[str] = set()
+        for u in urls:
+            served = listings[u]
+            held = sorted(n for n in served if n in repos)
+            layout[u] = held
+            report.append(
+                {
+                    "endpoint": _public_url(u),
+                    "repos": held,
+                    "stale": [n for n in held if not _same_revision(repos[n]["revision"], served[n])],
+                    "duplicates": [n for n in held if n in taken],
+                    "unknown": sorted(n for n in served if n not in repos),
+                }
+            )
+            taken |= set(held)
+        record_endpoints(conn, layout)
+    finally:
+        conn.close()
+    return {"endpoints": report, "unserved": sorted(set(repos) - taken)}
+
+
+# -- one file, for get_file_context ---------------------------------------------------------------
+
+
+def zoekt_file(
+    zoekt_url, repo: str, path: str, *, indexed: str | None, deadline_s: float = DEFAULT_DEADLINE_S
+) -> tuple[str, str]:
+    """(the file's text, the revision it was served at) from the endpoint that serves ``repo``.
+
+    ``indexed``: the revision the index holds (None without an index). A file read is never partial:
+    the endpoint holding the repository down, late or stale is ``backend_unavailable``, naming it.
+    """
+    from .query import quote_meta
+    from .zoekt import zoekt_quote
+
+    urls = endpoint_list(zoekt_url)
+    query = "r:" + zoekt_quote("^" + quote_meta(repo) + "$") + " f:" + zoekt_quote("^" + quote_meta(path) + "$")
+    opts = {"MaxDocDisplayCount": 1, "NumContextLines": 0, "Whole": True}
+    deadline = time.monotonic() + deadline_s
+    pool = ThreadPoolExecutor(max_workers=2 * len(urls), thread_name_prefix="labkit-zoekt")
+    try:
+        listings = {u: pool.submit(_list, u, deadline) for u in urls}
+        searches = {u: pool.submit(_search, u, query, opts, deadline) for u in urls}
+        asked: list[Future] = [*listings.values(), *searches.values()]
+        wait(asked, timeout=max(0.0, deadline - time.monotonic()))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    silent: list[tuple[str, _Silent]] = []
+    stale: list[str] = []
+    for u in urls:
+        try:
+            served = _result(listings[u], u)
+            files, _, _ = _result(searches[u], u)
+        except _Silent as exc:
+            silent.append((u, exc))
+            continue
+        if repo not in served:
+            continue
+        if indexed and not _same_revision(indexed, served[repo]):
+            stale.append(u)
+            continue
+        for f in files:
+            if f.repo == repo and f.path == path and f.content is not None:
+                return f.content, served[repo]
+        if any(f.repo == repo and f.path == path for f in files):
+            return "", served[repo]  # an empty file: Zoekt sends no content
+        raise LabkitError("file_not_found", f"'{path}' is not a file Zoekt serves for '{repo}'")
+    if stale:
+        raise LabkitError(
+            "backend_unavailable",
+            f"the Zoekt server at {_public_url(stale[0])} serves '{repo}' at another commit than the index holds",
+        )
+    if silent:
+        held = [(u, e) for u, e in silent if repo in (_LAST_LISTING.get(u) or (repo,))]
+        first = (held or silent)[0][1]
+        raise LabkitError("backend_unavailable", first.detail + f" (it may hold '{repo}')")
+    if indexed is None:
+        raise LabkitError("repository_not_found", f"no Zoekt endpoint serves a repository named '{repo}'")
+    raise LabkitError("backend_unavailable", f"no Zoekt endpoint serves '{repo}'; index it there first")
