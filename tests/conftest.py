@@ -44,6 +44,8 @@ TEST_TIERS = {
     "test_codesearch_eval.py::test_experiment_result_fields": "slow",
     "test_codesearch_bench.py::": "slow",
     "test_zoekt_fanout.py::test_three_shards_give_one_servers_answer": "slow",
+    "test_mcp_zoekt.py::test_search_code_and_context_through_three_zoekt_shards": "slow",
+    "test_mcp_zoekt.py::test_zoekt_without_an_index_serves_search_code": "slow",
     # real git repositories per promise, on both sides of the sandbox (about 8 s)
     "test_grade_fixit.py::test_the_lab_solution_and_the_broken_version_get_the_notebook_verdicts[04-": "slow",
 }
