@@ -29,6 +29,12 @@ SMOKE = {
     "pagination_cost.py": (["--sizes", "1", "--repeats", "1", "--json"], {0}, {"rows", "maxSnapshotRatio"}),
     "search_bounds.py": (["--rounds", "1"], {0}, {"redaction", "gitignore", "tracked"}),
     "trusted_boundary.py": (["--repeats", "3", "--rounds", "1"], {0}, {"status", "pagination", "mcp"}),
+    # Exit 2: Zoekt is not installed here (the JSON then says so in "error").
+    "zoekt_fanout.py": (
+        ["--rounds", "1", "--cases", "3", "--deadline", "0.5", "--offline"],
+        {0, 1},
+        {"queries", "top10Equal", "p50Ratio", "killed", "paused", "target"},
+    ),
 }
 
 

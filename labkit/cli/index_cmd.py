@@ -15,6 +15,16 @@ def add_parser(sub) -> None:
     e = isub.add_parser(
         "endpoints",
         help="record which Zoekt endpoints serve the index's repositories (code-search fans out to them)",
+        description=(
+            "Ask each zoekt-webserver which repositories it serves and record the layout in the index: "
+            "`labkit code-search --backend zoekt` and `labkit mcp serve --index` then fan out to these "
+            "endpoints when no --zoekt-url is given, and a search names an endpoint that is down with the "
+            "repositories it held. Every endpoint must answer (else backend_unavailable, nothing recorded). "
+            'Output: {"endpoints": [{"endpoint", "repos", "stale", "duplicates", "unknown"}], "unserved"}: '
+            "`stale` the repositories it serves at another commit than the index holds, `duplicates` those an "
+            "earlier endpoint serves already (the earlier one answers), `unknown` those the index does not "
+            "hold, `unserved` the index's repositories no endpoint serves."
+        ),
     )
     e.add_argument("index_dir", metavar="INDEX_DIR")
     e.add_argument(

@@ -267,28 +267,21 @@ def fan_out(
         "Whole": bool(whole),
     }
     deadline = time.monotonic() + deadline_s
-    pool = ThreadPoolExecutor(max_workers=2 * len(urls), thread_name_prefix="labkit-zoekt")
-    try:
-        listings = {u: pool.submit(_list, u, deadline) for u in urls}
-        searches = {u: pool.submit(_search, u, query, opts, deadline) for u in urls}
-        pending: list[Future] = [*listings.values(), *searches.values()]
-        done, _ = wait(pending, timeout=max(0.0, deadline - time.monotonic()), return_when=FIRST_EXCEPTION)
-        # FIRST_EXCEPTION returns early on a down server; wait for the rest within the same deadline.
-        wait([f for f in pending if f not in done], timeout=max(0.0, deadline - time.monotonic()))
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-
-    answers: dict[str, tuple[dict[str, str], list[FileHit], bool, dict[str, str]]] = {}
-    silent: dict[str, _Silent] = {}
-    for u in urls:
-        try:
-            answers[u] = (_result(listings[u], u), *_result(searches[u], u))
-        except _Silent as exc:
-            silent[u] = exc
+    asked = urls
+    if repo is not None:  # one repository: ask the endpoints known to hold it (all, when none is known)
+        with _LOCK:
+            holders = [u for u in urls if repo in (recorded.get(u) or _LAST_LISTING.get(u) or ())]
+        asked = holders or urls
+    answers, silent = _ask(asked, query, opts, deadline)
+    if asked is not urls and not silent and not any(repo in a[0] for a in answers.values()):
+        # It moved: ask the others too, within the same deadline.
+        more_answers, more_silent = _ask([u for u in urls if u not in asked], query, opts, deadline)
+        answers.update(more_answers)
+        silent.update(more_silent)
 
     if len(urls) == 1 and strict_single and silent:
         raise LabkitError("backend_unavailable", silent[urls[0]].detail)
-    if not answers:
+    if not answers and asked is urls:  # (a subset asked for one repository: its holders' silence is a gap)
         first = next(iter(silent.values()))
         raise LabkitError(
             "backend_unavailable", f"no Zoekt endpoint answered ({len(silent)} asked; first: {first.detail})"
@@ -373,6 +366,28 @@ def fan_out(
         matches, capped = matches[:max_matches], True
     served_at = {n: answers[u][0][n] for n, u in owner.items()}
     return FanOut(matches, capped, versions, contents, unsearched, served_at)
+
+
+def _ask(urls: list[str], query: str, opts: dict, deadline: float):
+    """Each endpoint's (listing, files, capped, versions), or why it gave none, by the deadline."""
+    pool = ThreadPoolExecutor(max_workers=2 * len(urls), thread_name_prefix="labkit-zoekt")
+    try:
+        listings = {u: pool.submit(_list, u, deadline) for u in urls}
+        searches = {u: pool.submit(_search, u, query, opts, deadline) for u in urls}
+        pending: list[Future] = [*listings.values(), *searches.values()]
+        done, _ = wait(pending, timeout=max(0.0, deadline - time.monotonic()), return_when=FIRST_EXCEPTION)
+        # FIRST_EXCEPTION returns early on a down server; wait for the rest within the same deadline.
+        wait([f for f in pending if f not in done], timeout=max(0.0, deadline - time.monotonic()))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    answers: dict[str, tuple[dict[str, str], list[FileHit], bool, dict[str, str]]] = {}
+    silent: dict[str, _Silent] = {}
+    for u in urls:
+        try:
+            answers[u] = (_result(listings[u], u), *_result(searches[u], u))
+        except _Silent as exc:
+            silent[u] = exc
+    return answers, silent
 
 
 def _result(future, url: str):

@@ -200,7 +200,7 @@ def _search_code(
     literal=False,
     backend="embedded",
     zoekt_url=None,
-    zoekt_deadline=None,
+    zoekt_deadline=DEFAULT_DEADLINE_S,
     ranking="definition-first",
     check_worktree=True,
 ) -> dict:
@@ -470,6 +470,7 @@ TOOL = Tool(
             default=DEFAULT_DEADLINE_S,
             minimum=0.05,
             maximum=600,
+            metavar="SECONDS",
             mcp=False,
         ),
     ),
