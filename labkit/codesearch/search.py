@@ -409,7 +409,7 @@ TOOL = Tool(
     target="index",
     function=_search_code,
     ledger_result=(
-        Recorded("copy", ("backend", "truncated")),
+        Recorded("copy", ("backend", "truncated", "complete")),
         Recorded("length", ("matches",), key="matchCount"),
         Recorded("revisions", ("revisions",)),
         Recorded("length", ("stale",)),
