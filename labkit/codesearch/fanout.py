@@ -34,8 +34,7 @@ import json
 import os
 import threading
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
@@ -43,7 +42,7 @@ from labkit.errors import LabkitError
 
 from .query import Plan
 from .search import DEFAULT_DEADLINE_S, MAX_ENDPOINTS, SNIPPET_CHARS
-from .zoekt import DEFAULT_URL, _b64, _opener, _public_url, build_query
+from .zoekt import DEFAULT_URL, _b64, _public_url, build_query
 
 #: The git config key (``zoekt.labkit-revision``) a labkit mirror carries: the indexed revision it holds.
 REVISION_KEY = "labkit-revision"
@@ -129,25 +128,84 @@ def record_endpoints(conn, layout: dict[str, list[str]]) -> None:
 # -- one endpoint -------------------------------------------------------------------------------
 
 
-def _request(url: str, endpoint: str, body: dict, timeout: float) -> dict:
-    req = urllib.request.Request(
-        url + endpoint, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
-    )
-    try:
-        with _opener().open(req, timeout=max(0.001, timeout)) as resp:
+#: Idle keep-alive connections per endpoint, reused by later requests (a TCP connect and a new
+#: opener per request were most of the fan-out's own cost on these small answers).
+_IDLE: dict[str, list] = {}
+_MAX_IDLE = 8
+
+
+def _connection(url: str, timeout: float):
+    """(an HTTP connection to ``url``, True when it was reused); a new one when none is idle."""
+    import http.client
+
+    with _LOCK:
+        idle = _IDLE.get(url)
+        conn = idle.pop() if idle else None
+    if conn is not None:
+        conn.timeout = timeout
+        if conn.sock is not None:
+            conn.sock.settimeout(timeout)
+        return conn, True
+    parts = urllib.parse.urlsplit(url)
+    cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    return cls(parts.hostname or "127.0.0.1", parts.port, timeout=timeout), False
+
+
+def _release(url: str, conn) -> None:
+    with _LOCK:
+        idle = _IDLE.setdefault(url, [])
+        if len(idle) < _MAX_IDLE:
+            idle.append(conn)
+            return
+    conn.close()
+
+
+def _exchange(url: str, endpoint: str, data: bytes, timeout: float) -> tuple[int, bytes]:
+    """POST once over a kept-alive connection; a reused one the server closed meanwhile is retried fresh."""
+    import http.client
+
+    parts = urllib.parse.urlsplit(url)
+    headers = {"Content-Type": "application/json"}
+    if parts.username is not None:
+        import base64
+
+        token = base64.b64encode(f"{parts.username}:{parts.password or ''}".encode()).decode()
+        headers["Authorization"] = "Basic " + token
+    target = (parts.path.rstrip("/") or "") + endpoint
+    while True:
+        conn, reused = _connection(url, timeout)
+        try:
+            conn.request("POST", target, body=data, headers=headers)
+            resp = conn.getresponse()
             payload = resp.read()
-    except urllib.error.HTTPError as exc:
-        if exc.code == 400:
-            raise LabkitError("invalid_argument", "Zoekt refused the query as malformed") from None
-        raise _Silent("unreachable", f"the Zoekt server at {_public_url(url)} answered HTTP {exc.code}") from None
+        except TimeoutError:
+            conn.close()
+            raise  # never retried: the deadline holds
+        except (http.client.HTTPException, OSError):
+            conn.close()
+            if reused:
+                continue  # an idle connection the server had closed: again on the next (at last a fresh one)
+            raise
+        if resp.will_close:
+            conn.close()
+        else:
+            _release(url, conn)
+        return resp.status, payload
+
+
+def _request(url: str, endpoint: str, body: dict, timeout: float) -> dict:
+    import http.client
+
+    try:
+        status, payload = _exchange(url, endpoint, json.dumps(body).encode(), max(0.001, timeout))
     except TimeoutError:
         raise _Silent("deadline", f"the Zoekt server at {_public_url(url)} did not answer in time") from None
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, TimeoutError):
-            raise _Silent("deadline", f"the Zoekt server at {_public_url(url)} did not answer in time") from None
+    except (OSError, ValueError, http.client.HTTPException):
         raise _Silent("unreachable", f"no Zoekt server answered at {_public_url(url)}") from None
-    except (OSError, ValueError):
-        raise _Silent("unreachable", f"no Zoekt server answered at {_public_url(url)}") from None
+    if status == 400:
+        raise LabkitError("invalid_argument", "Zoekt refused the query as malformed")
+    if status != 200:
+        raise _Silent("unreachable", f"the Zoekt server at {_public_url(url)} answered HTTP {status}")
     try:
         return json.loads(payload)
     except ValueError:
