@@ -46,6 +46,9 @@ TEST_TIERS = {
     # both SDKs' clients, each starting its own servers on a real repository and index (about 30 s)
     "test_mcp_interop.py::test_every_tool_succeeds_and_fails_in_the_shape_both_clients_accept": "slow",
     "test_mcp_interop.py::test_the_old_error_shape_is_refused_by_the_typescript_client": "slow",
+    "test_zoekt_fanout.py::test_three_shards_give_one_servers_answer": "slow",
+    "test_mcp_zoekt.py::test_search_code_and_context_through_three_zoekt_shards": "slow",
+    "test_mcp_zoekt.py::test_zoekt_without_an_index_serves_search_code": "slow",
     # real git repositories per promise, on both sides of the sandbox (about 8 s)
     "test_grade_fixit.py::test_the_lab_solution_and_the_broken_version_get_the_notebook_verdicts[04-": "slow",
 }

@@ -25,10 +25,21 @@ SMOKE = {
     "codesearch_bench.py": (["--copies", "1", "--repeats", "1"], {0}, {"corpus", "build", "queries"}),
     "grader_channel_flood.py": (["--count", "2", "--size-mb", "1"], {0}, {"attack", "isolation", "peakRssMiB"}),
     "ledger_summarize.py": (["--lines", "2000", "--rounds", "1", "--json"], {0, 1}, {"target", "rows"}),
+    "mcp_zoekt.py": (
+        ["--rounds", "1", "--queries", "2", "--offline"],
+        {0, 1},
+        {"p50Ms", "ratioVsSameRequest", "target"},
+    ),
     "mcp_paging.py": (["--quick", "--rounds", "1"], {0, 1}, {"diffBytes", "pages", "ratio", "target"}),
     "pagination_cost.py": (["--sizes", "1", "--repeats", "1", "--json"], {0}, {"rows", "maxSnapshotRatio"}),
     "search_bounds.py": (["--rounds", "1"], {0}, {"redaction", "gitignore", "tracked"}),
     "trusted_boundary.py": (["--repeats", "3", "--rounds", "1"], {0}, {"status", "pagination", "mcp"}),
+    # Exit 2: Zoekt is not installed here (the JSON then says so in "error").
+    "zoekt_fanout.py": (
+        ["--rounds", "1", "--cases", "3", "--deadline", "0.5", "--offline"],
+        {0, 1},
+        {"queries", "top10Equal", "p50Ratio", "killed", "paused", "target"},
+    ),
 }
 
 

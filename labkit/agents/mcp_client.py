@@ -12,8 +12,8 @@ import os
 import sys
 
 
-def server_parameters(root, *, index=None, ledger=None, env: dict | None = None):
-    """``StdioServerParameters`` that launch ``labkit mcp serve`` with this interpreter."""
+def server_parameters(root, *, index=None, ledger=None, env: dict | None = None, zoekt=()):
+    """``StdioServerParameters`` that launch ``labkit mcp serve`` with this interpreter (``zoekt``: endpoint URLs)."""
     from mcp.client.stdio import StdioServerParameters
 
     args = ["-m", "labkit", "mcp", "serve", "--root", os.fspath(root)]
@@ -21,6 +21,8 @@ def server_parameters(root, *, index=None, ledger=None, env: dict | None = None)
         args += ["--index", os.fspath(index)]
     if ledger is not None:
         args += ["--ledger", os.fspath(ledger)]
+    for url in zoekt:
+        args += ["--zoekt-url", url]
     return StdioServerParameters(command=sys.executable, args=args, env=env)
 
 

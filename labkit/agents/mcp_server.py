@@ -49,10 +49,16 @@ SERVER_NAME = "labkit"
 
 @dataclass
 class ServerConfig:
-    """What one server serves: a workspace root (opened once, on first use) and an optional index."""
+    """What one server serves: a workspace root (opened once, on first use), an optional index, Zoekt.
+
+    ``zoekt_urls``: the Zoekt endpoints ``search_code`` and ``get_file_context`` ask (several fan out;
+    see :mod:`labkit.codesearch.fanout`); empty: the embedded index answers.
+    """
 
     root: str
     index: str | None = None
+    zoekt_urls: tuple[str, ...] = ()
+    zoekt_deadline: float | None = None
     _workspace: Any = field(default=None, repr=False)
 
     @property
@@ -71,7 +77,7 @@ class ServerConfig:
 
 
 def available_tools(cfg: ServerConfig) -> list[Tool]:
-    return [t for t in TOOLS if cfg.index is not None or t.target != "index"]
+    return [t for t in TOOLS if cfg.index is not None or cfg.zoekt_urls or t.target != "index"]
 
 
 class UnknownTool(LabkitError):
@@ -87,14 +93,21 @@ def check_call(cfg: ServerConfig, name: Any, arguments: Any) -> tuple[Tool, dict
     if tool is None or tool not in available_tools(cfg):
         shown = names.printable(name[:64]) if isinstance(name, str) else "?"
         if tool is not None:
-            raise UnknownTool("invalid_argument", f"tool '{shown}' needs the server to be started with --index")
+            raise UnknownTool(
+                "invalid_argument", f"tool '{shown}' needs the server to be started with --index or --zoekt-url"
+            )
         raise UnknownTool("invalid_argument", f"unknown tool '{shown}'")
     return tool, check_arguments(tool, arguments)
 
 
 def _call(cfg: ServerConfig, tool: Tool, args: dict) -> dict:
     target = cfg.index if tool.target == "index" else cfg.workspace
-    return tool.function(target, **keywords(tool, args))
+    extra: dict = {}
+    if tool.target == "index" and cfg.zoekt_urls:
+        extra = {"zoekt_url": list(cfg.zoekt_urls), "zoekt_deadline": cfg.zoekt_deadline}
+        if tool.name == "search_code":
+            extra["backend"] = "zoekt"
+    return tool.function(target, **{**keywords(tool, args), **extra})
 
 
 def _boundary(cfg: ServerConfig, tool: Tool | None):
@@ -285,6 +298,21 @@ def build_server(cfg: ServerConfig, ledger=None):
     return server
 
 
+def _recorded_zoekt(index: str) -> tuple[str, ...]:
+    """The Zoekt endpoints an index recorded (``labkit index endpoints``); none for an index without them."""
+    from labkit.codesearch.fanout import recorded_endpoints
+    from labkit.codesearch.index import connect
+
+    try:
+        conn = connect(index)
+    except LabkitError:
+        return ()  # not an index (yet): the tools say so when called
+    try:
+        return tuple(recorded_endpoints(conn))
+    finally:
+        conn.close()
+
+
 def _configure_logging() -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("labkit-mcp %(levelname)s %(name)s: %(message)s"))
@@ -293,17 +321,40 @@ def _configure_logging() -> None:
     root.setLevel(logging.WARNING)
 
 
-def serve_stdio(root: str, *, index: str | None = None, ledger_path: str | None = None) -> int:
-    """Serve on stdin/stdout until the client disconnects. Returns an exit status."""
+def serve_stdio(
+    root: str,
+    *,
+    index: str | None = None,
+    ledger_path: str | None = None,
+    zoekt_urls=(),
+    zoekt_deadline: float | None = None,
+) -> int:
+    """Serve on stdin/stdout until the client disconnects. Returns an exit status.
+
+    Without ``zoekt_urls``, an index whose Zoekt endpoints ``labkit index endpoints`` recorded is
+    searched through them (the index's own configuration).
+    """
     if not os.path.isdir(root):
         raise LabkitError("invalid_argument", "--root is not a folder")
     if index is not None and not os.path.isdir(index):
         raise LabkitError("invalid_argument", "--index is not a folder")
+    zoekt_urls = tuple(zoekt_urls or ())
+    if zoekt_urls:
+        from labkit.codesearch.fanout import endpoint_list
+
+        zoekt_urls = tuple(endpoint_list(list(zoekt_urls)))
+    elif index is not None:
+        zoekt_urls = _recorded_zoekt(index)
     import anyio
     from mcp.server.stdio import stdio_server
 
     _configure_logging()
-    cfg = ServerConfig(root=os.path.abspath(root), index=os.path.abspath(index) if index else None)
+    cfg = ServerConfig(
+        root=os.path.abspath(root),
+        index=os.path.abspath(index) if index else None,
+        zoekt_urls=zoekt_urls,
+        zoekt_deadline=zoekt_deadline,
+    )
     cfg.workspace  # noqa: B018 - opened once, before the first request
     ledger = None
     if ledger_path is not None:

@@ -40,6 +40,10 @@ def render(result: dict) -> str:
     if result["truncated"]:
         total = f"{result['totalMatches']} matches in all" if result.get("totalMatchesExact") else "more matches exist"
         lines.append(f"... truncated: {total}; raise --limit or narrow the query")
+    for gap in result.get("unsearched") or []:
+        where = gap["endpoint"] or "no Zoekt endpoint"
+        names = ", ".join(f"'{n}'" for n in gap["repos"]) or "its repositories"
+        lines.append(f"warning: not searched ({gap['reason']} at {where}): {names}; the result is incomplete")
     for name in result["stale"]:
         lines.append(f"warning: '{name}' moved since it was indexed; rebuild the index")
     for name, entry in sorted(dirty.items()):

@@ -55,7 +55,7 @@ def add_cli_parser(sub, tool: Tool, *, handler, render=None, extra: Callable | N
             p.add_argument(arg.cli_name, dest=arg.name, action="store_true", **kw)
             continue
         if arg.type is list:
-            p.add_argument(arg.cli_name, dest=arg.name, action="append", metavar="PATH", **kw)
+            p.add_argument(arg.cli_name, dest=arg.name, action="append", metavar=arg.metavar or "PATH", **kw)
             continue
         if arg.enum:
             kw["choices"] = list(arg.enum)
@@ -64,7 +64,7 @@ def add_cli_parser(sub, tool: Tool, *, handler, render=None, extra: Callable | N
             kw["metavar"] = "N"
         elif arg.type is float:
             kw["type"] = float
-            kw["metavar"] = "SECONDS"
+            kw["metavar"] = arg.metavar or "SECONDS"
         p.add_argument(arg.cli_name, dest=arg.name, default=arg.default, **kw)
     if extra is not None:
         extra(p)

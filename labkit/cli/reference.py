@@ -95,9 +95,9 @@ def _synopsis(tool: Tool) -> str:
         elif arg.type is bool:
             parts.append(f"[{cli_name}]")
         elif arg.type is list:
-            parts.append(f"[{cli_name} PATH ...]")
+            parts.append(f"[{cli_name} {arg.metavar or 'PATH'} ...]")
         else:
-            parts.append(f"[{cli_name} {'N' if arg.type is int else arg.name.upper()}]")
+            parts.append(f"[{cli_name} {'N' if arg.type is int else arg.metavar or arg.name.upper()}]")
     return " ".join(parts + ["[--json]"])
 
 

@@ -10,6 +10,8 @@ Layout, one concern per module (like Zoekt's own split):
 - ``query``: turns a literal or RE2 query into an FTS5 prefilter plus a verifier;
 - ``ranking``: definition first, then whole word, then a stable order;
 - ``zoekt``: the Zoekt JSON client, literal escaping and a local Zoekt server;
+- ``fanout``: one query over one or several Zoekt endpoints, in parallel with a
+  deadline, merged in one server's order, every repository not searched named;
 - ``context``: lines around a hit, read from the indexed revision;
 - ``corpus``: exact releases of Python packages as eval corpora (cache, pip
   download, or the installed copy);

@@ -23,8 +23,12 @@ from labkit.codesearch.index import (
 )
 from labkit.codesearch.languages import EXTENSIONS, language_of, normalize_language
 from labkit.codesearch.query import Plan, compile_re2, plan_query, queried_symbol
-from labkit.contract.declare import ARR, BOOL, OBJ, STR, Arg, Recorded, Tool, obj
+from labkit.contract.declare import ARR, BOOL, NSTR, OBJ, STR, Arg, Recorded, Tool, obj
 from labkit.contract.enums import CODE_BACKENDS
+
+#: Seconds every Zoekt endpoint has to answer, and most endpoints one query fans out to (:mod:`.fanout`).
+DEFAULT_DEADLINE_S = 10.0
+MAX_ENDPOINTS = 64
 
 LIMIT_MIN, LIMIT_MAX = 1, 100
 SNIPPET_CHARS = 500
@@ -32,6 +36,19 @@ SNIPPET_CHARS = 500
 #: result says so in ``capped``: ranking saw only what was collected.
 MAX_COLLECT = 5000
 BACKENDS = ("embedded", "zoekt")
+#: The schema of ``unsearched``: which repositories a Zoekt fan-out did not search, by endpoint and why.
+UNSEARCHED = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["endpoint", "reason", "repos"],
+        "properties": {
+            "endpoint": NSTR,
+            "reason": {"type": "string", "enum": ["unreachable", "deadline", "stale", "not_served"]},
+            "repos": {"type": "array", "items": STR},
+        },
+    },
+}
 RANKINGS = ("definition-first", "raw")
 
 
@@ -190,6 +207,7 @@ def _search_code(
     literal=False,
     backend="embedded",
     zoekt_url=None,
+    zoekt_deadline=DEFAULT_DEADLINE_S,
     ranking="definition-first",
     check_worktree=True,
 ) -> dict:
@@ -210,6 +228,8 @@ def _search_code(
             )
         extra: dict = {}
         touched_secret = False
+        unsearched: list[dict] = []
+        served_revisions: dict[str, str] | None = None
         symbol = queried_symbol(query, literal=bool(literal)) if ranking == "definition-first" else None
         if backend == "embedded":
             # Without a symbol to rank by, stable order is final: stop after limit + 1 matches.
@@ -219,17 +239,20 @@ def _search_code(
             capped = more and symbol is not None
             symbols_of = _index_symbols(conn, symbol, plan.case_sensitive, raw, hit_blobs) if symbol else None
         else:
-            from labkit.codesearch.zoekt import zoekt_search
+            from labkit.codesearch.fanout import fan_out, recorded_endpoints
 
-            found = zoekt_search(
-                zoekt_url,
+            recorded = recorded_endpoints(conn)
+            found = fan_out(
+                zoekt_url or list(recorded) or None,
                 plan,
+                expected={name: info["revision"] for name, info in repos.items()},
                 repo=repo,
                 lang_exts=EXTENSIONS[lang] if lang else None,
                 path=path,
                 whole=symbol is not None,
                 max_matches=MAX_COLLECT,
-                expected_repos=() if repo else repos,
+                deadline_s=zoekt_deadline or DEFAULT_DEADLINE_S,
+                recorded=recorded,
             )
             raw, capped, contents = found.matches, found.capped, found.contents
             raw, touched_secret = _zoekt_as_shown(raw, contents, plan)
@@ -238,6 +261,9 @@ def _search_code(
             extra["zoektVersions"] = found.versions
             unknown = sorted({m["repo"] for m in raw} - set(repos)) if conn is not None else []
             extra["unknownRepos"] = unknown
+            unsearched = found.unsearched
+            if conn is None:  # no index to bind to: the revisions Zoekt searched
+                served_revisions = found.served
         if ranking == "definition-first":
             from labkit.codesearch.ranking import rank_matches
 
@@ -256,7 +282,11 @@ def _search_code(
             "truncated": len(ordered) > limit or more,
             # totalMatches counts every match only when all were collected; else it is a lower bound.
             "totalMatchesExact": not more,
-            "revisions": {name: info["revision"] for name, info in scope.items()},
+            "revisions": (
+                served_revisions
+                if served_revisions is not None
+                else {name: info["revision"] for name, info in scope.items()}
+            ),
             "stale": stale_repos(scope, states) if check_worktree else None,
             # Work trees that differ from the indexed revision: their uncommitted lines are not searched.
             "dirty": dirty_repos(scope, states) if check_worktree else None,
@@ -267,6 +297,9 @@ def _search_code(
             "capped": capped,
             "prefilter": plan.fts,
             "elapsedMs": round((time.perf_counter() - started) * 1000, 3),
+            # False when some repositories were not searched (a Zoekt endpoint down, late or stale): see unsearched.
+            "complete": not unsearched,
+            "unsearched": unsearched,
         }
         result.update(extra)
         return result
@@ -383,7 +416,7 @@ TOOL = Tool(
     target="index",
     function=_search_code,
     ledger_result=(
-        Recorded("copy", ("backend", "truncated")),
+        Recorded("copy", ("backend", "truncated", "complete")),
         Recorded("length", ("matches",), key="matchCount"),
         Recorded("revisions", ("revisions",)),
         Recorded("length", ("stale",)),
@@ -426,9 +459,40 @@ TOOL = Tool(
             ledger=("literal", "bool"),
         ),
         Arg("backend", str, "which index answers", default="embedded", enum=CODE_BACKENDS, mcp=False),
-        Arg("zoekt_url", str, "a running zoekt-webserver (with --backend zoekt)", max_length=1024, mcp=False),
+        Arg(
+            "zoekt_url",
+            list,
+            "a running zoekt-webserver (with --backend zoekt); repeat it for several endpoints, each serving "
+            "its own repositories (default: the endpoints `labkit index endpoints` recorded, else "
+            "$LABKIT_ZOEKT_URL, else http://127.0.0.1:6070)",
+            max_items=MAX_ENDPOINTS,
+            item_max_length=1024,
+            metavar="URL",
+            mcp=False,
+        ),
+        Arg(
+            "zoekt_deadline",
+            float,
+            "seconds the Zoekt endpoints have to answer; one that is later is named in `unsearched`",
+            default=DEFAULT_DEADLINE_S,
+            minimum=0.05,
+            maximum=600,
+            metavar="SECONDS",
+            mcp=False,
+        ),
     ),
-    output=obj({"query": STR, "backend": STR, "matches": ARR, "truncated": BOOL, "revisions": OBJ, "stale": ARR}),
+    output=obj(
+        {
+            "query": STR,
+            "backend": STR,
+            "matches": ARR,
+            "truncated": BOOL,
+            "revisions": OBJ,
+            "stale": ARR,
+            "complete": BOOL,
+            "unsearched": UNSEARCHED,
+        }
+    ),
     errors=("invalid_argument", "repository_not_found", "backend_unavailable", "internal_error"),
     output_notes=(
         "Matches are `{repo, path, line, snippet}`, the defining place of a queried symbol first. "
@@ -436,7 +500,16 @@ TOOL = Tool(
         "differs from the indexed revision. The index holds each file's text as shown (detected "
         "secrets replaced, key blocks whole) and matches against it, so a query inside a secret finds "
         "nothing; a Zoekt server of one's own (raw files) has each hit line redacted and re-matched "
-        "(with the whole file in view only when Zoekt returned it)."
+        "(with the whole file in view only when Zoekt returned it). "
+        "With the Zoekt backend the query goes to every endpoint at once, with a deadline, and the answers "
+        "are merged in one server's order (score, then repository and path, then Zoekt's novel-extension "
+        "boost), so N endpoints give the list one server over the same repositories gives. `complete` is "
+        "false when some repositories were not searched, and `unsearched` names each gap as "
+        "`{endpoint, reason, repos}`: `reason` is `unreachable` (down), `deadline` (no answer in time), "
+        "`stale` (the endpoint serves another commit than the index holds; its hits are dropped) or "
+        "`not_served` (no endpoint holds the repository; `endpoint` is the one `labkit index endpoints` "
+        "recorded, or null). One endpoint that is down or late is `backend_unavailable` instead; so is a "
+        "call no endpoint answers. The embedded backend is always complete."
     ),
 )
 

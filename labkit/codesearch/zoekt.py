@@ -14,10 +14,17 @@ Three pitfalls from practice shape this module:
   mirrors named after each folder, so a hit's ``repo`` is what ``labkit
   context`` looks up, never ``github.com/owner/name``.
 
-``LocalZoekt`` serves the files of an embedded index: each repository's stored
+``LocalZoekt`` serves the files of an embedded index (all its repositories, or
+the ones named, to stand up one shard set of several): each repository's stored
 files become a git mirror, ``zoekt-git-index`` indexes it, and
 ``zoekt-webserver`` serves the shards on 127.0.0.1 only. Sensitive and noise
-paths never reach Zoekt, and both backends search the same files.
+paths never reach Zoekt, and both backends search the same files. Each mirror
+carries the indexed revision in its git config (``zoekt.labkit-revision``,
+which Zoekt lists as the repository's ``RawConfig``), so a server is bound to
+the commit the index holds and a stale one is told apart.
+
+Asking one or several servers, and merging their answers, is
+:mod:`labkit.codesearch.fanout`.
 """
 
 from __future__ import annotations
@@ -33,7 +40,6 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from labkit.boundary.errors import LabkitError
@@ -76,14 +82,6 @@ def build_query(
 # -- the JSON client ---------------------------------------------------------------------------
 
 
-@dataclass
-class ZoektResult:
-    matches: list[dict]
-    capped: bool
-    versions: dict[str, str]
-    contents: dict[tuple[str, str], str] = field(default_factory=dict)
-
-
 def _public_url(url: str) -> str:
     """The URL without credentials, for messages."""
     parts = urllib.parse.urlsplit(url)
@@ -122,91 +120,6 @@ def _b64(text: str | None) -> str:
     if not text:
         return ""
     return base64.b64decode(text).decode("utf-8", "replace")
-
-
-def served_repos(url: str) -> set[str]:
-    """The repository names a Zoekt server holds shards for."""
-    listing = _post(url, {"Q": ""}, endpoint="/api/list")
-    return {
-        r["Repository"]["Name"]
-        for r in ((listing or {}).get("List") or {}).get("Repos") or []
-        if isinstance(r, dict) and isinstance(r.get("Repository"), dict)
-    }
-
-
-def check_served(url: str | None, expected) -> None:
-    """``backend_unavailable`` unless Zoekt serves every expected repository (and at least one).
-
-    A Zoekt server without the index answers every query with nothing; that
-    must never pass for "no matches".
-    """
-    url = url or os.environ.get("LABKIT_ZOEKT_URL") or DEFAULT_URL
-    served = served_repos(url)
-    missing = sorted(set(expected) - served)
-    if not served or missing:
-        what = (
-            f"repository '{missing[0]}'" + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
-            if missing
-            else "any repository"
-        )
-        raise LabkitError(
-            "backend_unavailable", f"the Zoekt server at {_public_url(url)} holds no index for {what}; index it first"
-        )
-
-
-def zoekt_search(
-    url: str | None,
-    plan: Plan,
-    *,
-    repo=None,
-    lang_exts=None,
-    path=None,
-    whole=False,
-    max_matches: int = 5000,
-    expected_repos=(),
-) -> ZoektResult:
-    """Matches in Zoekt's own order: files as scored, lines as listed.
-
-    ``expected_repos`` (with ``repo``, when given) must be served, else
-    ``backend_unavailable``: a missing Zoekt index is never an empty result.
-    """
-    from labkit.codesearch.search import SNIPPET_CHARS
-
-    url = url or os.environ.get("LABKIT_ZOEKT_URL") or DEFAULT_URL
-    check_served(url, set(expected_repos) | ({repo} if repo else set()))
-    q = build_query(plan, repo=repo, lang_exts=lang_exts, path=path)
-    opts = {
-        "MaxDocDisplayCount": max_matches,
-        "ShardMaxMatchCount": max_matches,
-        "TotalMaxMatchCount": max_matches,
-        "NumContextLines": 0,
-        "Whole": bool(whole),
-    }
-    reply = _post(url, {"Q": q, "Opts": opts})
-    result = (reply or {}).get("Result") or {}
-    matches: list[dict] = []
-    versions: dict[str, str] = {}
-    contents: dict[tuple[str, str], str] = {}
-    for fm in result.get("Files") or []:
-        repo_name, file_name = fm.get("Repository", ""), fm.get("FileName", "")
-        if fm.get("Version"):
-            versions[repo_name] = fm["Version"]
-        if whole and fm.get("Content"):
-            contents[(repo_name, file_name)] = _b64(fm["Content"])
-        seen = set()
-        for lm in fm.get("LineMatches") or []:
-            if lm.get("FileName") or not lm.get("LineNumber"):
-                continue  # a file-name hit, not a line of content
-            line_no = int(lm["LineNumber"])
-            if line_no in seen:
-                continue
-            seen.add(line_no)
-            text = _b64(lm.get("Line")).rstrip("\n")
-            text = text[:-1] if text.endswith("\r") else text
-            matches.append({"repo": repo_name, "path": file_name, "line": line_no, "snippet": text[:SNIPPET_CHARS]})
-    stats = result.get("Stats") or {}
-    capped = len(matches) >= max_matches or bool(stats.get("FilesSkipped")) or bool(stats.get("ShardsSkipped"))
-    return ZoektResult(matches=matches, capped=capped, versions=versions, contents=contents)
 
 
 # -- finding and running Zoekt -----------------------------------------------------------------
@@ -262,8 +175,9 @@ class LocalZoekt:
         search_code(index_dir, "Context", backend="zoekt", zoekt_url=z.url)
     """
 
-    def __init__(self, index_dir, *, workdir=None, startup_timeout: float = 30.0):
+    def __init__(self, index_dir, *, repos=None, workdir=None, startup_timeout: float = 30.0):
         self.index_dir = Path(index_dir)
+        self.only = None if repos is None else set(repos)
         self.startup_timeout = startup_timeout
         self._own_workdir = workdir is None
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="labkit-zoekt-"))
@@ -272,7 +186,7 @@ class LocalZoekt:
         self.repos: dict[str, str] = {}
         self.index_seconds: float | None = None
 
-    def _mirror(self, conn, name: str) -> Path:
+    def _mirror(self, conn, name: str, revision: str) -> Path:
         """A git repository named ``name`` holding exactly the indexed files (labkit's own, in its temp folder)."""
         from labkit.boundary.gitrunner import run_git
 
@@ -281,6 +195,11 @@ class LocalZoekt:
             shutil.rmtree(target)
         target.mkdir(parents=True)
         run_git(target, ["init", "-q", "-b", "main"])
+        from labkit.codesearch.fanout import REVISION_KEY
+
+        # zoekt-git-index reads the zoekt.* keys only when the repository has a name or an origin.
+        run_git(target, ["config", "zoekt.name", name])
+        run_git(target, ["config", "zoekt." + REVISION_KEY, revision])
         for path, content in conn.execute("SELECT path, content FROM files WHERE repo = ? ORDER BY path", (name,)):
             dest = target / path
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -311,8 +230,8 @@ class LocalZoekt:
         shards.mkdir(parents=True, exist_ok=True)
         conn = connect(self.index_dir)
         try:
-            repos = indexed_repos(conn)
-            mirrors = [self._mirror(conn, name) for name in repos]
+            repos = {n: i for n, i in indexed_repos(conn).items() if self.only is None or n in self.only}
+            mirrors = [self._mirror(conn, name, info["revision"]) for name, info in repos.items()]
         finally:
             conn.close()
         self.repos = {name: info["revision"] for name, info in repos.items()}

@@ -43,6 +43,7 @@ class Arg:
     passed: bool = True  # False: a front-end option the tool's function does not take
     bound_error: str = "invalid_argument"  # the error code of a value outside minimum..maximum
     ledger: tuple[str, str] | None = None  # (ledger key, kind); None: never recorded
+    metavar: str | None = None  # the CLI's name for the value, when not derived from the type
 
     @property
     def keyword(self) -> str:
@@ -316,6 +317,8 @@ def _python_entry(tool: Tool) -> Callable:
                 continue  # a Python object where the command line gives its path (review's baseline dict)
             if arg.type is list and isinstance(value, (tuple, set, frozenset)):
                 value = bound.arguments[keyword] = list(value)
+            elif arg.type is list and isinstance(value, str):  # one item given as itself (one Zoekt URL)
+                value = bound.arguments[keyword] = [value]
             given[arg.name] = value
         checked = check_arguments(tool, given, cli=True)
         for name, value in checked.items():
