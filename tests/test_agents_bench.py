@@ -159,8 +159,11 @@ def test_each_bad_policy_ends_its_task_with_a_named_outcome_and_the_bench_goes_o
         yield Call("git_status", {})
         return Answer("absent", (Citation("read_file", "src/pricing.py", 1, 1, "0" * 64),))
 
-    runners = [InProcess(p) for p in (answers, raises, loops, unknown, malformed, slow, cites_unread)]
-    episodes = _run(bench_env, runners, [task], deadline_s=4)
+    # The slow policy meets a short deadline; the others get a long one, so on a loaded machine the
+    # looping policy always spends its call budget before any clock runs out (a budget, not a time).
+    runners = [InProcess(p) for p in (answers, raises, loops, unknown, malformed, cites_unread)]
+    episodes = _run(bench_env, runners, [task], deadline_s=120)
+    episodes += _run(bench_env, [InProcess(slow)], [task], deadline_s=4)
     outcomes = {e.policy: e.outcome for e in episodes}
     assert outcomes == {
         "answers": "correct",  # positive control
