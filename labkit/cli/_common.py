@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 
@@ -30,6 +31,23 @@ def install_parser_error_hook(parser: argparse.ArgumentParser) -> None:
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+
+
+def add_lang_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--lang",
+        default=None,
+        metavar="LANG",
+        help="the language of what is written for people: en or zh-CN (default: LABKIT_LANG, else en); "
+        "the JSON is the same in every language",
+    )
+
+
+def use_lang(args) -> str:
+    """Choose ``--lang`` (else ``LABKIT_LANG``) for this run: an unknown one is ``invalid_argument``."""
+    from labkit.course.i18n.messages import set_lang
+
+    return set_lang(getattr(args, "lang", None))
 
 
 def dumps(obj) -> str:
@@ -62,6 +80,10 @@ def emit_result(result: dict, as_json: bool, render: Callable[[dict], str | tupl
     elif render is not None:
         shown = render(result)
         out, summary = shown if isinstance(shown, tuple) else (shown, "")
+        if os.environ.get("LABKIT_LANG", "").strip():  # English needs no catalog: nothing is imported
+            from labkit.course.i18n.messages import translate_lines
+
+            out, summary = translate_lines(out, "cli"), translate_lines(summary, "cli")
         if out:
             _write(out.rstrip("\n") + "\n")
         if summary:

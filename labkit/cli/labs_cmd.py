@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag
+from ._common import add_json_flag, add_lang_flag, use_lang
 
 
 def add_parser(sub) -> None:
@@ -12,6 +12,7 @@ def add_parser(sub) -> None:
     s.add_argument(
         "--force", action="store_true", help="overwrite notebooks that already exist in --out (a learner's work)"
     )
+    add_lang_flag(s)
     add_json_flag(s)
     s.set_defaults(handler=run_starter, render=render_starter)
     g = lsub.add_parser(
@@ -55,7 +56,7 @@ def add_parser(sub) -> None:
 def run_starter(args) -> dict:
     from labkit.course.starter import write_starters
 
-    return write_starters(args.out, force=args.force)
+    return write_starters(args.out, force=args.force, lang=use_lang(args))
 
 
 def render_starter(result: dict) -> str:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag
+from ._common import add_json_flag, add_lang_flag, use_lang
 
 
 def add_parser(sub) -> None:
@@ -16,6 +16,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--no-labs", action="store_true", help="skip executing the lab notebooks")
     p.add_argument("--labs", action="store_true", help="with --quick, execute the lab notebooks too")
+    add_lang_flag(p)
     add_json_flag(p)
     p.set_defaults(handler=run, render=render)
 
@@ -25,6 +26,8 @@ def run(args):
     from labkit.course.report import build_report
 
     from . import EXIT_ERROR, EXIT_OK
+
+    use_lang(args)
 
     # A quick run is a smoke run of the experiments: the labs (about four minutes on a shared 2-core
     # machine) run in a full report, or with --quick --labs.
