@@ -130,9 +130,30 @@ class Waiting:
         return f'<div style="border-left:4px solid #6b6b6b;padding:4px 10px"><i>{html.escape(self.text)}</i></div>'
 
 
-def in_language(choices: dict) -> dict:
-    """A table of choices a lab prints (letter → statement), its statements in the language in force."""
-    return {key: _(text) for key, text in choices.items()}
+class Choices(dict):
+    """A table of choices a lab prints (letter → statement): each statement read in the language in force.
+
+    The English is what the dict holds; the translation happens when a statement is read, so the
+    language a process chose after importing the checkers (a Chinese starter's first cell) is the one
+    it prints, and a grader in English sees English.
+    """
+
+    def __getitem__(self, key):
+        return _(super().__getitem__(key))
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def values(self):  # type: ignore[override]
+        return [self[k] for k in self]
+
+    def items(self):  # type: ignore[override]
+        return [(k, self[k]) for k in self]
+
+
+def in_language(choices: dict) -> Choices:
+    """``choices`` as :class:`Choices`: statements in the language in force when they are read."""
+    return Choices(choices)
 
 
 def is_unattempted(answer: Any) -> bool:

@@ -39,7 +39,7 @@ CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 LINK = re.compile(r"\]\(([^)\s]+)\)|<(https?://[^>\s]+)>|(https?://[^\s)>\]]+)")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 HTML_TAG = re.compile(r"<[^>]+>")
-NUMBER = re.compile(r"(?<![\w.,/@-])\d+(?:[.,]\d+)*(?![\w])")
+NUMBER = re.compile(r"(?<![\w.,/@-])\d++(?:[.,]\d+)*+(?![\d])")  # 1,024  0.805  the 1.5 of 1.5x
 IDENTIFIER = re.compile(
     r"(?<![\w`-])(?:"
     r"--[a-z][a-z0-9-]+"  # an option
@@ -100,8 +100,17 @@ def tokens(english: str) -> list[str]:
     return seen
 
 
+def _carries(translation: str, token: str) -> bool:
+    """Whether ``translation`` has ``token`` unchanged: a number or a name as a whole (5 is not in 59)."""
+    if token.startswith("`") or "://" in token or "\n" in token:
+        return token in translation
+    if token[:1].isdigit():
+        return re.search(r"(?<![\w.,])" + re.escape(token) + r"(?![\d]|[.,]\d)", translation) is not None
+    return re.search(r"(?<![\w])" + re.escape(token) + r"(?![\w])", translation) is not None
+
+
 def missing_tokens(english: str, translation: str) -> list[str]:
-    return [t for t in tokens(english) if t not in translation]
+    return [t for t in tokens(english) if not _carries(translation, t)]
 
 
 # -- the term base --------------------------------------------------------------------------------
@@ -243,6 +252,9 @@ def run(
         check_lab(name, lang, report, required=require_complete or name in required, root=root)
     if labs is None:
         check_messages(lang, report, required=require_complete or "messages" in (require or []), root=root)
+        from labkit.course.i18n.glossary import problems as glossary_problems
+
+        report.problems += [Problem("glossary", "GLOSSARY.md", p) for p in glossary_problems(root)]
     return report
 
 

@@ -269,5 +269,23 @@ def translate_html(page: str, ctx: str = "report", lang: str | None = None) -> s
             continue
         core = piece.strip()
         lead, trail = piece[: len(piece) - len(piece.lstrip())], piece[len(piece.rstrip()) :]
-        out.append(lead + translate(core, ctx, lang) + trail)
+        found = catalog(lang).lookup(core, ctx)
+        if found is None and "<" in core:  # no message for the run: the text inside its inline tags, piece by piece
+            found = _inline_pieces(core, ctx, lang)
+        out.append(lead + (core if found is None else found) + trail)
+    return "".join(out)
+
+
+def _inline_pieces(run: str, ctx: str, lang: str) -> str:
+    """A run's text between its inline tags translated piece by piece, code left as it is."""
+    out, code = [], 0
+    for bit in re.split(r"(<[^>]*>)", run):
+        if bit.startswith("<"):
+            if re.match(r"<code\b", bit, re.I):
+                code += 1
+            elif re.match(r"</code\s*>", bit, re.I):
+                code = max(0, code - 1)
+            out.append(bit)
+        else:
+            out.append(bit if code or not bit.strip() else translate(bit, ctx, lang))
     return "".join(out)
