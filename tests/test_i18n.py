@@ -343,3 +343,28 @@ def test_the_starter_json_is_byte_identical_in_both_languages(tmp_path):
         timeout=120,
     )
     assert human.stdout.startswith("已写入 13 个起始版本 notebook 到 s2"), human.stdout
+
+
+def test_content_is_never_translated_only_the_commands_own_words(repo, tmp_path):
+    """A patch, a file's lines, a match are evidence: a context line that reads like a message stays as it is."""
+    import os
+
+    words = "all\n(none)\nstaged\nmore matches exist\n"
+    repo.write("notes.txt", words + "end\n")
+    repo.commit("notes")
+    repo.write("notes.txt", words + "END\n")
+    env = {**os.environ, "LABKIT_LANG": "zh-CN"}
+    diff = subprocess.run(
+        [sys.executable, "-m", "labkit", "diff", str(repo.path)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert diff.returncode == 0, diff.stderr
+    assert "@@ -2,4 +2,4 @@ all\n (none)\n staged\n more matches exist\n-end\n+END" in diff.stdout
+    assert diff.stdout.startswith("# 未暂存 diff，字节 0..")  # the header is the command's own
+    found = subprocess.run(
+        [sys.executable, "-m", "labkit", "search", str(repo.path), "more matches exist"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert "notes.txt:4: more matches exist" in found.stdout and "引擎找到 1 条匹配" in found.stderr

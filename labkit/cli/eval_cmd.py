@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag, table
+from ._common import add_json_flag, human_output, table
 
 
 def add_parser(sub) -> None:
@@ -44,6 +44,7 @@ def run(args) -> dict:
     return evaluate(args.eval_file, backends=backends, rankings=rankings, zoekt_url=args.zoekt_url, splits=splits)
 
 
+@human_output
 def render(result: dict) -> str:
     if result.get("bench") == "agent":
         from labkit.course.agents import cli as agent_cli

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag, add_lang_flag, use_lang
+from ._common import add_json_flag, add_lang_flag, human_output, use_lang
 
 
 def add_parser(sub) -> None:
@@ -59,6 +59,7 @@ def run_starter(args) -> dict:
     return write_starters(args.out, force=args.force, lang=use_lang(args))
 
 
+@human_output
 def render_starter(result: dict) -> str:
     lines = [f"wrote {len(result['notebooks'])} starter notebooks to {result['out']}"]
     for nb in result["notebooks"]:
@@ -84,6 +85,7 @@ def run_grade(args):
     return result, (EXIT_ERROR if result["graderFailed"] else EXIT_OK)
 
 
+@human_output
 def render_grade(result: dict) -> str:
     lines = [
         f"graded {len(result['submissions'])} submission(s) in {result['seconds']} s "

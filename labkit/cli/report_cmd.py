@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag, add_lang_flag, use_lang
+from ._common import add_json_flag, add_lang_flag, human_output, use_lang
 
 
 def add_parser(sub) -> None:
@@ -39,6 +39,7 @@ def run(args):
     return result, (EXIT_OK if ok else EXIT_ERROR)
 
 
+@human_output
 def render(result: dict) -> str:
     from labkit.course.targets import STATUSES
 
