@@ -121,12 +121,15 @@ def test_a_report_page_is_translated_between_its_tags_and_never_inside_code(zh):
     page = (
         "<!DOCTYPE html><html lang='en'><head><style>p{color:red}</style></head><body>"
         "<h2 id=headline>Headline</h2><p>load 0.50 (1 min), 0.25 (5 min) on 2 CPUs</p>"
-        "<pre>Headline</pre><p><code>Headline</code></p></body></html>"
+        "<pre>Headline</pre><p><code>Headline</code></p>"
+        "<details><summary>Raw data: every field of the result</summary><table><tr><td>Headline</td></tr></table>"
+        "</details></body></html>"
     )
     out = messages.translate_html(page, "report")
     assert "<html lang='zh-CN'>" in out and "<h2 id=headline>要点</h2>" in out
     assert "<p>负载 0.50（1 分钟）、0.25（5 分钟），2 个 CPU</p>" in out
     assert "<pre>Headline</pre>" in out and "<code>Headline</code>" in out and "p{color:red}" in out
+    assert "<summary>原始数据：结果的全部字段</summary><table><tr><td>Headline</td>" in out  # data stays data
 
 
 def test_every_message_in_the_source_has_a_translation():

@@ -242,7 +242,8 @@ def html_runs(page: str) -> list[str]:
 
 
 def translate_html(page: str, ctx: str = "report", lang: str | None = None) -> str:
-    """The text runs between an HTML page's block tags translated (never inside style, script or pre).
+    """The text runs between an HTML page's block tags translated (never inside style, script, pre or the
+    raw data a ``<details>`` folds away; its ``<summary>`` is translated).
 
     Each run is looked up with its surrounding white space kept; the block tags and their
     attributes stay as they are, inline markup travels inside the run's translation.
@@ -252,10 +253,15 @@ def translate_html(page: str, ctx: str = "report", lang: str | None = None) -> s
         return page
     out: list[str] = []
     raw: str | None = None
+    details = summary = False  # folded raw data (<details>) is data, only its <summary> is words
     for k, piece in enumerate(html_runs(page)):
         if k % 2:  # a block tag
             name = re.match(r"</?([A-Za-z0-9]+)", piece)
             tag = name.group(1).lower() if name else ""
+            if tag == "details":
+                details = not piece.startswith("</")
+            elif tag == "summary":
+                summary = not piece.startswith("</")
             if raw is None and tag in _RAW and not piece.startswith("</"):
                 raw = tag
             elif raw == tag and piece.startswith("</"):
@@ -264,7 +270,7 @@ def translate_html(page: str, ctx: str = "report", lang: str | None = None) -> s
                 piece = re.sub(r"\blang=['\"]?[A-Za-z-]+['\"]?", f"lang='{lang}'", piece)
             out.append(piece)
             continue
-        if raw is not None or not piece.strip():
+        if raw is not None or not piece.strip() or (details and not summary):
             out.append(piece)
             continue
         core = piece.strip()
