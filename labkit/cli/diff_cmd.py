@@ -21,7 +21,8 @@ def run(args) -> dict:
 
 def render(result: dict) -> str:
     if result["encoding"] == "base64":
-        body = human(f"(binary-safe page: {result['returnedBytes']} bytes as base64)") + f"\n{result['diff']}"
+        note = human(f"(binary-safe page: {result['returnedBytes']} bytes as base64)")
+        body = f"{note}\n{result['diff']}"
     else:
         body = result["diff"]
     end = result["offset"] + result["returnedBytes"]

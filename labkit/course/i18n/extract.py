@@ -189,7 +189,7 @@ class _Walker(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         name = _call_name(node)
-        if name in ("_", "gettext"):
+        if name in ("_", "gettext", "human"):
             if node.args:
                 self.add(node.args[0])
         elif name == "_f":  # _f("promise {0} broke on {1}", ...): the msgid is written as a template
