@@ -27,7 +27,8 @@ def run_once(lab: str, lang: str, work: Path) -> float:
 
     nb = starter(lab, lang, pasted=True)
     t0 = time.perf_counter()
-    run = execute_notebook(labs_dir() / f"{lab}.ipynb", work / f"{lang}-{lab}.ipynb", timeout=120, nb=nb)
+    # a generous cell timeout: on a loaded machine this is a time, not a verdict
+    run = execute_notebook(labs_dir() / f"{lab}.ipynb", work / f"{lang}-{lab}.ipynb", timeout=600, nb=nb)
     seconds = time.perf_counter() - t0
     if not run.ok:
         raise SystemExit(f"{lang} {lab} failed in cell {run.failed_cell_index}: {run.error}")
