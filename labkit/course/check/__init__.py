@@ -244,7 +244,15 @@ def expect_type(answer: Any, kind: type | tuple, what: str) -> None:
     """Raise Incorrect when an answer has the wrong Python type."""
     if not isinstance(answer, kind):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise Incorrect(f"{what} should be {article(names)}, but you gave {article(type(answer).__name__)}")
+        given = type(answer).__name__
+        raise Incorrect(_f("{0} should be {1}, but you gave {2}", _(what), _article(names), _article(given)))
+
+
+def _article(word: str) -> str:
+    """``article(word)`` in English; the bare type name in a language without articles."""
+    from labkit.course.i18n.messages import DEFAULT, current
+
+    return article(word) if current() == DEFAULT else word
 
 
 def article(word: str) -> str:

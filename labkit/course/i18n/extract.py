@@ -201,6 +201,8 @@ class _Walker(ast.NodeVisitor):
                 self.add(node.args[0])
                 if name == "Broken" and len(node.args) > 1:
                     self.add(node.args[1])
+            if name == "expect_type" and len(node.args) > 2:  # what the answer is called: "your answer"
+                self.add(node.args[2])
             if name in ("Exercise", "FixIt"):
                 for kw in node.keywords:
                     if kw.arg in EXERCISE_TEXT:
