@@ -40,6 +40,9 @@ def _sources() -> list[Path]:
     files = sorted((ROOT / "labs").glob("*.ipynb")) + sorted((ROOT / "labs").glob("*.py"))
     for folder in ("labkit", "tests", "data"):
         files += sorted(p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".json", ".jsonl", ".md"))
+    # the message catalogs: what a report page and a checker say in another language (the labs' own
+    # catalogs are read in Jupyter, in the browser's fonts)
+    files += sorted((ROOT / "labs" / "i18n").glob("*/messages.po"))
     return files
 
 
