@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import human
+from labkit.cli._common import human
 
 TOOL = "get_file_context"
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag, human_output, table
+from labkit.cli._common import add_json_flag, human_output, table
 
 
 def add_parser(sub) -> None:

@@ -12,7 +12,7 @@ leave nothing to summarise exit 1 with the contract's error object:
 
 from __future__ import annotations
 
-from ._common import add_json_flag, human_output, table
+from labkit.cli._common import add_json_flag, human_output, table
 
 
 def add_parser(sub) -> None:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag, add_lang_flag, human_output, use_lang
+from labkit.cli._common import add_json_flag, add_lang_flag, human_output, use_lang
 
 
 def add_parser(sub) -> None:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import human_output
+from labkit.cli._common import human_output
 
 TOOL = "review_diff"
 

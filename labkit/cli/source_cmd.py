@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ._common import add_json_flag, human
+from labkit.cli._common import add_json_flag, human
 
 
 def add_parser(sub) -> None:
