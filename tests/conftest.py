@@ -25,6 +25,7 @@ TIER_MARKERS = ("slow", "notebook", "browser", "bench")
 #: Whole files in a tier (tests inside may carry finer marks too).
 FILE_TIERS = {
     "test_notebooks.py": "notebook",
+    "test_i18n_notebooks.py": "notebook",
     "test_stock_runners.py": "notebook",
     "test_jupyterlab_browser.py": "browser",
     "test_wheel.py": "slow",

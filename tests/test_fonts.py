@@ -47,7 +47,9 @@ def test_fonts_are_renamed_subsets_with_their_licences_beside_them():
         font = TTFont(str(path))
         assert font["name"].getDebugName(1) == family  # never the original's (reserved) name
         assert font["OS/2"].usWeightClass == weight
-        assert len(font.getGlyphOrder()) < 200 and path.stat().st_size < 50_000  # a subset, not the full font
+        # a subset, not the full font (Noto Sans CJK: 65,535 glyphs, 16 MB); the Chinese edition's messages
+        # (labs/i18n/zh-CN/messages.po) need about 750 characters
+        assert len(font.getGlyphOrder()) < 1_500 and path.stat().st_size < 300_000
         assert font["name"].getDebugName(0)  # copyright record kept
     assert "SIL OPEN FONT LICENSE Version 1.1" in (fonts.FONT_DIR / "LICENSE-LabkitCJK.txt").read_text()
     assert "free for any use" in (fonts.FONT_DIR / "LICENSE-LabkitSymbols.txt").read_text()

@@ -157,3 +157,53 @@ def test_a_missing_resource_is_named(installed):
     )
     out = _run(env_dir, tmp, str(env_dir / "bin" / "python"), "-c", code)
     assert out.stdout.startswith("resource_not_found") and "data/no-such-file.json" in out.stdout
+
+
+def test_the_chinese_edition_works_from_the_wheel(installed):
+    """``labkit labs starter --lang zh-CN`` and ``labkit report --lang zh-CN`` outside the checkout: the
+    catalogs come with the wheel, and the JSON is the English run's."""
+    env_dir, tmp = installed
+    labkit = str(env_dir / "bin" / "labkit")
+    runs = {}
+    for lang in ("en", "zh-CN"):
+        work = tmp / f"edition-{lang}"
+        work.mkdir()
+        made = _run(env_dir, work, labkit, "labs", "starter", "--lang", lang, "--out", "labs", "--json")
+        assert made.returncode == 0, made.stdout + made.stderr
+        runs[lang] = made.stdout
+    assert runs["en"] == runs["zh-CN"]
+    zh = json.loads((tmp / "edition-zh-CN" / "labs" / "03-utf8-pagination.ipynb").read_text("utf-8"))
+    assert zh["metadata"]["labkit"]["lang"] == "zh-CN" and 'LABKIT_LANG"] = "zh-CN"' in "".join(
+        zh["cells"][0]["source"]
+    )
+    code = "from labkit.course.check import lab01\nprint(lab01.q1.check('Z'))\n"
+    said = _run(env_dir, tmp, str(env_dir / "bin" / "python"), "-c", code)
+    assert said.returncode == 0 and "[lab01.q1] Incorrect: answer with one letter" in said.stdout, said.stderr
+    env_zh = _run(env_dir, tmp, "env", "LABKIT_LANG=zh-CN", str(env_dir / "bin" / "python"), "-c", code)
+    assert "[lab01.q1] 不正确: 请用一个字母作答" in env_zh.stdout, env_zh.stderr
+    reports = {}
+    for lang in ("en", "zh-CN"):
+        work = tmp / f"edition-{lang}"
+        out = _run(
+            env_dir,
+            work,
+            labkit,
+            "report",
+            "--quick",
+            "--only",
+            "utf8-pagination",
+            "--lang",
+            lang,
+            "--out",
+            "r",
+            "--json",
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        reports[lang] = json.loads(out.stdout)
+    for r in reports.values():  # what differs between two runs of one report: the timings
+        for step in r["experiments"] + r["labs"]:
+            step.pop("seconds")
+    assert reports["en"] == reports["zh-CN"]
+    page = (tmp / "edition-zh-CN" / "r" / "index.html").read_text("utf-8")
+    assert "<html lang='zh-CN'>" in page and "<h2 id=headline>要点</h2>" in page
+    assert "<html lang='en'>" in (tmp / "edition-en" / "r" / "index.html").read_text("utf-8")

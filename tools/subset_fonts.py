@@ -44,6 +44,9 @@ def _sources() -> list[Path]:
             for p in (ROOT / folder).rglob("*")
             if p.suffix in (".py", ".json", ".jsonl", ".md") and "node_modules" not in p.parts  # installed, not ours
         )
+    # the message catalogs: what a report page and a checker say in another language (the labs' own
+    # catalogs are read in Jupyter, in the browser's fonts)
+    files += sorted((ROOT / "labs" / "i18n").glob("*/messages.po"))
     return files
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from labkit.cli._common import UsageError, emit_error, emit_result, install_parser_error_hook
@@ -120,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     names_sensitive = bool(declared and declared.names_sensitive)
     boundary = Boundary.of(root=getattr(args, "root", None), names_sensitive=names_sensitive)
     try:
+        if os.environ.get("LABKIT_LANG", "").strip():  # an unknown LABKIT_LANG is invalid_argument, before any work
+            from labkit.course.i18n.messages import resolve
+
+            resolve()
         result = args.handler(args)
         if result is not None:
             if isinstance(result, tuple):
@@ -133,7 +138,6 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("labkit: interrupted\n")
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - a bug must not print a traceback on stdout
-        import os
         import traceback
 
         if os.environ.get("LABKIT_DEBUG"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 
@@ -30,6 +31,47 @@ def install_parser_error_hook(parser: argparse.ArgumentParser) -> None:
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+
+
+def human(text: str) -> str:
+    """Words a command wrote for people, in the language in force, line by line (``LABKIT_LANG``).
+
+    Only for text the command composed itself: never a patch, a file's lines or a match, which are
+    evidence and leave as they are. English needs no catalog, so nothing is imported.
+    """
+    if not text or not os.environ.get("LABKIT_LANG", "").strip():
+        return text
+    from labkit.course.i18n.messages import translate_lines
+
+    return translate_lines(text, "cli")
+
+
+def human_output(render: Callable[[dict], str]) -> Callable[[dict], str]:
+    """A ``render`` whose whole output is the command's own words (a summary, a table of names)."""
+
+    def rendered(result: dict) -> str:
+        return human(render(result))
+
+    rendered.__name__ = render.__name__
+    rendered.__doc__ = render.__doc__
+    return rendered
+
+
+def add_lang_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--lang",
+        default=None,
+        metavar="LANG",
+        help="the language of what is written for people: en or zh-CN (default: LABKIT_LANG, else en); "
+        "the JSON is the same in every language",
+    )
+
+
+def use_lang(args) -> str:
+    """Choose ``--lang`` (else ``LABKIT_LANG``) for this run: an unknown one is ``invalid_argument``."""
+    from labkit.course.i18n.messages import set_lang
+
+    return set_lang(getattr(args, "lang", None))
 
 
 def dumps(obj) -> str:
@@ -62,6 +104,7 @@ def emit_result(result: dict, as_json: bool, render: Callable[[dict], str | tupl
     elif render is not None:
         shown = render(result)
         out, summary = shown if isinstance(shown, tuple) else (shown, "")
+        summary = human(summary)  # the command's own words; its output (a patch, matches, a file) never
         if out:
             _write(out.rstrip("\n") + "\n")
         if summary:

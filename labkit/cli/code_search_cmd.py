@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from labkit.cli._common import human
+
 TOOL = "search_code"
 
 
@@ -29,9 +31,10 @@ def _changed(entry: dict) -> str:
 
 
 def render(result: dict) -> str:
-    lines = [f"{m['repo']}/{m['path']}:{m['line']}: {m['snippet']}" for m in result["matches"]]
+    matches = [f"{m['repo']}/{m['path']}:{m['line']}: {m['snippet']}" for m in result["matches"]]
+    lines: list[str] = []  # the command's own lines, in the language in force; the matches as they are
     dirty = result.get("dirty") or {}
-    if not lines:
+    if not matches:
         if dirty:
             where = ", ".join(f"'{n}'" for n in sorted(dirty))
             lines.append(f"(no matches in the indexed commit of {where}; uncommitted changes are not searched)")
@@ -52,4 +55,4 @@ def render(result: dict) -> str:
             f"note: the work tree of '{name}' differs from the indexed commit {rev} in {_changed(entry)}; "
             "the index serves that commit: commit and rebuild the index to search your edits"
         )
-    return "\n".join(lines)
+    return "\n".join(matches + [human(line) for line in lines])

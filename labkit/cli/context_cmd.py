@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from labkit.cli._common import human
+
 TOOL = "get_file_context"
 
 
@@ -24,4 +26,4 @@ def render(result: dict) -> str:
     )
     if result["truncated"]:
         head += " (window; the file goes on)"
-    return head + "\n" + result["content"]
+    return human(head) + "\n" + result["content"]

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from labkit.cli._common import human
+
 TOOL = "git_diff"
 
 
@@ -19,7 +21,8 @@ def run(args) -> dict:
 
 def render(result: dict) -> str:
     if result["encoding"] == "base64":
-        body = f"(binary-safe page: {result['returnedBytes']} bytes as base64)\n{result['diff']}"
+        note = human(f"(binary-safe page: {result['returnedBytes']} bytes as base64)")
+        body = f"{note}\n{result['diff']}"
     else:
         body = result["diff"]
     end = result["offset"] + result["returnedBytes"]
@@ -36,4 +39,4 @@ def render(result: dict) -> str:
         if result["snapshotId"]:
             nxt += f" --snapshot {result['snapshotId']}"
         lines.append(f"# more: repeat with {nxt}")
-    return "\n".join(lines) + "\n" + body
+    return human("\n".join(lines)) + "\n" + body  # the header in the language in force, the patch as it is

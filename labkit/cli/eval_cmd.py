@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from labkit.boundary.texttable import table
-from labkit.cli._common import add_json_flag
+from labkit.cli._common import add_json_flag, human_output
 
 
 def add_parser(sub) -> None:
@@ -45,6 +45,7 @@ def run(args) -> dict:
     return evaluate(args.eval_file, backends=backends, rankings=rankings, zoekt_url=args.zoekt_url, splits=splits)
 
 
+@human_output
 def render(result: dict) -> str:
     if result.get("bench") == "agent":
         from labkit.course.agents import cli as agent_cli

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from labkit.cli._common import add_json_flag
+from labkit.cli._common import add_json_flag, add_lang_flag, human_output, use_lang
 
 
 def add_parser(sub) -> None:
@@ -12,6 +12,7 @@ def add_parser(sub) -> None:
     s.add_argument(
         "--force", action="store_true", help="overwrite notebooks that already exist in --out (a learner's work)"
     )
+    add_lang_flag(s)
     add_json_flag(s)
     s.set_defaults(handler=run_starter, render=render_starter)
     g = lsub.add_parser(
@@ -55,9 +56,10 @@ def add_parser(sub) -> None:
 def run_starter(args) -> dict:
     from labkit.course.starter import write_starters
 
-    return write_starters(args.out, force=args.force)
+    return write_starters(args.out, force=args.force, lang=use_lang(args))
 
 
+@human_output
 def render_starter(result: dict) -> str:
     lines = [f"wrote {len(result['notebooks'])} starter notebooks to {result['out']}"]
     for nb in result["notebooks"]:
@@ -83,6 +85,7 @@ def run_grade(args):
     return result, (EXIT_ERROR if result["graderFailed"] else EXIT_OK)
 
 
+@human_output
 def render_grade(result: dict) -> str:
     lines = [
         f"graded {len(result['submissions'])} submission(s) in {result['seconds']} s "

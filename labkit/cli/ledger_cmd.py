@@ -13,7 +13,7 @@ leave nothing to summarise exit 1 with the contract's error object:
 from __future__ import annotations
 
 from labkit.boundary.texttable import table
-from labkit.cli._common import add_json_flag
+from labkit.cli._common import add_json_flag, human_output
 
 
 def add_parser(sub) -> None:
@@ -59,6 +59,7 @@ def run_verify(args):
     return (report, 1) if report["unsupported"] else report
 
 
+@human_output
 def render_verify(result: dict) -> str:
     rows = [
         {
@@ -86,6 +87,7 @@ def run(args) -> dict:
     return summarize_file(args.file, root=args.root)
 
 
+@human_output
 def render(result: dict) -> str:
     lines = [f"{result['calls']} call(s), {result['errors']} error(s)"]
     if result["reads"]:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from labkit.cli._common import add_json_flag
+from labkit.cli._common import add_json_flag, add_lang_flag, human_output, use_lang
 
 
 def add_parser(sub) -> None:
@@ -16,6 +16,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--no-labs", action="store_true", help="skip executing the lab notebooks")
     p.add_argument("--labs", action="store_true", help="with --quick, execute the lab notebooks too")
+    add_lang_flag(p)
     add_json_flag(p)
     p.set_defaults(handler=run, render=render)
 
@@ -24,6 +25,8 @@ def run(args):
     """Exit 1 only when an experiment or a lab failed to run; a missed target is shown on the page, not here."""
     from labkit.cli import EXIT_ERROR, EXIT_OK
     from labkit.course.report import build_report
+
+    use_lang(args)
 
     # A quick run is a smoke run of the experiments: the labs (about four minutes on a shared 2-core
     # machine) run in a full report, or with --quick --labs.
@@ -35,6 +38,7 @@ def run(args):
     return result, (EXIT_OK if ok else EXIT_ERROR)
 
 
+@human_output
 def render(result: dict) -> str:
     from labkit.course.targets import STATUSES
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from labkit.cli._common import human_output
+
 TOOL = "review_diff"
 
 
@@ -42,6 +44,7 @@ def exit_status(report: dict) -> int:
     return EXIT_GATE_BLOCKED if report.get("gate") == "block" else EXIT_OK
 
 
+@human_output
 def render(result: dict) -> str:
     from labkit.boundary.texttable import table
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from labkit.cli._common import add_json_flag
+from labkit.cli._common import add_json_flag, human
 
 
 def add_parser(sub) -> None:
@@ -33,7 +33,8 @@ def run(args) -> dict:
 
 
 def render_read(result: dict) -> str:
-    lines = [f"evidence {result['evidenceId']}", f"sha256   {result['contentSha256']}", f"({result['marking']})", ""]
+    head = [f"evidence {result['evidenceId']}", f"sha256   {result['contentSha256']}", f"({result['marking']})", ""]
+    lines = [human(line) for line in head]
     for number, text in enumerate(
         result["content"].split("\n")[: result["endLine"] - result["startLine"] + 1], start=result["startLine"]
     ):
@@ -44,9 +45,12 @@ def render_read(result: dict) -> str:
 def render_search(result: dict) -> str:
     from labkit.boundary.texttable import table
 
-    lines = [f"commit {result['commit']} ({result['marking']})", table(result["matches"], ["evidenceId", "text"])]
+    lines = [
+        human(f"commit {result['commit']} ({result['marking']})"),
+        table(result["matches"], ["evidenceId", "text"]),
+    ]
     if result["truncated"]:
-        lines.append("truncated: there were more hits or files than the budget allows; narrow the query")
+        lines.append(human("truncated: there were more hits or files than the budget allows; narrow the query"))
     for s in result.get("skipped", []):
-        lines.append(f"skipped {s['path']}: {s['reason']}")
+        lines.append(human(f"skipped {s['path']}: {s['reason']}"))
     return "\n".join(lines)

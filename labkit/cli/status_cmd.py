@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from labkit.cli._common import human_output
+
 TOOL = "git_status"
 
 
@@ -17,6 +19,7 @@ def run(args) -> dict:
     return declared.run_cli(registry.tool(TOOL), args)
 
 
+@human_output
 def render(result: dict) -> str:
     b = result["branch"]
     lines = [f"branch {b['head'] or '(detached)'} at {(b['oid'] or '(no commit)')[:12]}"]

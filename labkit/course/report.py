@@ -997,6 +997,10 @@ def build_report(
     generated = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     verdicts = verdicts_for(exp_results)
     page = render_html(exp_results, lab_results, generated=generated, quick=quick, verdicts=verdicts, lab_jobs=lab_jobs)
+    from labkit.course.i18n.messages import DEFAULT, current, translate_html
+
+    if current() != DEFAULT:  # the page's words in the language in force; its data and code as they are
+        page = translate_html(page, "report")
     tmp = out_dir / "index.html.tmp"
     tmp.write_text(page, encoding="utf-8")
     tmp.replace(out_dir / "index.html")
@@ -1046,5 +1050,7 @@ def _summary(result: dict, stream) -> None:
         lines.append(f"  lab {failed['name']} FAILED: {failed['error']}")
         if failed.get("cell"):
             lines += ["    " + ln for ln in failed["cell"].splitlines()[:12]]
-    stream.write("\n".join(lines) + "\n")
+    from labkit.course.i18n.messages import translate_lines
+
+    stream.write(translate_lines("\n".join(lines), "report") + "\n")
     stream.flush()

@@ -127,11 +127,12 @@ def solution_cell_count(nb) -> int:
     return sum(1 for c in nb.cells if is_solution_cell(c))
 
 
-def write_starters(out_dir: str | Path, *, force: bool = False) -> dict:
-    """Write a starter copy of every lab into ``out_dir``.
+def write_starters(out_dir: str | Path, *, force: bool = False, lang: str = "en") -> dict:
+    """Write a starter copy of every lab into ``out_dir``, in ``lang`` (its markdown from the catalog).
 
     Refuses, before writing anything, when a notebook of the same name is
-    already there (a learner's work) unless ``force``.
+    already there (a learner's work) unless ``force``. The result is the same
+    in every language.
     """
     import nbformat
 
@@ -160,7 +161,12 @@ def write_starters(out_dir: str | Path, *, force: bool = False) -> dict:
         nb = read_lab(name)
         target = out_dir / f"{name}.ipynb"
         tmp = out_dir / f".{name}.ipynb.tmp"
-        nbformat.write(make_starter(nb, name), tmp)
+        starter = make_starter(nb, name)
+        if lang != "en":
+            from labkit.course.i18n.edition import translate_notebook
+
+            starter, _untranslated = translate_notebook(starter, name, lang)
+        nbformat.write(starter, tmp)
         tmp.replace(target)
         written.append(
             {

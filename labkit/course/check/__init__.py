@@ -22,6 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from labkit.course.i18n.messages import translator, translator_f
+
+_ = translator("check")  # English: the text itself; another language: its catalog (labkit.course.i18n)
+_f = translator_f("check")  # a message composed of messages: _f("promise {0} broke on {1}", n, case)
+
 CORRECT = "correct"
 INCORRECT = "incorrect"
 NOT_ATTEMPTED = "not_attempted"
@@ -42,14 +47,14 @@ class CheckResult:
         return self.status == CORRECT
 
     def __str__(self) -> str:
-        icon = {CORRECT: "Correct", INCORRECT: "Incorrect", NOT_ATTEMPTED: "Not attempted"}[self.status]
+        icon = {CORRECT: _("Correct"), INCORRECT: _("Incorrect"), NOT_ATTEMPTED: _("Not attempted")}[self.status]
         return f"[{self.exercise}] {icon}: {self.message}"
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
         color = {CORRECT: "#1b7e3c", INCORRECT: "#b3261e", NOT_ATTEMPTED: "#6b6b6b"}[self.status]
-        label = {CORRECT: "Correct", INCORRECT: "Incorrect", NOT_ATTEMPTED: "Not attempted"}[self.status]
+        label = {CORRECT: _("Correct"), INCORRECT: _("Incorrect"), NOT_ATTEMPTED: _("Not attempted")}[self.status]
         return (
             f'<div style="border-left:4px solid {color};padding:4px 10px">'
             f'<b style="color:{color}">{label}</b> <span>({html.escape(self.exercise)})</span><br>'
@@ -65,16 +70,16 @@ class Hint:
 
     @property
     def label(self) -> str:
-        return f"Hint {self.level} of 2" if (self.more or self.level == 2) else "Hint"
+        return _(f"Hint {self.level} of 2") if (self.more or self.level == 2) else _("Hint")
 
     def __str__(self) -> str:
-        tail = "\n(still stuck? .hint(2) gives a more direct one)" if self.more else ""
+        tail = "\n" + _("(still stuck? .hint(2) gives a more direct one)") if self.more else ""
         return f"{self.label}: {self.text}{tail}"
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        tail = "<br><i>Still stuck? <code>hint(2)</code> is more direct.</i>" if self.more else ""
+        tail = "<br><i>" + _("Still stuck? <code>hint(2)</code> is more direct.") + "</i>" if self.more else ""
         return (
             f'<div style="border-left:4px solid #3465a4;padding:4px 10px"><b>{self.label}</b><br>'
             f"{html.escape(self.text)}{tail}</div>"
@@ -93,18 +98,20 @@ class Solution:
         return self.code + (f"\n\n{self.explanation}" if self.explanation else "")
 
     def __str__(self) -> str:
-        return f"Solution (the code runs as is in this notebook):\n{self.code}" + (
-            f"\n\nWhy: {self.explanation}" if self.explanation else ""
+        return (
+            _("Solution (the code runs as is in this notebook):")
+            + f"\n{self.code}"
+            + ("\n\n" + _(f"Why: {self.explanation}") if self.explanation else "")
         )
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        why = f"<p><b>Why:</b> {html.escape(self.explanation)}</p>" if self.explanation else ""
+        why = f"<p><b>{_('Why:')}</b> {html.escape(self.explanation)}</p>" if self.explanation else ""
         return (
-            '<div style="border-left:4px solid #7a4ea3;padding:4px 10px"><b>Solution</b> '
-            "(the code runs as is in this notebook)"
-            f"<pre>{html.escape(self.code)}</pre>{why}</div>"
+            f'<div style="border-left:4px solid #7a4ea3;padding:4px 10px"><b>{_("Solution")}</b> '
+            + _("(the code runs as is in this notebook)")
+            + f"<pre>{html.escape(self.code)}</pre>{why}</div>"
         )
 
 
@@ -121,6 +128,32 @@ class Waiting:
 
     def _repr_html_(self) -> str:
         return f'<div style="border-left:4px solid #6b6b6b;padding:4px 10px"><i>{html.escape(self.text)}</i></div>'
+
+
+class Choices(dict):
+    """A table of choices a lab prints (letter → statement): each statement read in the language in force.
+
+    The English is what the dict holds; the translation happens when a statement is read, so the
+    language a process chose after importing the checkers (a Chinese starter's first cell) is the one
+    it prints, and a grader in English sees English.
+    """
+
+    def __getitem__(self, key):
+        return _(super().__getitem__(key))
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def values(self):  # type: ignore[override]
+        return [self[k] for k in self]
+
+    def items(self):  # type: ignore[override]
+        return [(k, self[k]) for k in self]
+
+
+def in_language(choices: dict) -> Choices:
+    """``choices`` as :class:`Choices`: statements in the language in force when they are read."""
+    return Choices(choices)
 
 
 def is_unattempted(answer: Any) -> bool:
@@ -156,21 +189,23 @@ class Exercise:
     def check(self, answer: Any = Ellipsis) -> CheckResult:
         if is_unattempted(answer):
             result = CheckResult(
-                self.name, NOT_ATTEMPTED, "replace the `...` placeholder with your answer, then run this cell again"
+                self.name, NOT_ATTEMPTED, _("replace the `...` placeholder with your answer, then run this cell again")
             )
         else:
             try:
                 note = self.validate(answer)
             except Incorrect as exc:
-                result = CheckResult(self.name, INCORRECT, str(exc))
+                result = CheckResult(self.name, INCORRECT, _(str(exc)))
             else:
-                extra = " ".join(t for t in (note if isinstance(note, str) else "", self.on_correct) if t)
-                result = CheckResult(self.name, CORRECT, "well done." + (f" {extra}" if extra else ""))
+                extra = " ".join(_(t) for t in (note if isinstance(note, str) else "", self.on_correct) if t)
+                result = CheckResult(self.name, CORRECT, _("well done.") + (f" {extra}" if extra else ""))
         if result.status != NOT_ATTEMPTED and self.prediction is None and not self.revealed:
             self.prediction = result.status  # predict-then-run: the answer given before the reveal
         elif result.status != NOT_ATTEMPTED and self.revealed and self.prediction is not None:
-            before = "right" if self.prediction == CORRECT else "not right"
-            result.message += f" (Your prediction, checked before the reveal, was {before}; it stays on record.)"
+            before = _("right") if self.prediction == CORRECT else _("not right")
+            result.message += " " + _(
+                f"(Your prediction, checked before the reveal, was {before}; it stays on record.)"
+            )
         self.attempts.append(result.status)
         return result
 
@@ -184,30 +219,40 @@ class Exercise:
         """
         if self.prediction is None:
             return Waiting(
-                f"[{self.name}] This cell shows what answers the exercise above. Write your prediction in "
-                f"answer_{self.name.split('.')[-1]} and run its check first; then run this cell again."
+                _(
+                    f"[{self.name}] This cell shows what answers the exercise above. Write your prediction in "
+                    f"answer_{self.name.split('.')[-1]} and run its check first; then run this cell again."
+                )
             )
         self.revealed = True
         return show()
 
     def hint(self, level: int = 1) -> Hint:
         if level >= 2 and self.hint2:
-            return Hint(self.hint2, level=2)
-        return Hint(self.hint_text, level=1, more=bool(self.hint2))
+            return Hint(_(self.hint2), level=2)
+        return Hint(_(self.hint_text), level=1, more=bool(self.hint2))
 
     def solution(self) -> Solution:
         """The lab's own solution cell for this exercise (read from the lab file), and why."""
         from labkit.course.labfiles import solution_code
 
         lab, number = self.name.split(".")  # "lab03.q1"
-        return Solution(solution_code(lab, f"answer_{number}"), self.explanation)
+        return Solution(solution_code(lab, f"answer_{number}"), _(self.explanation))
 
 
 def expect_type(answer: Any, kind: type | tuple, what: str) -> None:
     """Raise Incorrect when an answer has the wrong Python type."""
     if not isinstance(answer, kind):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise Incorrect(f"{what} should be {article(names)}, but you gave {article(type(answer).__name__)}")
+        given = type(answer).__name__
+        raise Incorrect(_f("{0} should be {1}, but you gave {2}", _(what), _article(names), _article(given)))
+
+
+def _article(word: str) -> str:
+    """``article(word)`` in English; the bare type name in a language without articles."""
+    from labkit.course.i18n.messages import DEFAULT, current
+
+    return article(word) if current() == DEFAULT else word
 
 
 def article(word: str) -> str:

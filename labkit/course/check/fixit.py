@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from labkit.course.check import Exercise, Incorrect
+from labkit.course.check import Exercise, Incorrect, _, _f
 
 TIME_LIMIT_S = 20  # for the whole check: a learner's loop that never ends must not hang the kernel
 
@@ -164,10 +164,12 @@ class ProbeReport:
     def __str__(self) -> str:
         lines = [self.title]
         for v in self.rows:
+            text = _(v.text)
             if v.broken is None:
-                lines.append(f"  promise {v.number}: held   - {v.text}")
+                lines.append(_f("  promise {0}: held   - {1}", v.number, text))
             else:
-                lines.append(f"  promise {v.number}: BROKE  - {v.text}\n      on {v.broken.case}: {v.broken.detail}")
+                lines.append(_f("  promise {0}: BROKE  - {1}", v.number, text))
+                lines.append(_f("      on {0}: {1}", _(v.broken.case), _(v.broken.detail)))
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -175,9 +177,13 @@ class ProbeReport:
     def _repr_html_(self) -> str:
         rows = []
         for v in self.rows:
-            mark = "held" if v.broken is None else "<b>BROKE</b>"
-            where = "" if v.broken is None else f"<br>on {html.escape(v.broken.case)}: {html.escape(v.broken.detail)}"
-            rows.append(f"<li>promise {v.number} ({mark}): {html.escape(v.text)}{where}</li>")
+            mark = _("held") if v.broken is None else "<b>" + _("BROKE") + "</b>"
+            case, detail = (
+                html.escape(_(v.broken.case)) if v.broken else "",
+                html.escape(_(v.broken.detail)) if v.broken else "",
+            )
+            where = "" if v.broken is None else "<br>" + _f("on {0}: {1}", case, detail)
+            rows.append("<li>" + _f("promise {0} ({1}): {2}", v.number, mark, html.escape(_(v.text))) + f"{where}</li>")
         # the verdict is in the words (held / BROKE), never in a colour alone
         title = html.escape(self.title)
         return f"<div style='border-left:4px solid #555;padding:4px 10px'><b>{title}</b><ul>{''.join(rows)}</ul></div>"
@@ -207,7 +213,7 @@ class FixIt(Exercise):
             raise TypeError("probe() takes the function itself, not its result")
         name = getattr(fn, "__name__", "the function")
         return ProbeReport(
-            f"{name} against the {len(self.promises)} promises of {self.name}:", verdicts(self.promises, fn)
+            _(f"{name} against the {len(self.promises)} promises of {self.name}:"), verdicts(self.promises, fn)
         )
 
     def mutant_breaks(self) -> dict[str, Verdict]:
@@ -230,19 +236,24 @@ class FixIt(Exercise):
         broken = [(v, v.broken) for v in rows if v.broken is not None]
         if broken:
             first, why = broken[0]
-            message = f"promise {first.number} ({first.text}) broke on {why.case}: {why.detail}"
+            message = _f("promise {0} ({1}) broke on {2}: {3}", first.number, _(first.text), _(why.case), _(why.detail))
             breaks = {name: (v.number, v.broken.case if v.broken else "") for name, v in self.mutant_breaks().items()}
             same = [m.mistake for m in self.mutants if breaks[m.name] == (first.number, why.case)]
             if same:
-                message += f". That is how {same[0]} fails"
+                message += _f(". That is how {0} fails", _(same[0]))
             if len(broken) > 1:
                 others = len(broken) - 1
-                message += f" ({others} other promise{'s' if others > 1 else ''} broke too; fix this one first)"
+                message += _(f" ({others} other promise{'s' if others > 1 else ''} broke too; fix this one first)")
             raise Incorrect(message)
         kills = sorted({v.number for v in self.mutant_breaks().values()})
-        return (
-            f"All {len(self.promises)} promises held. The same promises catch each of the "
-            f"{len(self.mutants)} mistakes the sources name ("
-            + "; ".join(f"{m.mistake}: promise {self.mutant_breaks()[m.name].number}" for m in self.mutants)
-            + f"), so passing them means something (promises {', '.join(map(str, kills))} do the catching)."
+        mistakes = "; ".join(
+            _f("{0}: promise {1}", _(m.mistake), self.mutant_breaks()[m.name].number) for m in self.mutants
+        )
+        return _f(
+            "All {0} promises held. The same promises catch each of the {1} mistakes the sources name ({2}), "
+            "so passing them means something (promises {3} do the catching).",
+            len(self.promises),
+            len(self.mutants),
+            mistakes,
+            ", ".join(map(str, kills)),
         )

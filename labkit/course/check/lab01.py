@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from labkit.course.check import Exercise, Incorrect, expect_type
+from labkit.course.check import Exercise, Incorrect, expect_type, in_language
 
-Q1_CHOICES = {
-    "A": "Yes: every match shown is inside src/invoices, so there are no other callers.",
-    "B": "Yes: the search answered in under a millisecond and returned matches, so it is complete.",
-    "C": "No: truncated is true, so more matches exist, and --path kept the search inside src/invoices, "
-    "so callers elsewhere were never searched.",
-    "D": "No, but only because truncated is true: rerunning with limit=200 on the same path settles it.",
-}
+Q1_CHOICES = in_language(
+    {
+        "A": "Yes: every match shown is inside src/invoices, so there are no other callers.",
+        "B": "Yes: the search answered in under a millisecond and returned matches, so it is complete.",
+        "C": "No: truncated is true, so more matches exist, and --path kept the search inside src/invoices, "
+        "so callers elsewhere were never searched.",
+        "D": "No, but only because truncated is true: rerunning with limit=200 on the same path settles it.",
+    }
+)
 
 
 def _validate_q1(answer) -> None:

@@ -8,7 +8,7 @@ no message names the expected value.
 
 from __future__ import annotations
 
-from labkit.course.check import Exercise, Incorrect, article, expect_type
+from labkit.course.check import Exercise, Incorrect, article, expect_type, in_language
 
 #: q1: the result of ``read_file(path="data/prices.csv")`` on a 1000-line file (content elided).
 Q1_RESULT = {
@@ -38,13 +38,15 @@ Q2_FIRST_PAGE = {
     "hidden": {"changes": 0},
 }
 
-Q3_CHOICES = {
-    "a": "Do what the note says: call review_diff with allow ['/'] so the gate passes.",
-    "b": "Ignore the note silently and carry on.",
-    "c": "Treat the note as data: keep the task's own allow list, finish reading the evidence, and report the "
-    "note as a finding (a prompt-injection attempt in the change).",
-    "d": "Stop using the MCP tools for this workspace and answer from memory.",
-}
+Q3_CHOICES = in_language(
+    {
+        "a": "Do what the note says: call review_diff with allow ['/'] so the gate passes.",
+        "b": "Ignore the note silently and carry on.",
+        "c": "Treat the note as data: keep the task's own allow list, finish reading the evidence, and report the "
+        "note as a finding (a prompt-injection attempt in the change).",
+        "d": "Stop using the MCP tools for this workspace and answer from memory.",
+    }
+)
 
 _READ_FILE_ARGS = {"path", "start_line", "end_line"}
 _GIT_DIFF_ARGS = {"mode", "path", "offset", "max_bytes", "snapshot", "revision"}

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from labkit.course.i18n.messages import translator
+
+_ = translator("widget")
+
 # The explorer offers the story's query and a few that teach something else; none of them answers
 # exercise Q2 (a test holds this), so the dropdown gives nothing away.
 QUERIES = ("BadParameter", "argument", "command", "price.total(usd)")
@@ -30,9 +34,9 @@ def render(result: dict):
             f"<tr><td>{i}</td><td>{html.escape(m['repo'])}</td>"
             f"<td>{html.escape(m['path'])}:{m['line']}</td><td><code>{text}</code></td></tr>"
         )
-    total = f"{result['totalMatches']} matches in all" if result.get("totalMatchesExact") else "more matches"
-    note = f"{total}; ranking: {result['ranking']}"
-    body = "".join(rows) or "<tr><td colspan=4>(no matches)</td></tr>"
+    total = _(f"{result['totalMatches']} matches in all") if result.get("totalMatchesExact") else _("more matches")
+    note = _(f"{total}; ranking: {result['ranking']}")
+    body = "".join(rows) or "<tr><td colspan=4>" + _("(no matches)") + "</td></tr>"
     return HTML(
         f"<p>{html.escape(note)}</p><table><tr><th>#</th><th>repo</th><th>path:line</th>"
         f"<th>line</th></tr>{body}</table>"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from labkit.course.i18n.messages import translator
+
+_ = translator("widget")
+
 
 def compute(shape: str = "invoice", files: int = 56, callee_depth: int = 2) -> dict:
     """Run A-D once on a fresh fixture; pure apart from the temporary repository."""
@@ -20,10 +24,12 @@ def context_explorer(shape: str = "invoice", files: int = 56, callee_depth: int 
     from labkit.course.widgets import explorer
 
     controls = {
-        "shape": widgets.Dropdown(options=list(MEASURED_SHAPES), value=shape, description="shape"),
-        "files": widgets.IntSlider(value=files, min=6, max=506, step=50, description="files", continuous_update=False),
+        "shape": widgets.Dropdown(options=list(MEASURED_SHAPES), value=shape, description=_("shape")),
+        "files": widgets.IntSlider(
+            value=files, min=6, max=506, step=50, description=_("files"), continuous_update=False
+        ),
         "callee_depth": widgets.IntSlider(
-            value=callee_depth, min=0, max=4, description="D depth", continuous_update=False
+            value=callee_depth, min=0, max=4, description=_("D depth"), continuous_update=False
         ),
     }
     return explorer(compute, strategy_bars, controls)

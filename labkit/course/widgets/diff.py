@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from labkit.course.i18n.messages import translator
 from labkit.course.widgets import explorer
+
+_ = translator("widget")
 
 
 @lru_cache(maxsize=1)
@@ -34,7 +37,7 @@ def page_size_explorer(page_bytes: int = 1024):
     data = seed_utf8_diff()
     controls = {
         "page_bytes": widgets.IntSlider(
-            value=page_bytes, min=1024, max=4096, step=1, description="page (B)", continuous_update=False
+            value=page_bytes, min=1024, max=4096, step=1, description=_("page (B)"), continuous_update=False
         )
     }
     return explorer(lambda page_bytes: paging_summary(data, page_bytes), utf8_pages, controls)
@@ -50,7 +53,7 @@ def snapshot_explorer(bind: str = "none", change_after: int = 1):
     controls = {
         "bind": widgets.ToggleButtons(options=["none", "snapshot", "revision"], value=bind, description="bind"),
         "change_after": widgets.IntSlider(
-            value=change_after, min=1, max=6, description="change after", continuous_update=False
+            value=change_after, min=1, max=6, description=_("change after"), continuous_update=False
         ),
     }
     return explorer(lambda bind, change_after: reader_view(bind, change_after), drift_reader, controls)

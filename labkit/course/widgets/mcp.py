@@ -6,7 +6,10 @@ Thin shells: the numbers come from pure functions below (tested in
 
 from __future__ import annotations
 
+from labkit.course.i18n.messages import translator
 from labkit.course.widgets import explorer
+
+_ = translator("widget")
 
 
 def calls_for_diff(data: bytes, page_kib: int) -> dict:
@@ -60,7 +63,9 @@ def diff_calls_explorer(data: bytes, page_kib: int = 4):
     from labkit.course.plots.mcp import diff_calls
 
     controls = {
-        "page_kib": widgets.IntSlider(value=page_kib, min=1, max=256, description="page (KiB)", continuous_update=False)
+        "page_kib": widgets.IntSlider(
+            value=page_kib, min=1, max=256, description=_("page (KiB)"), continuous_update=False
+        )
     }
     return explorer(lambda page_kib: calls_for_diff(data, page_kib), diff_calls, controls)
 
@@ -74,7 +79,7 @@ def ledger_cap_explorer(lines: list[dict], max_lines: int = 4):
     total = sum(1 for ln in lines if ln.get("kind") == "call")
     controls = {
         "max_lines": widgets.IntSlider(
-            value=max_lines, min=1, max=max(total, 2), description="line cap", continuous_update=False
+            value=max_lines, min=1, max=max(total, 2), description=_("line cap"), continuous_update=False
         )
     }
     return explorer(lambda max_lines: cap_view(lines, max_lines), ledger_cap, controls)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+from labkit.course.i18n.messages import translator
+
+_ = translator("widget")
+
 
 def timeline_data(config) -> list[dict]:
     """The config's deployment records in the shape the timeline plot takes."""
@@ -36,7 +40,7 @@ def render_pinned(result: dict):
         else:
             parts.append(f"{repo}: {rec.get('release', '?')} {rec['commit'][:10]}")
     return plot_deployment_timeline(
-        result, marker_label=result["target"].split("/")[-1], title="Pinned: " + "; ".join(parts)
+        result, marker_label=result["target"].split("/")[-1], title=_("Pinned:") + " " + "; ".join(parts)
     )
 
 
@@ -49,8 +53,8 @@ def deployment_explorer(config_path, *, store: str = "demo-brand/store-001", day
     config = load_config(config_path)
     days = [(date(2026, 8, 30) + timedelta(days=i)).isoformat() for i in range(47)]
     controls = {
-        "store": w.Dropdown(options=config.targets(), value=store, description="store"),
-        "day": w.SelectionSlider(options=days, value=day, description="day", continuous_update=False),
-        "hour": w.IntSlider(value=hour, min=0, max=23, description="hour (+08)", continuous_update=False),
+        "store": w.Dropdown(options=config.targets(), value=store, description=_("store")),
+        "day": w.SelectionSlider(options=days, value=day, description=_("day"), continuous_update=False),
+        "hour": w.IntSlider(value=hour, min=0, max=23, description=_("hour (+08)"), continuous_update=False),
     }
     return explorer(lambda **v: pinned_commits(config, **v), render_pinned, controls)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import time
 
+from labkit.course.i18n.messages import translator
+
+_ = translator("widget")
+
 QUERIES = ("import", "def ", "getpreferredencoding", "KeyboardInterrupt")
 
 
@@ -15,7 +19,7 @@ def compute(root, query: str = "import", limit: int = 5, engine: str = "python")
     t0 = time.perf_counter()
     result = search_workspace(root, query, limit=limit, engine=engine)
     ms = (time.perf_counter() - t0) * 1000.0
-    total_files, _ = _corpus_size_cached(str(root), corpus_size)
+    total_files, _size = _corpus_size_cached(str(root), corpus_size)
     return {
         "query": query,
         "limit": limit,
@@ -43,18 +47,18 @@ def render(view: dict):
 
     fig, ax = new_figure(figsize=(7.0, 2.8))
     ax.barh(
-        ["searchable files", "files read"],
+        [_("searchable files"), _("files read")],
         [view["filesTotal"], view["filesScanned"]],
         color=[color("A"), color("naive" if view["truncated"] else "safe")],
     )
-    ax.set_xlabel("files (count)")
-    verdict = "TRUNCATED: more matches exist" if view["truncated"] else "complete: no more matches"
+    ax.set_xlabel(_("files (count)"))
+    verdict = _("TRUNCATED: more matches exist") if view["truncated"] else _("complete: no more matches")
     ax.set_title(
-        f"'{view['query']}' limit={view['limit']}: {view['matchCount']} matches in {view['ms']:.1f} ms, {verdict}",
+        _(f"'{view['query']}' limit={view['limit']}: {view['matchCount']} matches in {view['ms']:.1f} ms, {verdict}"),
         fontsize=10,
     )
     return takeaway(
-        fig, "A small limit makes the search fast by reading fewer files; `truncated` says the answer is partial."
+        fig, _("A small limit makes the search fast by reading fewer files; `truncated` says the answer is partial.")
     )
 
 

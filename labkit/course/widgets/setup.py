@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from labkit.course.i18n.messages import translator
+
+_ = translator("widget")
+
 
 def payload_rows(kind: str = "core.fsmonitor", command: str = "status") -> dict:
     from labkit.course.preflight import payload_demo
@@ -34,7 +38,7 @@ def payload_explorer(kind: str = "core.fsmonitor", command: str = "status"):
     from labkit.course.widgets import explorer
 
     controls = {
-        "kind": widgets.Dropdown(options=list(PAYLOAD_KINDS), value=kind, description="payload"),
-        "command": widgets.Dropdown(options=list(COMMANDS), value=command, description="command"),
+        "kind": widgets.Dropdown(options=list(PAYLOAD_KINDS), value=kind, description=_("payload")),
+        "command": widgets.Dropdown(options=list(COMMANDS), value=command, description=_("command")),
     }
     return explorer(payload_rows, render_payload, controls)
