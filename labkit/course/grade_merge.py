@@ -70,7 +70,6 @@ def merge(folders: list[str | Path], out_dir: str | Path, allow_missing: bool = 
         by_index[x.shard.index] = x
     seen: dict[str, Loaded] = {}
     for x in loaded:
-        expected = shards.in_shard(class_names, x.shard)
         for o in x.outcomes:
             if o.submission in seen:
                 raise LabkitError(
@@ -78,6 +77,9 @@ def merge(folders: list[str | Path], out_dir: str | Path, allow_missing: bool = 
                     f"{o.submission} is recorded by {seen[o.submission].label} and by {x.label}",
                 )
             seen[o.submission] = x
+    for x in loaded:
+        expected = shards.in_shard(class_names, x.shard)
+        for o in x.outcomes:
             if shards.slice_of(o.submission, total) != x.shard.index:
                 raise LabkitError(
                     "shard_duplicate",
