@@ -491,3 +491,10 @@ def test_kernel_graded_shards_merge_byte_identical_with_executed_copies(tmp_path
         books.append(_book(out))
     assert books[0] == books[1] == books[2]
     assert b"incorrect" in books[0][0] and b"not_attempted" in books[0][0]
+
+
+def test_the_readme_shows_the_same_two_ci_examples():
+    readme = (DOCS.parents[1] / "README.md").read_text("utf-8")
+    scale = readme.split("## Scale", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```yaml\n(.*?)```", scale, flags=re.S)
+    assert blocks == [b for b in _yaml_blocks() if "strategy" in b or "completionMode" in b] and len(blocks) == 2
