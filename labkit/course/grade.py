@@ -25,7 +25,8 @@ Up to ``jobs`` submissions run at once. Every submission ends with a status;
 only ``grader_error`` means the grader itself failed. Nothing is published
 until every submission has ended and none of its processes is left (else
 ``submission_survived``, and nothing at all is written); then each file is
-renamed into place and the result is returned, for the CLI to print once.
+renamed into place, the shard's manifest last (:mod:`labkit.course.shards`: a run without ``--shard``
+is shard 0/1), and the result is returned, for the CLI to print once.
 """
 
 from __future__ import annotations
