@@ -50,6 +50,10 @@ TEST_TIERS = {
     "test_zoekt_fanout.py::test_three_shards_give_one_servers_answer": "slow",
     "test_mcp_zoekt.py::test_search_code_and_context_through_three_zoekt_shards": "slow",
     "test_mcp_zoekt.py::test_zoekt_without_an_index_serves_search_code": "slow",
+    # a class graded in shards: the CI examples of docs/grading.md run as local processes, and real kernels
+    "test_grade_shards.py::test_the_github_actions_matrix_runs_as_local_processes": "slow",
+    "test_grade_shards.py::test_the_kubernetes_indexed_job_runs_its_pods_command": "slow",
+    "test_grade_shards.py::test_kernel_graded_shards_merge_byte_identical_with_executed_copies": "slow",
     # real git repositories per promise, on both sides of the sandbox (about 8 s)
     "test_grade_fixit.py::test_the_lab_solution_and_the_broken_version_get_the_notebook_verdicts[04-": "slow",
 }

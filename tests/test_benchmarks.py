@@ -23,6 +23,11 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 SMOKE = {
     "agent_bench.py": (["--quick", "--sample", "1", "--json"], {0, 1}, {"seconds", "episodes", "spawn", "target"}),
     "codesearch_bench.py": (["--copies", "1", "--repeats", "1"], {0}, {"corpus", "build", "queries"}),
+    "grade_shards.py": (
+        ["--submissions", "6", "--kernels", "2", "--repeats", "1"],
+        {0, 1},
+        {"medians", "ratio", "identical"},
+    ),
     "grader_channel_flood.py": (["--count", "2", "--size-mb", "1"], {0}, {"attack", "isolation", "peakRssMiB"}),
     "i18n_notebooks.py": (["--labs", "00", "--rounds", "1", "--json"], {0}, {"rows", "maxRatio"}),
     "ledger_summarize.py": (["--lines", "2000", "--rounds", "1", "--json"], {0, 1}, {"target", "rows"}),

@@ -46,6 +46,15 @@ CODES: dict[str, str] = {
     "traceback)",
     "submission_survived": "`labs grade`: a submission's process still ran after the grader killed it; no grade "
     "was written and no result reported",
+    "shard_malformed": "`labs grade-merge`: a folder holds no readable shard manifest, or one that is not what "
+    "`labs grade` writes (or an executed copy it names is missing); nothing was written",
+    "shard_mismatch": "`labs grade-merge`: the shards were graded by different lab versions or settings, as "
+    "different numbers of shards, or found different classes; nothing was written",
+    "shard_overlap": "`labs grade-merge`: two folders hold the same slice K/N; nothing was written",
+    "shard_duplicate": "`labs grade-merge`: a submission is recorded twice, or by a shard whose slice does not "
+    "hold it; nothing was written",
+    "shard_missing": "`labs grade-merge`: a slice of N has no folder (and --allow-missing was not given); nothing "
+    "was written",
     "file_exists": "`labs starter` would overwrite a learner's notebook; pass --force to replace it",
     "lab_not_found": "a lab file is missing from the package or damaged",
     "resource_not_found": "a file labkit ships in its package (a schema, an eval set) is missing or damaged",

@@ -49,8 +49,28 @@ def add_parser(sub) -> None:
         default="auto",
         help="sandbox level; auto takes the strongest that works here (default: auto; docs/grading.md)",
     )
+    g.add_argument(
+        "--shard",
+        metavar="K/N|env",
+        help="grade only slice K of N (K from 0; a stable hash of each submission's name), or env: K from "
+        "LABKIT_SHARD_INDEX or JOB_COMPLETION_INDEX, N from LABKIT_SHARD_TOTAL (default: the whole class)",
+    )
     add_json_flag(g)
     g.set_defaults(handler=run_grade, render=render_grade)
+    m = lsub.add_parser(
+        "grade-merge",
+        help="write the class's gradebook from the --out folders of its `labs grade --shard K/N` runs",
+    )
+    m.add_argument("shards", nargs="+", metavar="DIR", help="the --out folder of each shard")
+    m.add_argument("--out", required=True, help="folder for the merged grades.csv, grades.html and executed/")
+    m.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="write the gradebook even if shards are missing: their submissions are listed as shard_missing "
+        "and the result says complete: false (default: refuse, shard_missing)",
+    )
+    add_json_flag(m)
+    m.set_defaults(handler=run_merge, render=render_merge)
 
 
 def run_starter(args) -> dict:
@@ -80,15 +100,38 @@ def run_grade(args):
         disk_mb=args.disk_mb,
         isolation=args.isolation,
     )
-    result = grade(args.submissions, args.out, options)
+    from labkit.course.shards import parse_shard
+
+    result = grade(args.submissions, args.out, options, parse_shard(args.shard))
     # Exit 0 whatever the scores; non-zero only when the grader itself failed on a submission.
     return result, (EXIT_ERROR if result["graderFailed"] else EXIT_OK)
 
 
+def run_merge(args) -> dict:
+    from labkit.course.grade_merge import merge
+
+    return merge(args.shards, args.out, allow_missing=args.allow_missing)
+
+
+@human_output
+def render_merge(result: dict) -> str:
+    merged = len(result["merged"])
+    lines = [
+        f"merged {merged} of {result['shards']} shard(s): {len(result['submissions'])} submission(s) "
+        f"graded by one lab version, wrote grades.csv, grades.html and executed/ to {result['out']}"
+    ]
+    lines += [f"  {k:14} {v}" for k, v in result["statuses"].items()]
+    if not result["complete"]:
+        lines.append(f"incomplete: shard(s) {', '.join(map(str, result['missingShards']))} were not merged")
+    return "\n".join(lines)
+
+
 @human_output
 def render_grade(result: dict) -> str:
+    shard = result["shard"]
+    cut = f" (shard {shard['index']}/{shard['total']} of {result['classSize']})" if shard["total"] > 1 else ""
     lines = [
-        f"graded {len(result['submissions'])} submission(s) in {result['seconds']} s "
+        f"graded {len(result['submissions'])} submission(s){cut} in {result['seconds']} s "
         f"(isolation: {result['isolation']}); wrote grades.csv, grades.html and executed/ to {result['out']}"
     ]
     for s in result["submissions"]:

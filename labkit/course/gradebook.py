@@ -249,13 +249,16 @@ def html_text(outcomes, meta: dict) -> str:
     statuses: dict[str, int] = {}
     for o in outcomes:
         statuses[o.status] = statuses.get(o.status, 0) + 1
+    if meta.get("incomplete"):
+        parts.append(f"<p><b>Incomplete gradebook.</b> {esc(str(meta['incomplete']))}</p>")
     parts.append(
         f"<p>{len(outcomes)} submission(s): " + ", ".join(f"{esc(k)} {v}" for k, v in sorted(statuses.items())) + "</p>"
     )
     parts.append(
         f"<p class='muted'>Each notebook ran alone in isolation level <b>{esc(str(meta['isolation']))}</b>, "
         f"{meta['timeout']} s per notebook, {meta['cellTimeout']} s per cell, "
-        f"{meta['memoryMb']} MiB of memory; {meta['jobs']} at a time"
+        f"{meta['memoryMb']} MiB of memory"
+        + (f"; {meta['jobs']} at a time" if meta.get("jobs") is not None else "")
         + (f"; its processes were ended by <b>{esc(str(meta['processes']))}</b>" if meta.get("processes") else "")
         + ". Verdicts come from the checkers "
         "run by the grader on the answer values, never from the notebook's printed output.</p>"
