@@ -31,7 +31,7 @@ from . import names
 from .contract.declare import ARR, BOOL, GIT_ERRORS, INT, NINT, NSTR, OBJ, STR, WS_ERRORS, Arg, Recorded, Tool, obj
 from .contract.enums import DIFF_MODES as MODES
 from .contract.enums import DIFF_PAGERS as PAGERS
-from .egress import Exact
+from .egress import Exact, ExactDecoded
 from .errors import LabkitError
 from .gitlisting import parse_raw
 from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE
@@ -382,7 +382,7 @@ def page_result(
         "hasMore": page.has_more,
         # D is already the diff as shown (secrets withheld when it was made): the gate passes it as it is,
         # so the page's bytes, pageSha256 and sourceRevision stay one consistent piece of evidence.
-        "diff": Exact(page.text),
+        "diff": ExactDecoded(page.text) if page.encoding == "utf-8" and pager == "safe" else Exact(page.text),
         "sourceRevision": source_revision,
         "snapshotId": snapshot_id,
         "pageSha256": hashlib.sha256(page.data).hexdigest() if bound else None,
@@ -452,7 +452,7 @@ def _page(
     pager: str,
     store,
 ) -> dict:
-    from .snapshots import SnapshotStore
+    from .snapshots import shared_store
 
     scope = _scope(path, ws.rules)
 
@@ -477,7 +477,7 @@ def _page(
             complete=source.secret_scan_complete,
         )
 
-    store = store if store is not None else SnapshotStore()
+    store = store if store is not None else shared_store()
     key = _snapshot_key(ws, mode, scope)
     if snapshot is not None:
         snap = store.get(snapshot)
