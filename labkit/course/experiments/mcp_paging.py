@@ -164,7 +164,9 @@ def _median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
-def run(quick: bool = False, rounds: int | None = None, routes: tuple[str, ...] = ROUTES) -> dict:
+def run(
+    quick: bool = False, rounds: int | None = None, routes: tuple[str, ...] = ROUTES, size_mib: float | None = None
+) -> dict:
     """Each route read in full ``rounds`` times, a ``git diff`` before each read; medians and ratios.
 
     The four servers run at once (each started and warmed once), and each round visits every route in
@@ -175,7 +177,7 @@ def run(quick: bool = False, rounds: int | None = None, routes: tuple[str, ...] 
     from labkit.course.repo_builder import IsolatedRepo
     from labkit.mcp_client import connect, run_async
 
-    target = (2 if quick else 32) * 1024 * 1024
+    target = int((size_mib if size_mib is not None else 2 if quick else 32) * 1024 * 1024)
     rounds = rounds or (3 if quick else 5)  # medians of 5 keep `labkit report` near six minutes
     with tempfile.TemporaryDirectory(prefix="labkit-bench-") as tmp, IsolatedRepo() as repo:
         build_world(repo, target)
