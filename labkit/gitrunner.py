@@ -320,11 +320,12 @@ def _cap_memory(pid: int, limit: int | None) -> None:
 
 _CHUNK = 1 << 16
 #: Reads of a stream that goes to a sink: bigger pieces, fewer calls into the sink.
-_SINK_CHUNK = 1 << 20
-#: Pipe buffer asked for on such a stream, so git is not stopped while the sink works.
+_SINK_CHUNK = 1 << 16
+#: Pipe buffer asked for on such a stream, so git is not stopped while the sink works (kernel memory: the
+#: Python side holds at most _SINK_QUEUE pieces, so a snapshot's first page stays about a page or two).
 _SINK_PIPE_BYTES = 1 << 20
 #: Pieces read ahead of the sink at most (each at most _SINK_CHUNK); then the reader waits, and so does git.
-_SINK_QUEUE = 16
+_SINK_QUEUE = 2
 
 
 def _widen_pipe(fd: int) -> None:
