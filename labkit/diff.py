@@ -32,7 +32,7 @@ from . import names
 from .contract.declare import ARR, BOOL, GIT_ERRORS, INT, NINT, NSTR, OBJ, STR, WS_ERRORS, Arg, Recorded, Tool, obj
 from .contract.enums import DIFF_MODES as MODES
 from .contract.enums import DIFF_PAGERS as PAGERS
-from .egress import Exact, ExactDecoded
+from labkit.egress import Exact, ExactDecoded
 from .errors import LabkitError
 from .gitlisting import parse_raw
 from .gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE
@@ -498,7 +498,7 @@ def _page(
     pager: str,
     store,
 ) -> dict:
-    from .snapshots import shared_store
+    from labkit.snapshots import shared_store
 
     scope = _scope(path, ws.rules)
 
