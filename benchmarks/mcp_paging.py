@@ -2,7 +2,9 @@
 
 The measurement lives in :mod:`labkit.course.experiments.mcp_paging` (also ``labkit
 experiment mcp-paging``); this script runs it and exits non-zero when the
-median ratio misses the target (labkit.course.targets.MCP_PAGING_MAX_RATIO: 2x at 32 MiB).
+median ratio misses the target (labkit.course.targets.MCP_PAGING_MAX_RATIO: 3x at 32 MiB).
+It prints every route (labkit and the echo server, each through the SDK client and a minimal
+JSON-RPC client) with its ratio to one ``git diff`` and the server's CPU per later page.
 
     python benchmarks/mcp_paging.py [--quick] [--rounds N]
 """

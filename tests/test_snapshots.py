@@ -169,6 +169,35 @@ def test_a_flipped_byte_is_detected_by_hash_and_never_served(tmp_path):
     assert _code(store.get, snap.id) == "snapshot_not_found"  # refused and removed
 
 
+def test_chunks_checked_once_per_open_are_checked_again_after_any_write(tmp_path):
+    """A store checks each chunk once per identity of the data file: its own writes count as checked, a
+    page read again is not re-hashed, but a byte changed in place (same size, same inode) or a file
+    swapped in is caught on the next read, and another store (another session) checks for itself."""
+    store = SnapshotStore(tmp_path / "s")
+    snap = store.put(DATA, key="k")
+    got = store.get(snap.id)
+    assert store.read_all(got) == DATA and store.read_all(got) == DATA  # checked, then served from that check
+    path = tmp_path / "s" / f"{snap.id}.bin"
+    with open(path, "r+b") as fh:  # in place: the size and the inode stay
+        fh.seek(2 * CHUNK_BYTES + 1)
+        fh.write(bytes([DATA[2 * CHUNK_BYTES + 1] ^ 0x01]))
+    assert _code(store.read, got, 2 * CHUNK_BYTES, 10) == "snapshot_corrupt"
+
+    again = store.put(DATA, key="k")
+    swapped = bytearray(DATA)
+    swapped[5] ^= 0x01
+    (tmp_path / "swap").write_bytes(bytes(swapped))
+    os.replace(tmp_path / "swap", path)  # another file under the same name
+    assert _code(store.read, store.get(again.id), 0, 10) == "snapshot_corrupt"
+
+    third = store.put(DATA, key="k")
+    with open(path, "r+b") as fh:
+        fh.seek(7)
+        fh.write(b"\x00")
+    other = SnapshotStore(tmp_path / "s")  # a new session has checked nothing
+    assert _code(other.read, other.get(third.id), 0, 10) == "snapshot_corrupt"
+
+
 def test_a_truncated_data_file_is_refused(tmp_path):
     store = SnapshotStore(tmp_path / "s")
     snap = store.put(DATA, key="k")

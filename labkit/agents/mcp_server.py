@@ -60,6 +60,7 @@ class ServerConfig:
     zoekt_urls: tuple[str, ...] = ()
     zoekt_deadline: float | None = None
     _workspace: Any = field(default=None, repr=False)
+    _boundaries: dict = field(default_factory=dict, repr=False)
 
     @property
     def workspace(self):
@@ -74,6 +75,7 @@ class ServerConfig:
         if self._workspace is not None:
             self._workspace.close()
             self._workspace = None
+        self._boundaries.clear()
 
 
 def available_tools(cfg: ServerConfig) -> list[Tool]:
@@ -111,11 +113,24 @@ def _call(cfg: ServerConfig, tool: Tool, args: dict) -> dict:
 
 
 def _boundary(cfg: ServerConfig, tool: Tool | None):
+    """The output gate's boundary for a call, built once per server for each kind of tool and working folder
+    (it resolves the machine's folders: a few system calls the session need not repeat on every page)."""
     from labkit.boundary.egress import Boundary
 
-    if tool is not None and tool.target == "index":
-        return Boundary.of(root=cfg.index)
-    return Boundary.of(cfg.workspace, names_sensitive=tool is not None and tool.names_sensitive)
+    index = tool is not None and tool.target == "index"
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = None
+    key = (index, not index and tool is not None and tool.names_sensitive, cwd)
+    found = cfg._boundaries.get(key)
+    if found is None:
+        if index:
+            found = Boundary.of(root=cfg.index)
+        else:
+            found = Boundary.of(cfg.workspace, names_sensitive=key[1])
+        cfg._boundaries[key] = found
+    return found
 
 
 def run_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> tuple[bool, dict]:

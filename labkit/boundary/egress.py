@@ -102,6 +102,13 @@ class Exact(str):
     __slots__ = ()
 
 
+class ExactDecoded(Exact):
+    """An :class:`Exact` text decoded strictly from bytes (a UTF-8 page), so it holds no lone surrogate and
+    the gate need not encode it again to know it travels as UTF-8 JSON."""
+
+    __slots__ = ()
+
+
 # --------------------------------------------------------------------------
 # Free text: secrets
 # --------------------------------------------------------------------------
@@ -335,7 +342,17 @@ class _Kept:
     __slots__ = ("value",)
 
     def __init__(self, value: str):
-        self.value = value if value.isascii() or names.json_safe(value) else type(value)(utf8_text(value))
+        sound = isinstance(value, ExactDecoded) or value.isascii() or _encodes(value)
+        self.value = value if sound else type(value)(utf8_text(value))
+
+
+def _encodes(text: str) -> bool:
+    """True when ``text`` has no lone surrogate (what JSON as UTF-8 needs): one encode, not a JSON dump."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _fill(value, shown: list[str]):

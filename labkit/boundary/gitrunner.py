@@ -319,6 +319,71 @@ def _cap_memory(pid: int, limit: int | None) -> None:
 
 
 _CHUNK = 1 << 16
+#: Reads of a stream that goes to a sink: bigger pieces, fewer calls into the sink.
+_SINK_CHUNK = 1 << 16
+#: Pipe buffer asked for on such a stream, so git is not stopped while the sink works (kernel memory: the
+#: Python side holds at most _SINK_QUEUE pieces, so a snapshot's first page stays about a page or two).
+_SINK_PIPE_BYTES = 1 << 20
+#: Pieces read ahead of the sink at most (each at most _SINK_CHUNK); then the reader waits, and so does git.
+_SINK_QUEUE = 2
+
+
+def _widen_pipe(fd: int) -> None:
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _SINK_PIPE_BYTES)
+    except (ImportError, OSError):  # not Linux, or above the system's pipe-max-size: keep the default
+        pass
+
+
+class _SinkWorker:
+    """Hands git's output to a sink in a thread of its own, in order, so the sink's work (hashing,
+    checking, scanning, writing a snapshot) overlaps git's instead of stopping it on a full pipe.
+
+    ``finish`` waits for the last piece and raises the sink's error, if it had one (after which it was
+    given nothing more); ``stop`` drops what is left. Either way no sink call runs after it returns.
+    """
+
+    _END = object()
+
+    def __init__(self, sink: Callable[[bytes], None]):
+        import queue
+
+        self._sink = sink
+        self._queue: queue.Queue = queue.Queue(maxsize=_SINK_QUEUE)
+        self._error: BaseException | None = None
+        self._dropped = False
+        self._thread = threading.Thread(target=self._run, name="labkit-git-sink", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is self._END:
+                return
+            if self._error is None and not self._dropped:
+                try:
+                    self._sink(item)
+                except BaseException as exc:  # noqa: BLE001 - handed to the reader in finish()
+                    self._error = exc
+
+    def put(self, chunk: bytes) -> None:
+        if self._error is None:
+            self._queue.put(chunk)
+
+    def _end(self) -> None:
+        self._queue.put(self._END)
+        self._thread.join()
+
+    def finish(self) -> None:
+        self._end()
+        if self._error is not None:
+            raise self._error
+
+    def stop(self) -> None:
+        self._dropped = True
+        self._end()
 
 
 def _pump(
@@ -342,6 +407,9 @@ def _pump(
 
     stdin, stdout, stderr = proc.stdin, proc.stdout, proc.stderr
     assert stdout is not None and stderr is not None  # spawn_git always pipes both
+    worker = _SinkWorker(sink) if sink is not None else None
+    if worker is not None:
+        _widen_pipe(stdout.fileno())  # git keeps writing while the sink works on what came before
     out, err = bytearray(), bytearray()
     taken = 0  # stdout bytes seen (kept in ``out`` unless ``keep`` is off)
     sel = selectors.DefaultSelector()
@@ -394,7 +462,7 @@ def _pump(
                         sel.unregister(stdin)
                         stdin.close()
                     continue
-                chunk = os.read(key.fd, _CHUNK)
+                chunk = os.read(key.fd, _SINK_CHUNK if worker is not None and key.data is out else _CHUNK)
                 if not chunk:
                     sel.unregister(key.fileobj)
                     continue
@@ -409,10 +477,17 @@ def _pump(
                         )
                     if keep:
                         out += chunk
-                    if sink is not None:
-                        sink(chunk)  # work on the output while git is still producing it
+                    if worker is not None:
+                        worker.put(chunk)  # worked on in another thread while git goes on writing
                 elif len(err) < _STDERR_KEEP:
                     err += chunk[: _STDERR_KEEP - len(err)]
+    except BaseException:
+        if worker is not None:
+            worker.stop()  # no sink call outlives this function, whatever stopped it
+        raise
+    else:
+        if worker is not None:
+            worker.finish()  # every piece handed to the sink, or the sink's own error raised here
     finally:
         sel.close()
         if pidfd is not None:

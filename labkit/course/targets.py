@@ -31,8 +31,9 @@ SAFE_PAGER_EXACT = True
 #: Reading the largest diff (32 MiB) in 64 KiB pages through a snapshot, in-process, against one
 #: full ``git diff`` of the same change (issue 4 set 3x; issue 13 lowers it to 2x).
 SNAPSHOT_PAGING_MAX_RATIO = 2.0
-#: The same through one running MCP server in 256 KiB pages (issue 4 set 4x; issue 13: 2x, 32 MiB).
-MCP_PAGING_MAX_RATIO = 2.0
+#: The same through one running MCP server in 256 KiB pages and the SDK's stdio client (issue 4 set 4x;
+#: issue 13: 2x, 32 MiB; issue 24 restates it as 3x, the SDK's own floor, its echo server, being 1.6-2.3x).
+MCP_PAGING_MAX_RATIO = 3.0
 #: Diff size both paging targets are stated for.
 PAGING_TARGET_BYTES = 32 * MIB
 #: auto's median over the faster fixed engine's, for every corpus and query, in-process (issue 3).

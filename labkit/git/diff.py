@@ -25,11 +25,12 @@ import mmap
 import os
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from labkit.boundary import names
 from labkit.boundary.capped import cap
-from labkit.boundary.egress import Exact
+from labkit.boundary.egress import Exact, ExactDecoded
 from labkit.boundary.errors import LabkitError
 from labkit.boundary.gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE
 from labkit.boundary.keyblocks import TYPE as KEY_TYPE
@@ -134,7 +135,8 @@ def head_and_policy(ws: Workspace) -> tuple[str | None, ChangedPolicy]:
         git.confirm_no_commit()
     elif labignore is None:
         git.confirm_absent("HEAD", LABIGNORE)
-    data = labignore[2] if labignore is not None and labignore[1] == "blob" else None
+    # b"" when HEAD has none: the answer is in already, so policy_at does not ask git a second time.
+    data = labignore[2] if labignore is not None and labignore[1] == "blob" else b""
     return (head[0] if head is not None else None), git.policy_at("HEAD" if head else None, ws.rules, data)
 
 
@@ -249,11 +251,12 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, sp
 
     # The secret scan's time runs from here: prefiltering while git writes, then the detectors.
     deadline = time.monotonic() + secrets.DIFF_SCAN_SECONDS
-    digest, candidates = StreamDigest(), CandidateStream(deadline)
+    digest, candidates, headings = StreamDigest(), CandidateStream(deadline), _HeadingStream()
 
-    def feed(data: bytes) -> None:
+    def feed(data: bytes) -> None:  # runs beside git (gitrunner's sink thread), not after it
         digest.feed(data)
         candidates.feed(data)
+        headings.feed(data)
         if spool is not None:
             spool.write(data)
 
@@ -285,7 +288,7 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, sp
     scanned = secret_lines(data, starts=candidates.finish(), deadline=deadline, scanned_all=candidates.complete)
     flagged = tuple((o, t) for o, t in scanned.lines)
     every = dict(scanned.every)
-    for start in _key_like_headings(data):
+    for start in headings.finish():
         every[start] = every.get(start, frozenset()) | {KEY_TYPE}
     if every:
         # D is the diff as it is shown: each flagged line's secret replaced (the whole line's content when it
@@ -317,17 +320,60 @@ _HUNK_PREFIXES = (b"+", b"-", b" ")
 #: first character) is a run of base64: most likely a line from inside a key block, which the heading alone
 #: cannot show. Its heading is withheld like the block's own lines.
 _KEY_LIKE_HEADING = rb"(?m)^@@ -[0-9,]+ \+[0-9,]+ @@ [A-Za-z0-9+/=]{40,}\r?$"
+#: The same without the line-start anchor, which RE2 cannot skip ahead to: it starts at a literal ("@@ -",
+#: rare in a diff) and a match counts only at a line's start. A match in mid-line ends at its line's end,
+#: so it never hides one that starts a later line.
+_HEADING_UNANCHORED = _KEY_LIKE_HEADING.replace(b"(?m)^", b"(?m)")
+
+
+class _HeadingStream:
+    """:func:`_key_like_headings` of a byte stream, found while it arrives: the pattern never crosses a
+    newline, so scanning whole lines at a time finds the same headers as scanning the whole diff."""
+
+    def __init__(self):
+        self.starts: list[int] = []
+        self._pending = bytearray()
+        self._base = 0  # stream offset of _pending[0]
+
+    def feed(self, data: bytes) -> None:
+        cut = data.rfind(b"\n") + 1
+        if not cut:
+            self._pending += data
+            return
+        if self._pending:
+            self._pending += data[:cut]
+            self._scan(bytes(self._pending))
+            self._pending = bytearray(data[cut:])
+        else:
+            self._scan(data[:cut] if cut < len(data) else data)
+            self._pending += data[cut:]
+
+    def finish(self) -> list[int]:
+        if self._pending:
+            self._scan(bytes(self._pending))
+            self._pending = bytearray()
+        return self.starts
+
+    def _scan(self, lines: bytes) -> None:
+        self.starts += [self._base + o for o in _key_like_headings(lines)]
+        self._base += len(lines)
 
 
 def _key_like_headings(data) -> list[int]:
     """Offsets of the hunk headers whose heading looks like a line of a key block (one linear RE2 pass)."""
+    if data.find(b"@@ ") < 0:  # (a map of the spool answers find, not "in")
+        return []
+    found = (m.start() for m in _heading_pattern().finditer(data))  # a map is searched in place
+    return [o for o in found if o == 0 or data[o - 1] == 0x0A]
+
+
+@lru_cache(maxsize=1)
+def _heading_pattern():
     import re2
 
     options = re2.Options()
     options.log_errors = False
-    if data.find(b"@@ ") < 0:  # (a map of the spool answers find, not "in")
-        return []
-    return [m.start() for m in re2.compile(_KEY_LIKE_HEADING, options).finditer(data)]  # a map is searched in place
+    return re2.compile(_HEADING_UNANCHORED, options)
 
 
 def _withhold_secrets(data, every: dict[int, frozenset[str]]) -> tuple[bytes, tuple[tuple[int, list[str]], ...]]:
@@ -417,7 +463,7 @@ def page_result(
         "hasMore": page.has_more,
         # D is already the diff as shown (secrets withheld when it was made): the gate passes it as it is,
         # so the page's bytes, pageSha256 and sourceRevision stay one consistent piece of evidence.
-        "diff": Exact(page.text),
+        "diff": ExactDecoded(page.text) if page.encoding == "utf-8" and pager == "safe" else Exact(page.text),
         "sourceRevision": source_revision,
         "snapshotId": snapshot_id,
         "pageSha256": hashlib.sha256(page.data).hexdigest() if bound else None,
@@ -487,7 +533,7 @@ def _page(
     pager: str,
     store,
 ) -> dict:
-    from labkit.git.snapshots import SnapshotStore
+    from labkit.git.snapshots import shared_store
 
     scope = _scope(path, ws.rules)
 
@@ -512,7 +558,7 @@ def _page(
             complete=source.secret_scan_complete,
         )
 
-    store = store if store is not None else SnapshotStore()
+    store = store if store is not None else shared_store()
     key = _snapshot_key(ws, mode, scope)
     if snapshot is not None:
         snap = store.get(snapshot)

@@ -4,12 +4,22 @@ Paging a diff is only trustworthy when every page comes from the same bytes.
 The store keeps those bytes on disk, once, under an id the caller pages with:
 
 - the folder is private to the user (mode 0700, owned by us, not a symlink),
-  every file is 0600, and writes are atomic (temp file, fsync, rename), so a
-  reader never sees half a snapshot;
+  every file is 0600, and writes are atomic (temp file, rename), so a reader
+  never sees half a snapshot. Nothing is fsynced: a snapshot is a cache that
+  lives minutes, and what a crash can leave (a short, empty or zeroed data
+  file; unreadable metadata) fails the size, chunk or metadata check and is
+  refused as ``snapshot_corrupt``, never served; the agent asks for offset 0
+  again. Syncing 38 MB cost about 120 ms of every first page and bought no
+  guarantee the checks do not already give;
 - the data file is split into fixed chunks whose SHA-256 sums are kept in the
-  metadata. A page read seeks to the chunks it needs, reads them once and
-  checks their sums, so a page costs O(page) and a corrupt file is refused,
-  never served;
+  metadata. A page read seeks to the chunks it needs and reads them once, and
+  a store checks each chunk's sum once per *open* of the data file, so a page
+  costs O(page) and a corrupt file is refused, never served. An open is one
+  identity of the file (device, inode, size, modification and change times):
+  the store that wrote the file knows its sums from the bytes it wrote, and
+  any later write, truncation or replacement gives the file a new identity,
+  so every chunk is checked again before it is served (the identity is taken
+  again after each read, so a write during the read is caught too);
 - a snapshot expires ``ttl`` seconds after it was last stored (15 minutes by
   default); expired ones are removed the next time the store is used;
 - ids have one strict form, ``snap-`` and 32 lower-case hex digits.
@@ -29,6 +39,7 @@ import os
 import re
 import stat
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -146,6 +157,27 @@ class StreamDigest:
         return "sha256:" + self._sha.hexdigest()
 
 
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    """What changes whenever a file's bytes may have: a write, a truncation, a replacement (``ctime`` is the
+    kernel's, which no caller can set back)."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+_SHARED: dict[tuple[str, float], SnapshotStore] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_store() -> SnapshotStore:
+    """The process's store for the default folder and lifetime, so a server session keeps its metadata
+    and its checked chunks from one page to the next (a new folder or TTL in the environment is a new store)."""
+    key = (os.fspath(default_directory()), default_ttl())
+    with _SHARED_LOCK:
+        store = _SHARED.get(key)
+        if store is None:
+            store = _SHARED[key] = SnapshotStore(key[0], ttl=key[1])
+        return store
+
+
 class SnapshotStore:
     """The store in one folder. Cheap to create; every method re-checks the folder."""
 
@@ -162,6 +194,9 @@ class SnapshotStore:
         # Parsed metadata by id, with the (mtime, size) it was read at: paging one
         # snapshot re-reads its metadata only when the file changed.
         self._meta_cache: dict[str, tuple[tuple[int, int], Snapshot]] = {}
+        # The chunks already checked against their sums, by id, for one identity of the data file.
+        self._checked: dict[str, tuple[tuple[int, ...], set[int]]] = {}
+        self._lock = threading.Lock()
 
     # -- folder ---------------------------------------------------------------
     def _ensure_private_dir(self) -> Path:
@@ -199,7 +234,7 @@ class SnapshotStore:
         return base + ".bin", base + ".json"
 
     def _atomic_write(self, target: str, data: bytes) -> None:
-        write_private_atomic(target, data)
+        write_private_atomic(target, data, fsync=False)  # atomic, not durable: see the module docstring
 
     # -- writing --------------------------------------------------------------
     def spool(self) -> Spool:
@@ -264,7 +299,14 @@ class SnapshotStore:
         if same:
             spool.discard()
         else:
+            written = spool.identity
             spool.move_to(bin_path)
+            moved = _identity(os.stat(bin_path))
+            if written is not None and moved[:4] == written[:4]:  # the same file, unwritten since (a rename
+                # sets the change time only). Its sums were taken from the very bytes this store wrote
+                # (StreamDigest): this open of the file is checked already.
+                with self._lock:
+                    self._checked[snapshot_id] = (moved, set(range(len(chunks))))
         self._atomic_write(meta_path, encoded)
         return self._snapshot_from(record)
 
@@ -298,16 +340,25 @@ class SnapshotStore:
             with open(bin_path, "rb") as fh:
                 fh.seek(first * CHUNK_BYTES)
                 blob = fh.read((last - first + 1) * CHUNK_BYTES)
+                after = _identity(os.fstat(fh.fileno()))  # after the read: a write during it shows here
         except FileNotFoundError:
             raise _not_found() from None
+        with self._lock:
+            seen = self._checked.get(snap.id)
+            checked = seen[1] if seen is not None and seen[0] == after else set()
         view = memoryview(blob)
         for n in range(first, last + 1):
+            if n in checked:
+                continue
             start = (n - first) * CHUNK_BYTES
             if (
                 n >= len(snap.chunk_sha256)
                 or hashlib.sha256(view[start : start + CHUNK_BYTES]).hexdigest() != snap.chunk_sha256[n]
             ):
                 self._refuse(snap.id, "a chunk does not match its recorded SHA-256")
+            checked.add(n)
+        with self._lock:
+            self._checked[snap.id] = (after, checked)
         lo = offset - first * CHUNK_BYTES
         return bytes(view[lo : lo + (end - offset)])
 
@@ -320,6 +371,8 @@ class SnapshotStore:
     # -- housekeeping -----------------------------------------------------------
     def remove(self, snapshot_id: str) -> None:
         self._meta_cache.pop(snapshot_id, None)
+        with self._lock:
+            self._checked.pop(snapshot_id, None)
         for p in self._paths(snapshot_id):
             try:
                 os.unlink(p)
@@ -426,6 +479,7 @@ class Spool:
         self._fh: BinaryIO | None = os.fdopen(fd, "wb")
         self._map: mmap.mmap | None = None
         self.size = 0
+        self.identity: tuple[int, ...] | None = None  # the written file's, once committed
 
     def write(self, data: bytes) -> None:
         if self._fh is None:
@@ -467,8 +521,8 @@ class Spool:
         if self._fh is None:
             raise ValueError("this spool is closed")
         self._close_view()
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        self._fh.flush()  # no fsync: a torn file after a crash fails its checks (module docstring)
+        self.identity = _identity(os.fstat(self._fh.fileno()))
         self._fh.close()
         self._fh = None
         return self._store._commit(self, key=key, source_revision=source_revision, chunks=chunks, meta=meta)
