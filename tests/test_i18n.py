@@ -303,6 +303,14 @@ def test_a_chinese_starter_shares_every_code_cell_and_translates_the_prose(labs_
     from labkit.course.starter import make_starter, write_starters
 
     entry = _translate_one(labs_copy, LAB, _has_number_and_code)
+    # One other cell left untranslated: it falls back to its English.
+    path = catalog.catalog_path(LAB, "zh-CN", labs_copy)
+    po = polib.pofile(str(path), wrapwidth=0)
+    blank = next(e for e in po if not e.obsolete and e.msgid != entry.msgid)
+    blank.msgstr = ""
+    po.save(str(path))
+    edition.translations.cache_clear()
+    table = {e.msgid: e.msgstr for e in po if not e.obsolete and e.msgstr}
     write_starters(tmp_path / "en", lang="en")
     write_starters(tmp_path / "zh", lang="zh-CN")
     en = nbformat.read(tmp_path / "en" / f"{LAB}.ipynb", as_version=4)
@@ -317,8 +325,9 @@ def test_a_chinese_starter_shares_every_code_cell_and_translates_the_prose(labs_
     en_md = [c.source for c in en.cells if c.cell_type == "markdown"]
     zh_md = [c.source for c in zh.cells if c.cell_type == "markdown"]
     assert len(en_md) == len(zh_md)
-    changed = [(a, b) for a, b in zip(en_md, zh_md, strict=True) if a != b]
-    assert changed == [(entry.msgid, entry.msgstr)]  # the one translated cell; the rest falls back to English
+    assert zh_md == [table.get(a, a) for a in en_md]  # each cell its translation, or its English
+    assert (entry.msgid, entry.msgstr) in list(zip(en_md, zh_md, strict=True))
+    assert (blank.msgid, blank.msgid) in list(zip(en_md, zh_md, strict=True))
     again = tmp_path / "zh2"
     write_starters(again, lang="zh-CN")
     assert (again / f"{LAB}.ipynb").read_bytes() == (tmp_path / "zh" / f"{LAB}.ipynb").read_bytes()
