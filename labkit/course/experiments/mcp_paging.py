@@ -29,6 +29,8 @@ import statistics
 import tempfile
 import time
 
+from labkit.course import targets
+from labkit.course.experiments.declare import Experiment
 from labkit.course.targets import MCP_PAGING_MAX_RATIO
 
 PAGE_BYTES = 256 * 1024
@@ -131,3 +133,15 @@ def run(quick: bool = False, rounds: int | None = None) -> dict:
         "fullDiffMs": [round(x, 1) for x in m["full"]],
         "mcpPagingMs": [round(x, 1) for x in m["paged"]],
     }
+
+
+EXPERIMENT = Experiment(
+    name="mcp-paging",
+    lab="10",
+    run=run,
+    intro="Lab 10. The same question through one running MCP server in 256 KiB pages; the server's "
+    "start-up is paid once and reported apart.",
+    figures=("labkit.course.plots.mcp:paging_cost",),
+    key_numbers="labkit.course.report:_key_mcp",
+    checks=targets.MCP_PAGING_CHECKS,
+)
