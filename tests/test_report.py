@@ -17,20 +17,32 @@ import pytest
 
 from labkit.course import report as report_mod
 from labkit.course import targets
-from labkit.course.experiments import EXPERIMENTS
-from labkit.course.plots import FIGURES
+from labkit.course.experiments import registry as experiments
+from labkit.course.experiments.declare import Experiment
+from tests import report_fixture
 
 # A small experiment registered only for these tests: it builds a real isolated
 # repository and measures it, like the course's experiments do, but in a second.
-TEST_EXPERIMENT = "tests.report_fixture:commit_sizes"
+TEST_EXPERIMENT = Experiment(
+    name="fixture-commits",
+    lab="00",
+    run=report_fixture.commit_sizes,
+    figures=("tests.report_fixture:plot_commit_sizes",),
+)
 #: Two real course experiments that take seconds: the headline's first two rows.
 FAST_HEADLINE = ["utf8-pagination", "snapshot-drift"]
 
 
+def register(monkeypatch, *declared: Experiment) -> None:
+    """Add (or, by name, replace) experiments in the registry for one test."""
+    mine = {e.name: e for e in declared}
+    kept = tuple(mine.pop(e.name, e) for e in experiments.EXPERIMENTS)
+    monkeypatch.setattr(experiments, "EXPERIMENTS", kept + tuple(mine.values()))
+
+
 @pytest.fixture
 def registry(monkeypatch):
-    monkeypatch.setitem(EXPERIMENTS, "fixture-commits", TEST_EXPERIMENT)
-    monkeypatch.setitem(FIGURES, "fixture-commits", ["tests.report_fixture:plot_commit_sizes"])
+    register(monkeypatch, TEST_EXPERIMENT)
     return ["fixture-commits"]
 
 
@@ -134,10 +146,11 @@ def test_a_target_that_could_not_be_measured_says_why():
 
 
 def test_missed_targets_are_marked_but_do_not_change_the_exit_status(tmp_path, monkeypatch):
+    from dataclasses import replace
+
     from labkit.cli import report_cmd
 
-    monkeypatch.setitem(EXPERIMENTS, "mcp-paging", "tests.report_fixture:slow_paging")
-    monkeypatch.setitem(FIGURES, "mcp-paging", ["labkit.course.plots.mcp:paging_cost"])
+    register(monkeypatch, replace(experiments.find("mcp-paging"), run=report_fixture.slow_paging))
     args = Namespace(out=str(tmp_path / "out"), quick=True, only=["mcp-paging"], no_labs=True)
     result, status = report_cmd.run(args)
     assert status == 0  # everything ran
@@ -193,7 +206,7 @@ def test_failing_lab_reports_its_cell_and_fails(tmp_path, registry, capsys):
 
 
 def test_failing_experiment_is_reported_not_fatal(tmp_path, monkeypatch):
-    monkeypatch.setitem(EXPERIMENTS, "fixture-broken", "tests.report_fixture:broken")
+    register(monkeypatch, Experiment("fixture-broken", "00", report_fixture.broken))
     result = report_mod.build_report(str(tmp_path / "out"), progress=False, experiments=["fixture-broken"], labs=[])
     assert result["failedExperiments"][0]["name"] == "fixture-broken"
     assert "RuntimeError" in result["failedExperiments"][0]["error"]
@@ -202,7 +215,7 @@ def test_failing_experiment_is_reported_not_fatal(tmp_path, monkeypatch):
 def test_progress_in_a_log_has_start_end_and_heartbeat_lines(tmp_path, monkeypatch):
     import io
 
-    monkeypatch.setitem(EXPERIMENTS, "fixture-slow", "tests.report_fixture:slow")
+    register(monkeypatch, Experiment("fixture-slow", "00", report_fixture.slow))
     log = io.StringIO()
     report_mod.build_report(
         str(tmp_path / "out"), progress=True, experiments=["fixture-slow"], labs=[], stream=log, heartbeat=0.05

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab07
-from labkit.course.experiments import EXPERIMENTS, run_experiment
+from labkit.course.experiments import registry, run_experiment
 from labkit.course.experiments import review_examples as rx
 
 CONTRACT_KEYS = {"schemaVersion", "base", "files", "risks", "totals", "complete", "gate", "reportSha256"}
@@ -19,7 +19,7 @@ def quick_result():
 
 
 def test_experiment_is_registered_and_reports_every_scenario(quick_result):
-    assert EXPERIMENTS["review-examples"] == "labkit.course.experiments.review_examples:run"
+    assert registry.find("review-examples") is rx.EXPERIMENT
     names = [e["name"] for e in quick_result["examples"]]
     assert names == list(rx.SCENARIOS)
     for e in quick_result["examples"]:
@@ -62,9 +62,7 @@ def test_cli_experiment_prints_json(cli):
 def test_figures_have_titles_labels_and_takeaways(quick_result):
     import importlib
 
-    from labkit.course.plots import FIGURES
-
-    targets = FIGURES["review-examples"]
+    targets = registry.find("review-examples").figures
     assert len(targets) == 2
     for target in targets:
         module, func = target.split(":")

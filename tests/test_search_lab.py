@@ -7,8 +7,7 @@ import json
 import pytest
 
 from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab01
-from labkit.course.experiments import EXPERIMENTS, search_bench
-from labkit.course.plots import FIGURES
+from labkit.course.experiments import registry, search_bench
 from labkit.course.plots import search as search_plots
 from labkit.course.search_lesson import NOT_IN_ARTICLE, build_lab_world, callers_of, engine_matrix
 from labkit.search import search_workspace
@@ -123,8 +122,8 @@ def handful_bench():
 
 
 def test_search_bench_is_registered():
-    assert EXPERIMENTS["search-bench"] == "labkit.course.experiments.search_bench:run"
-    assert FIGURES["search-bench"]
+    assert registry.find("search-bench") is search_bench.EXPERIMENT
+    assert registry.find("search-bench").figures
 
 
 def test_search_bench_rows_follow_the_contract(handful_bench):

@@ -8,8 +8,7 @@ import pytest
 
 from labkit.course import source_fixtures as fx
 from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab09
-from labkit.course.experiments import EXPERIMENTS, run_experiment
-from labkit.course.plots import FIGURES
+from labkit.course.experiments import pinned_source, registry, run_experiment
 from labkit.source import load_config, source_read
 
 
@@ -27,7 +26,7 @@ def experiment():
 
 
 def test_experiment_is_registered():
-    assert EXPERIMENTS["pinned-source"] == "labkit.course.experiments.pinned_source:run"
+    assert registry.find("pinned-source") is pinned_source.EXPERIMENT
 
 
 def test_same_request_diverges_between_v1_and_v2(experiment):
@@ -63,8 +62,8 @@ def _text_of(fig) -> list[str]:
 def test_figures_are_registered_and_labelled(experiment):
     import importlib
 
-    assert FIGURES["pinned-source"]
-    for target in FIGURES["pinned-source"]:
+    assert registry.find("pinned-source").figures
+    for target in registry.find("pinned-source").figures:
         module, func = target.split(":")
         fig = getattr(importlib.import_module(module), func)(experiment)
         title, xlabel, ylabel = _text_of(fig)

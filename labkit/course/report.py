@@ -25,46 +25,6 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-#: Experiment sections in the order an instructor tells the story (others follow).
-SECTION_ORDER = [
-    "utf8-pagination",
-    "snapshot-drift",
-    "pagination-cost",
-    "mcp-paging",
-    "context-scale",
-    "search-bench",
-    "code-search-eval",
-    "code-search-bench",
-    "review-examples",
-    "pinned-source",
-]
-
-#: One sentence per experiment: what it measures (never what it found: that comes from the data).
-INTRO = {
-    "utf8-pagination": "Lab 03. One line of multibyte text, paged at 1,024 B by the naive pager (byte slices "
-    "decoded one by one) and by the safe pager; the client rebuilds the diff from the pages.",
-    "snapshot-drift": "Lab 04. The worktree changes from V1 to V2 after page 1; three readers page on: unbound, "
-    "bound to a snapshot, and bound to the first page's revision hash.",
-    "pagination-cost": "Lab 03. Reading a whole diff in 64 KiB pages through a snapshot, or regenerating the diff "
-    "for every page, against one plain git diff; medians side by side.",
-    "mcp-paging": "Lab 10. The same question through one running MCP server in 256 KiB pages; the server's "
-    "start-up is paid once and reported apart.",
-    "context-scale": "Lab 06. Four strategies gather context for one change in projects of growing size: "
-    "A reads every file, B searches the changed name, C adds a hand-picked term, D expands "
-    "automatically.",
-    "search-bench": "Lab 01. The python and ripgrep engines and auto (and the code-search index, where the run "
-    "builds one) on corpora from a handful of files to large files, in-process and as whole "
-    "processes.",
-    "code-search-eval": "Lab 08. The frozen eval over pinned releases of real packages: Hit@1, Hit@5, the search → "
-    "context loop and no-match cases, per backend, ranking and split.",
-    "code-search-bench": "Lab 08. The embedded index and Zoekt side by side on one corpus and one query set: "
-    "latency (each backend taking turns), build time and index size against the corpus.",
-    "review-examples": "Lab 07. The review gate on realistic agent runs, and what it reads first: the numstat "
-    "listing rather than the patch.",
-    "pinned-source": "Lab 09. One request through the code each store actually ran, from the deployment table, "
-    "and through main.",
-}
-
 STATUS_LABEL = {
     "met": "✓ met",
     "missed": "✗ missed",
@@ -107,8 +67,10 @@ def load_text(load: tuple[float, float, float] | None) -> str:
 
 def run_experiment_step(name: str, *, quick: bool) -> StepResult:
     from labkit.boundary.egress import clean_text, release
-    from labkit.course.experiments import load_target, run_experiment
-    from labkit.course.plots import FIGURES, figure_to_png
+    from labkit.course.experiments import run_experiment
+    from labkit.course.experiments.declare import load as load_named
+    from labkit.course.experiments.registry import find
+    from labkit.course.plots import figure_to_png
 
     load = machine_load()
     start = time.perf_counter()
@@ -127,9 +89,10 @@ def run_experiment_step(name: str, *, quick: bool) -> StepResult:
     step = StepResult(name, True, time.perf_counter() - start, data=data, load=load)
     from labkit.course.plots import describe
 
-    for target in FIGURES.get(name, []):
+    exp = find(name)
+    for target in exp.figures if exp else ():
         try:
-            fig = load_target(target)(data)
+            fig = load_named(target)(data)
             title = fig.axes[0].get_title() if fig.axes else name
             # The caption is printed once, under the image, by the page: not drawn into the PNG too.
             step.figures.append(
@@ -670,20 +633,6 @@ def _key_pinned(d: dict) -> str:
     )
 
 
-KEY_NUMBERS = {
-    "utf8-pagination": _key_utf8,
-    "snapshot-drift": _key_drift,
-    "pagination-cost": _key_pagination,
-    "mcp-paging": _key_mcp,
-    "context-scale": _key_context,
-    "search-bench": _key_search,
-    "code-search-eval": _key_eval,
-    "code-search-bench": _key_index_bench,
-    "review-examples": _key_review,
-    "pinned-source": _key_pinned,
-}
-
-
 # -- the page -------------------------------------------------------------------------------------
 
 _TEXT_FONTS = (
@@ -762,8 +711,12 @@ def _section(exp: StepResult, verdicts) -> str:
         f"<section id='exp-{html.escape(exp.name)}'><h2>{html.escape(exp.name)} <small>{status} · "
         f"{exp.seconds:,.1f} s · {html.escape(load_text(exp.load))}</small></h2>"
     ]
-    if exp.name in INTRO:
-        out.append(f"<p>{html.escape(INTRO[exp.name])}</p>")
+    from labkit.course.experiments.declare import load as load_named
+    from labkit.course.experiments.registry import find
+
+    declared = find(exp.name)
+    if declared is not None and declared.intro:
+        out.append(f"<p>{html.escape(declared.intro)}</p>")
     if exp.error:
         out.append(f"<pre class=fail>{html.escape(exp.error)}</pre>")
     mine = [v for v in verdicts if v.experiment == exp.name]
@@ -786,10 +739,9 @@ def _section(exp: StepResult, verdicts) -> str:
             f"<figcaption>{html.escape(takeaway or title)}</figcaption></figure>"
         )
     if exp.data is not None:
-        key = KEY_NUMBERS.get(exp.name)
-        if key is not None:
+        if declared is not None and declared.key_numbers:
             try:
-                out.append("<h3>The numbers that matter</h3>" + key(exp.data))
+                out.append("<h3>The numbers that matter</h3>" + load_named(declared.key_numbers)(exp.data))
             except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError) as err:
                 out.append(
                     f"<p class=note>Summary table unavailable for this result ({type(err).__name__}: "
@@ -802,8 +754,9 @@ def _section(exp: StepResult, verdicts) -> str:
 
 def verdicts_for(experiments: list[StepResult]):
     """Headline verdicts for the experiments this report ran; an experiment that raised is "failed to run"."""
-    from labkit.course.targets import FAILED, TIMING_CHECKS, headline
+    from labkit.course.targets import FAILED, all_checks, headline
 
+    timing = {c.key for c in all_checks() if c.timing}
     failed = {e.name for e in experiments if not e.ok}
     by_name = {e.name: e for e in experiments}
     verdicts = [
@@ -814,7 +767,7 @@ def verdicts_for(experiments: list[StepResult]):
     for v in verdicts:
         if v.experiment in failed:
             v.status, v.note = FAILED, "the experiment raised an error; its section shows it"
-        elif v.key in TIMING_CHECKS:  # a time depends on what else the machine was doing
+        elif v.key in timing:  # a time depends on what else the machine was doing
             v.note = "; ".join(filter(None, [v.note, f"measured at {load_text(by_name[v.experiment].load)}"]))
     return verdicts
 
@@ -870,10 +823,11 @@ def render_html(
     """The whole page. ``fonts=False`` leaves the bundled fonts out (the browser test compares both)."""
     if verdicts is None:
         verdicts = verdicts_for(experiments)
+    from labkit.course.experiments.registry import names as registered
+
     by_name = {e.name: e for e in experiments}
-    ordered = [by_name[n] for n in SECTION_ORDER if n in by_name] + [
-        e for e in experiments if e.name not in SECTION_ORDER
-    ]
+    story = registered()
+    ordered = [by_name[n] for n in story if n in by_name] + [e for e in experiments if e.name not in story]
     lab_ok = sum(1 for lab in labs if lab.ok)
     exp_ok = sum(1 for e in experiments if e.ok)
     font_css = ""
@@ -957,14 +911,14 @@ def build_report(
     heartbeat: float = 20.0,
 ) -> dict:
     """Run experiments and labs, write ``out/index.html``; return the contract summary."""
-    from labkit.course.experiments import EXPERIMENTS
+    from labkit.course.experiments.registry import names as registered
     from labkit.course.notebooks import lab_paths
     from labkit.course.progress import StepProgress
 
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    names = list(EXPERIMENTS) if experiments is None else experiments
-    unknown = [n for n in names if n not in EXPERIMENTS]
+    names = registered() if experiments is None else experiments
+    unknown = [n for n in names if n not in registered()]
     if unknown:
         from labkit.boundary.errors import LabkitError
 

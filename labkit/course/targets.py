@@ -133,6 +133,8 @@ class Check:
     seed: str
     target: str
     measure: Callable[[dict], tuple[str, bool | None, str]]  # -> (measured, met or None, note)
+    #: the target is a time: the report records the machine's load beside it
+    timing: bool = False
 
 
 def page_ranges(numbers: list[int]) -> str:
@@ -167,8 +169,6 @@ HOW_TO_MEASURE = {
     "search-index": "run `labkit report` without --quick: the quick run builds no index for the large corpora",
 }
 DEFAULT_HOW = "run `labkit report` without --quick, or `labkit experiment NAME` for this experiment alone"
-#: Rows whose target is a time: the report records the machine's load beside them.
-TIMING_CHECKS = ("search-stdlib", "search-auto", "search-index", "index-latency", "pagination-cost", "mcp-paging")
 
 
 def _mib(n: int) -> str:
@@ -424,7 +424,10 @@ _SEED_AGENT_TEXT = (
     f"{SEED_AGENT['citationsValid']}/{SEED_AGENT['citations']} citations valid"
 )
 
-CHECKS: tuple[Check, ...] = (
+# Each experiment's headline rows; its declaration (``EXPERIMENT`` in its module) names them, and the
+# headline lists them in the registry's order.
+
+UTF8_PAGINATION_CHECKS: tuple[Check, ...] = (
     Check(
         "utf8-pagination",
         "utf8-pagination",
@@ -434,6 +437,9 @@ CHECKS: tuple[Check, ...] = (
         "defect reproduced; the safe pager rebuilds the diff byte for byte",
         _utf8,
     ),
+)
+
+SNAPSHOT_DRIFT_CHECKS: tuple[Check, ...] = (
     Check(
         "snapshot-drift",
         "snapshot-drift",
@@ -443,6 +449,9 @@ CHECKS: tuple[Check, ...] = (
         "defect reproduced; a snapshot-bound reader gets V1 whole, a revision-bound one is refused",
         _drift,
     ),
+)
+
+CONTEXT_SCALE_CHECKS: tuple[Check, ...] = (
     Check(
         "context-reversal",
         "context-scale",
@@ -460,6 +469,9 @@ CHECKS: tuple[Check, ...] = (
         "every shape and size",
         _context_d,
     ),
+)
+
+SEARCH_BENCH_CHECKS: tuple[Check, ...] = (
     Check(
         "search-stdlib",
         "search-bench",
@@ -469,6 +481,7 @@ CHECKS: tuple[Check, ...] = (
         f"{SEED_SEARCH['ripgrepStartMs']:.1f} ms",
         f"python ≤ {PYTHON_OVER_RIPGREP_STDLIB_MAX:g}× ripgrep on the standard library, every query",
         _search_stdlib,
+        timing=True,
     ),
     Check(
         "search-auto",
@@ -477,6 +490,7 @@ CHECKS: tuple[Check, ...] = (
         "none: the article's tool chose by availability, not cost",
         f"auto ≤ {AUTO_OVER_BEST_MAX:g}× the faster engine, every corpus and query",
         _search_auto,
+        timing=True,
     ),
     Check(
         "search-index",
@@ -485,7 +499,11 @@ CHECKS: tuple[Check, ...] = (
         f"Zoekt service: mean search {SEED_CODE_SEARCH['meanSearchMs']:.1f} ms in its eval",
         f"p50 < {INDEX_LITERAL_P50_MAX_MS:g} ms for literal queries, in-process",
         _search_index,
+        timing=True,
     ),
+)
+
+CODE_SEARCH_BENCH_CHECKS: tuple[Check, ...] = (
     Check(
         "index-latency",
         "code-search-bench",
@@ -493,6 +511,7 @@ CHECKS: tuple[Check, ...] = (
         f"Zoekt service: mean search {SEED_CODE_SEARCH['meanSearchMs']:.1f} ms in its eval",
         f"embedded p50 ≤ {INDEX_P50_OVER_ZOEKT_MAX:g}× Zoekt's p50, same queries, in-process",
         _index_latency,
+        timing=True,
     ),
     Check(
         "index-size",
@@ -502,6 +521,9 @@ CHECKS: tuple[Check, ...] = (
         f"embedded index ≤ {INDEX_SIZE_OVER_CORPUS_MAX:g}× the corpus bytes",
         _index_size,
     ),
+)
+
+PAGINATION_COST_CHECKS: tuple[Check, ...] = (
     Check(
         "pagination-cost",
         "pagination-cost",
@@ -509,7 +531,11 @@ CHECKS: tuple[Check, ...] = (
         "whole diff regenerated per page: O(N²/P) (read in the source, not timed)",
         f"snapshot ≤ {SNAPSHOT_PAGING_MAX_RATIO:g}× one git diff at {_mib(PAGING_TARGET_BYTES)}",
         _pagination,
+        timing=True,
     ),
+)
+
+MCP_PAGING_CHECKS: tuple[Check, ...] = (
     Check(
         "mcp-paging",
         "mcp-paging",
@@ -517,7 +543,11 @@ CHECKS: tuple[Check, ...] = (
         "none: the article called the modules directly, not over MCP",
         f"≤ {MCP_PAGING_MAX_RATIO:g}× one git diff at {_mib(PAGING_TARGET_BYTES)} in 256 KiB pages",
         _mcp,
+        timing=True,
     ),
+)
+
+CODE_SEARCH_EVAL_CHECKS: tuple[Check, ...] = (
     Check(
         "code-search-eval",
         "code-search-eval",
@@ -528,6 +558,9 @@ CHECKS: tuple[Check, ...] = (
         f"Hit@5 = {100 * CODE_SEARCH_MIN_HIT5:.0f}%",
         _code_search,
     ),
+)
+
+PINNED_SOURCE_CHECKS: tuple[Check, ...] = (
     Check(
         "pinned-source",
         "pinned-source",
@@ -537,6 +570,9 @@ CHECKS: tuple[Check, ...] = (
         "reproduced: the same request gets different answers from the deployed and the main code",
         _pinned,
     ),
+)
+
+AGENT_BENCH_CHECKS: tuple[Check, ...] = (
     Check(
         "agent-careful",
         "agent-bench",
@@ -573,10 +609,18 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def headline(results: dict[str, dict | None]) -> list[Verdict]:
-    """One verdict per check. ``results`` maps experiment name to its data (None: failed or not run)."""
+def all_checks() -> tuple[Check, ...]:
+    """Every experiment's checks, in the registry's order (the headline's rows)."""
+    from labkit.course.experiments.registry import EXPERIMENTS
+
+    return tuple(check for exp in EXPERIMENTS for check in exp.checks)
+
+
+def headline(results: dict[str, dict | None], checks: tuple[Check, ...] | None = None) -> list[Verdict]:
+    """One verdict per check (every registered one unless ``checks``). ``results`` maps experiment name to its
+    data (None: failed or not run)."""
     out = []
-    for check in CHECKS:
+    for check in all_checks() if checks is None else checks:
         data = results.get(check.experiment)
         base = dict(
             key=check.key, experiment=check.experiment, defect=check.defect, seed=check.seed, target=check.target

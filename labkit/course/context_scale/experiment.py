@@ -11,8 +11,10 @@ from __future__ import annotations
 import statistics
 import time
 
+from labkit.course import targets
 from labkit.course.context_scale.fixtures import MEASURED_SHAPES, build_fixture
 from labkit.course.context_scale.strategies import STRATEGIES, ExpansionRule, run_strategy
+from labkit.course.experiments.declare import Experiment
 from labkit.course.targets import CONTEXT_D_MAX_BYTES_RATIO
 
 FULL_SCALES = (6, 56, 506, 5006)
@@ -144,3 +146,20 @@ def table_text(rows: list[dict], columns=TABLE_COLUMNS) -> str:
     lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=False)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(v.rjust(w) for v, w in zip(b, widths, strict=False)) for b in body]
     return "\n".join(lines)
+
+
+EXPERIMENT = Experiment(
+    name="context-scale",
+    lab="06",
+    run=run,
+    intro="Lab 06. Four strategies gather context for one change in projects of growing size: "
+    "A reads every file, B searches the changed name, C adds a hand-picked term, D expands "
+    "automatically.",
+    figures=(
+        "labkit.course.plots.context:bytes_vs_files",
+        "labkit.course.plots.context:recall_vs_files",
+        "labkit.course.plots.context:stage_times",
+    ),
+    key_numbers="labkit.course.report:_key_context",
+    checks=targets.CONTEXT_SCALE_CHECKS,
+)

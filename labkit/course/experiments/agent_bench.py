@@ -17,6 +17,9 @@ from __future__ import annotations
 import html
 import time
 
+from labkit.course import targets
+from labkit.course.experiments.declare import Experiment
+
 
 def _pick_quick(tasks):
     from labkit.course.agents.tasks import DEFECTS
@@ -245,3 +248,15 @@ def headline_block(d: dict | None, figures) -> str:
             f"<figcaption>{html.escape(takeaway or title)}</figcaption></figure>"
         )
     return "\n".join(out)
+
+
+EXPERIMENT = Experiment(
+    name="agent-bench",
+    lab="12",
+    run=run,
+    figures=(
+        "labkit.course.plots.agents:guarantee_drops",
+        "labkit.course.plots.agents:policy_grid",
+    ),
+    checks=targets.AGENT_BENCH_CHECKS,
+)

@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from labkit.course import targets
+from labkit.course.experiments.declare import Experiment
 from labkit.course.targets import INDEX_P50_OVER_ZOEKT_MAX as TARGET_P50_RATIO  # embedded p50 / Zoekt p50
 from labkit.course.targets import INDEX_SIZE_OVER_CORPUS_MAX as TARGET_SIZE_RATIO  # index bytes / corpus bytes
 
@@ -255,3 +257,14 @@ def run(quick: bool = False) -> dict:
         if b in latency
     ]
     return result
+
+
+EXPERIMENT = Experiment(
+    name="code-search-bench",
+    lab="08",
+    run=run,
+    intro="Lab 08. The embedded index and Zoekt side by side on one corpus and one query set: "
+    "latency (each backend taking turns), build time and index size against the corpus.",
+    key_numbers="labkit.course.report:_key_index_bench",
+    checks=targets.CODE_SEARCH_BENCH_CHECKS,
+)

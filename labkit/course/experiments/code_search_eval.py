@@ -12,6 +12,9 @@ definition-first ranking only.
 
 from __future__ import annotations
 
+from labkit.course import targets
+from labkit.course.experiments.declare import Experiment
+
 
 def _row(run: dict, summary: dict, **extra) -> dict:
     s = summary
@@ -58,3 +61,18 @@ def run(quick: bool = False) -> dict:
     ]
     result["quick"] = quick
     return result
+
+
+EXPERIMENT = Experiment(
+    name="code-search-eval",
+    lab="08",
+    run=run,
+    intro="Lab 08. The frozen eval over pinned releases of real packages: Hit@1, Hit@5, the search → "
+    "context loop and no-match cases, per backend, ranking and split.",
+    figures=(
+        "labkit.course.plots.codesearch:hit_at_k",
+        "labkit.course.plots.codesearch:latency",
+    ),
+    key_numbers="labkit.course.report:_key_eval",
+    checks=targets.CODE_SEARCH_EVAL_CHECKS,
+)

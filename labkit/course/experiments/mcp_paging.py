@@ -34,6 +34,8 @@ import statistics
 import tempfile
 import time
 
+from labkit.course import targets
+from labkit.course.experiments.declare import Experiment
 from labkit.course.targets import MCP_PAGING_MAX_RATIO
 
 PAGE_BYTES = 256 * 1024
@@ -318,3 +320,15 @@ def _loadavg() -> str | None:
             return " ".join(fh.read().split()[:3])
     except OSError:
         return None
+
+
+EXPERIMENT = Experiment(
+    name="mcp-paging",
+    lab="10",
+    run=run,
+    intro="Lab 10. The same question through one running MCP server in 256 KiB pages; the server's "
+    "start-up is paid once and reported apart.",
+    figures=("labkit.course.plots.mcp:paging_cost",),
+    key_numbers="labkit.course.report:_key_mcp",
+    checks=targets.MCP_PAGING_CHECKS,
+)

@@ -25,6 +25,8 @@ import time
 import tracemalloc
 
 from labkit.boundary.gitrunner import DIFF_SAFETY_FLAGS, run_git
+from labkit.course import targets
+from labkit.course.experiments.declare import Experiment
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.git.diff import DIFF_TIMEOUT_S, MAX_DIFF_BYTES, git_diff, iter_pages, read_all_pages
 from labkit.git.snapshots import SnapshotStore
@@ -149,3 +151,15 @@ def run(quick: bool = False, *, sizes_mib=None, repeats: int | None = None) -> d
         "maxSnapshotRatio": max(r["snapshotRatio"] for r in rows),
         "note": "ratios are to one plain git diff of the same change, medians measured side by side",
     }
+
+
+EXPERIMENT = Experiment(
+    name="pagination-cost",
+    lab="03",
+    run=run,
+    intro="Lab 03. Reading a whole diff in 64 KiB pages through a snapshot, or regenerating the diff "
+    "for every page, against one plain git diff; medians side by side.",
+    figures=("labkit.course.plots.diff:pagination_cost",),
+    key_numbers="labkit.course.report:_key_pagination",
+    checks=targets.PAGINATION_COST_CHECKS,
+)

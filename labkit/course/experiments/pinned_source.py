@@ -23,6 +23,8 @@ from pathlib import Path
 
 from labkit.boundary.errors import LabkitError
 from labkit.boundary.gitrunner import git_bytes
+from labkit.course import targets
+from labkit.course.experiments.declare import Experiment
 
 #: Written by labkit, not taken from the repositories.
 DRIVER = """import json, sys
@@ -118,3 +120,17 @@ def run(quick: bool = False) -> dict:
     result["readerExecutesCode"] = False
     result["seconds"] = round(time.perf_counter() - start, 3)
     return result
+
+
+EXPERIMENT = Experiment(
+    name="pinned-source",
+    lab="09",
+    run=run,
+    intro="Lab 09. One request through the code each store actually ran, from the deployment table, and through main.",
+    figures=(
+        "labkit.course.plots.pinned_source:plot_deployment_timeline",
+        "labkit.course.plots.pinned_source:plot_request_outcomes",
+    ),
+    key_numbers="labkit.course.report:_key_pinned",
+    checks=targets.PINNED_SOURCE_CHECKS,
+)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from labkit.course.experiments.declare import Experiment
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.review import approval_holds, review_diff, take_baseline
 
@@ -272,3 +273,17 @@ def baseline_exercise() -> dict:
         "after": [row(f) for f in after["files"]],
         "report": report,
     }
+
+
+EXPERIMENT = Experiment(
+    name="review-examples",
+    lab="07",
+    run=run,
+    intro="Lab 07. The review gate on realistic agent runs, and what it reads first: the numstat "
+    "listing rather than the patch.",
+    figures=(
+        "labkit.course.plots.review:gate_examples",
+        "labkit.course.plots.review:listing_vs_patch",
+    ),
+    key_numbers="labkit.course.report:_key_review",
+)

@@ -28,6 +28,9 @@ import tempfile
 import time
 import tracemalloc
 
+from labkit.course import targets
+from labkit.course.experiments.declare import Experiment
+
 ENGINES = ("python", "ripgrep", "auto")
 
 QUERIES = [
@@ -350,3 +353,20 @@ def _run(quick: bool, only, reps: int) -> dict:
         "quick": quick,
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
     }
+
+
+EXPERIMENT = Experiment(
+    name="search-bench",
+    lab="01",
+    run=run,
+    intro="Lab 01. The python and ripgrep engines and auto (and the code-search index, where the run "
+    "builds one) on corpora from a handful of files to large files, in-process and as whole "
+    "processes.",
+    figures=(
+        "labkit.course.plots.search:time_vs_corpus_size",
+        "labkit.course.plots.search:process_vs_in_process",
+        "labkit.course.plots.search:truncation_speed",
+    ),
+    key_numbers="labkit.course.report:_key_search",
+    checks=targets.SEARCH_BENCH_CHECKS,
+)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import tempfile
 
 from labkit.boundary.errors import LabkitError
+from labkit.course import targets
+from labkit.course.experiments.declare import Experiment
 from labkit.course.experiments.git_worlds import DRIFT_PATH, DRIFT_V1, DRIFT_V2, drift_world
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.git.diff import build_diff, client_bytes, git_diff
@@ -188,3 +190,15 @@ def _which(page: dict, v1: bytes, v2: bytes) -> str:
     lo, hi = page["offset"], page["offset"] + len(data)
     in1, in2 = v1[lo:hi] == data, v2[lo:hi] == data
     return "both" if in1 and in2 else "V1" if in1 else "V2" if in2 else "neither"
+
+
+EXPERIMENT = Experiment(
+    name="snapshot-drift",
+    lab="04",
+    run=run,
+    intro="Lab 04. The worktree changes from V1 to V2 after page 1; three readers page on: unbound, "
+    "bound to a snapshot, and bound to the first page's revision hash.",
+    figures=("labkit.course.plots.diff:drift_pages",),
+    key_numbers="labkit.course.report:_key_drift",
+    checks=targets.SNAPSHOT_DRIFT_CHECKS,
+)

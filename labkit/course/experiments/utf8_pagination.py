@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import tempfile
 
+from labkit.course import targets
+from labkit.course.experiments.declare import Experiment
 from labkit.course.experiments.git_worlds import UTF8_REPEAT, utf8_world
 from labkit.course.repo_builder import IsolatedRepo
 from labkit.git.diff import build_diff, client_bytes, read_all_pages
@@ -105,3 +107,15 @@ def run(quick: bool = False, *, page_bytes: int = PAGE_BYTES, repeat: int = UTF8
         "safeAllValidUtf8": all(p["encoding"] == "utf-8" and REPLACEMENT not in p["diff"] for p in safe_pages),
         "sourceRevision": safe_pages[0]["sourceRevision"],
     }
+
+
+EXPERIMENT = Experiment(
+    name="utf8-pagination",
+    lab="03",
+    run=run,
+    intro="Lab 03. One line of multibyte text, paged at 1,024 B by the naive pager (byte slices "
+    "decoded one by one) and by the safe pager; the client rebuilds the diff from the pages.",
+    figures=("labkit.course.plots.diff:utf8_pages",),
+    key_numbers="labkit.course.report:_key_utf8",
+    checks=targets.UTF8_PAGINATION_CHECKS,
+)

@@ -38,6 +38,9 @@ SOURCES = (
     ("course/report.py", "report", "report"),
     ("course/targets.py", "report", "report"),  # the headline's words (the JSON keeps its English)
     ("cli/*.py", "cli", "render"),
+    # each experiment's declaration: its intro sentence on the report's page
+    ("course/experiments/*.py", "report", "experiment"),
+    ("course/context_scale/experiment.py", "report", "experiment"),
 )
 #: Files a glob above takes that hold no text for people (reference.py writes docs/reference.md).
 NOT_SOURCES = ("cli/reference.py",)
@@ -210,6 +213,11 @@ class _Walker(ast.NodeVisitor):
             if name == "Mutant":
                 for kw in node.keywords:
                     if kw.arg == "mistake":
+                        self.add(kw.value)
+        elif self.mode == "experiment":
+            if name == "Experiment":
+                for kw in node.keywords:
+                    if kw.arg == "intro":
                         self.add(kw.value)
         elif self.text_here():
             if name in NOT_TEXT_CALLS:

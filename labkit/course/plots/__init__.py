@@ -2,37 +2,12 @@
 
 Plot functions live in topic modules (``labkit.course.plots.search`` …); each takes
 plain experiment data and returns a ``matplotlib.figure.Figure`` whose axes
-have a title and labelled axes with units. ``takeaway(fig, text)`` puts the
+have a title and labelled axes with units; an experiment's declaration
+(``EXPERIMENT.figures``) names the ones the report draws for it. ``takeaway(fig, text)`` puts the
 one-sentence lesson under the figure.
 """
 
 from __future__ import annotations
-
-#: experiment name -> plot functions ("module:function"), each taking that
-#: experiment's result dict and returning a Figure. ``labkit report`` uses it.
-FIGURES: dict[str, list[str]] = {
-    "search-bench": [
-        "labkit.course.plots.search:time_vs_corpus_size",
-        "labkit.course.plots.search:process_vs_in_process",
-        "labkit.course.plots.search:truncation_speed",
-    ],
-    "review-examples": ["labkit.course.plots.review:gate_examples", "labkit.course.plots.review:listing_vs_patch"],
-    "mcp-paging": ["labkit.course.plots.mcp:paging_cost"],
-    "pinned-source": [
-        "labkit.course.plots.pinned_source:plot_deployment_timeline",
-        "labkit.course.plots.pinned_source:plot_request_outcomes",
-    ],
-    "context-scale": [
-        "labkit.course.plots.context:bytes_vs_files",
-        "labkit.course.plots.context:recall_vs_files",
-        "labkit.course.plots.context:stage_times",
-    ],
-    "code-search-eval": ["labkit.course.plots.codesearch:hit_at_k", "labkit.course.plots.codesearch:latency"],
-    "utf8-pagination": ["labkit.course.plots.diff:utf8_pages"],
-    "snapshot-drift": ["labkit.course.plots.diff:drift_pages"],
-    "pagination-cost": ["labkit.course.plots.diff:pagination_cost"],
-    "agent-bench": ["labkit.course.plots.agents:guarantee_drops", "labkit.course.plots.agents:policy_grid"],
-}
 
 # Okabe and Ito's colour-blind-safe palette (blue, orange, bluish green, vermillion, reddish purple, sky
 # blue, grey): the naive/safe contrast is vermillion against blue, never red against green, and every
