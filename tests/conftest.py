@@ -61,6 +61,60 @@ def _node(item) -> str:
     return f"{item.path.name}::{item.name}"
 
 
+#: Work known to take long (a kernel, a grading run, a benchmark), by file: sent to the xdist workers
+#: first, so that the two workers finish together. Only the order depends on it, never what runs.
+HEAVY_FIRST = (
+    "test_grade.py",
+    "test_grade_containment.py",
+    "test_jupyterlab_browser.py",
+    "test_wheel.py",
+    "test_benchmarks.py",
+    "test_figures.py",
+    "test_report.py",
+)
+
+
+def _xdist_group(item) -> str | None:
+    mark = item.get_closest_marker("xdist_group")
+    return None if mark is None else str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+
+
+def _distribute(items) -> None:
+    """Group and order the tests for ``--dist loadgroup`` (pyproject's addopts).
+
+    A test without an ``xdist_group`` mark is grouped with its module, as ``--dist loadscope``
+    would (its module-scoped fixtures are built once); tests marked ``lab_group(name)``
+    (tests/notebook_runs.py) go with their lab, whichever module they are in, so one lab's
+    notebook runs are made on one worker and the labs spread over the workers. Groups are then
+    ordered heaviest first: the labs' kernels, HEAVY_FIRST, the other tiers, the fast tier.
+    """
+    rank: dict[str, tuple] = {}
+    for position, item in enumerate(items):
+        group = _xdist_group(item)
+        if group is None:
+            group = f"module:{item.path.name}"
+            item.add_marker(pytest.mark.xdist_group(group))
+        if group.startswith("lab:"):
+            weight = 0
+        elif item.path.name in HEAVY_FIRST:
+            weight = 1 + HEAVY_FIRST.index(item.path.name)
+        elif any(item.get_closest_marker(m) for m in TIER_MARKERS):
+            weight = 20
+        else:
+            weight = 30
+        rank[group] = min(rank.get(group, (weight, position)), (weight, position))
+    items.sort(key=lambda item: rank[_xdist_group(item)])  # stable: a group keeps its tests' order
+
+
+@pytest.fixture(scope="session")
+def lab_runs(tmp_path_factory):
+    """Each lab notebook variant executed once per test run, shared by the xdist workers (tests/notebook_runs.py)."""
+    from tests.notebook_runs import LabRuns, shared_folder
+
+    return LabRuns(shared_folder(tmp_path_factory))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     matched = set()
     for item in items:
@@ -76,14 +130,15 @@ def pytest_collection_modifyitems(config, items):
         stale = sorted(set(TEST_TIERS) - matched)
         if stale:
             raise pytest.UsageError(f"tests/conftest.py TEST_TIERS names tests that do not exist: {stale}")
-    if config.getoption("--all") or config.getoption("-m") or any(".py" in a for a in config.args):
-        return  # everything, the caller chose with -m, or named the files to run
-    kept, deselected = [], []
-    for item in items:
-        (deselected if any(item.get_closest_marker(m) for m in TIER_MARKERS) else kept).append(item)
-    if deselected:
-        config.hook.pytest_deselected(items=deselected)
-        items[:] = kept
+    if not (config.getoption("--all") or config.getoption("-m") or any(".py" in a for a in config.args)):
+        # the fast tier, unless everything was asked for, the caller chose with -m, or named the files to run
+        kept, deselected = [], []
+        for item in items:
+            (deselected if any(item.get_closest_marker(m) for m in TIER_MARKERS) else kept).append(item)
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+            items[:] = kept
+    _distribute(items)
 
 
 @pytest.fixture(scope="session", autouse=True)
