@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -61,49 +62,76 @@ def _node(item) -> str:
     return f"{item.path.name}::{item.name}"
 
 
-#: Work known to take long (a kernel, a grading run, a benchmark), by file: sent to the xdist workers
-#: first, so that the two workers finish together. Only the order depends on it, never what runs.
+#: Work known to take long (a grading run, a browser, a wheel, a benchmark), by file: sent to the xdist
+#: workers first (after the labs), so that the two workers finish together.
 HEAVY_FIRST = (
     "test_grade.py",
     "test_grade_containment.py",
     "test_jupyterlab_browser.py",
     "test_wheel.py",
     "test_benchmarks.py",
-    "test_figures.py",
     "test_report.py",
 )
+#: Files that mostly read what others computed (tests/run_once.py): sent last, when it is there.
+READERS_LAST = ("test_figures.py",)
 
 
-def _xdist_group(item) -> str | None:
-    mark = item.get_closest_marker("xdist_group")
-    return None if mark is None else str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+#: Files whose tests parametrized by a lab (the test id ends with ``NN-name]``) are scheduled with that
+#: lab, whichever file they are in: one lab's notebook runs (tests/notebook_runs.py) are made on one
+#: worker, and the labs spread over the workers. Add a file here when its tests run lab notebooks.
+LAB_FILES = {"test_notebooks.py", "test_stock_runners.py", "test_fixit_exercises.py"}
+_LAB_ID = re.compile(r"(\d\d-[a-z][a-z0-9-]*)\]\Z")
+
+
+def schedule_scope(nodeid: str) -> str:
+    """The unit of work xdist hands one worker: a lab (see LAB_FILES), else the test's module."""
+    path = nodeid.split("::", 1)[0]
+    lab = _LAB_ID.search(nodeid)
+    if lab and path.rsplit("/", 1)[-1] in LAB_FILES:
+        return f"lab:{lab.group(1)}"
+    return path
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadscope`` (pyproject's addopts) with the scopes of ``schedule_scope``.
+
+    (xdist's own ``--dist loadgroup`` renames node ids, which pytest 9 no longer lets it do: its
+    ``xdist_group`` marks group nothing here.)
+    """
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LabScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return schedule_scope(nodeid)
+
+    return LabScheduling(config, log)
 
 
 def _distribute(items) -> None:
-    """Group and order the tests for ``--dist loadgroup`` (pyproject's addopts).
+    """Order the tests so that xdist sends the heaviest units of work first (see ``schedule_scope``).
 
-    A test without an ``xdist_group`` mark is grouped with its module, as ``--dist loadscope``
-    would (its module-scoped fixtures are built once); tests marked ``lab_group(name)``
-    (tests/notebook_runs.py) go with their lab, whichever module they are in, so one lab's
-    notebook runs are made on one worker and the labs spread over the workers. Groups are then
-    ordered heaviest first: the labs' kernels, HEAVY_FIRST, the other tiers, the fast tier.
+    With ``--no-loadscope-reorder`` (pyproject's addopts) xdist keeps this order instead of sorting
+    its units by their number of tests: the labs' kernels, HEAVY_FIRST, the other tiers, the fast
+    tier, READERS_LAST. Only the order depends on it, never what runs.
     """
     rank: dict[str, tuple] = {}
     for position, item in enumerate(items):
-        group = _xdist_group(item)
-        if group is None:
-            group = f"module:{item.path.name}"
-            item.add_marker(pytest.mark.xdist_group(group))
-        if group.startswith("lab:"):
+        scope = schedule_scope(item.nodeid)
+        if scope.startswith("lab:"):
             weight = 0
         elif item.path.name in HEAVY_FIRST:
             weight = 1 + HEAVY_FIRST.index(item.path.name)
+        elif item.path.name in READERS_LAST:
+            weight = 40
         elif any(item.get_closest_marker(m) for m in TIER_MARKERS):
             weight = 20
         else:
             weight = 30
-        rank[group] = min(rank.get(group, (weight, position)), (weight, position))
-    items.sort(key=lambda item: rank[_xdist_group(item)])  # stable: a group keeps its tests' order
+        rank[scope] = min(rank.get(scope, (weight, position)), (weight, position))
+    items.sort(key=lambda item: rank[schedule_scope(item.nodeid)])  # stable: a unit keeps its tests' order
 
 
 @pytest.fixture(scope="session")
@@ -114,7 +142,17 @@ def lab_runs(tmp_path_factory):
     return LabRuns(shared_folder(tmp_path_factory))
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the xdist_group marks
+@pytest.fixture(scope="session")
+def quick_experiment(tmp_path_factory):
+    """``quick_experiment(name)``: ``run_experiment(name, quick=True)``, run once per test run (tests/run_once.py)."""
+    from labkit.course.experiments import run_experiment
+    from tests.notebook_runs import shared_folder
+    from tests.run_once import Once
+
+    once = Once(shared_folder(tmp_path_factory).with_name("experiments"))
+    return lambda name: once.get(f"quick:{name}", lambda: run_experiment(name, quick=True))
+
+
 def pytest_collection_modifyitems(config, items):
     matched = set()
     for item in items:

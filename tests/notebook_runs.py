@@ -5,9 +5,6 @@ the learner's untouched **starter**, and the starter with each ``qN.solution()``
 **pasted** into its answer cell. Each run takes a real nbclient kernel and many
 seconds, so a test asks this module for the run instead of executing it::
 
-    from tests.notebook_runs import lab_group, lab_run
-
-    @lab_group("02-git-status-and-diff")          # optional: keeps the lab's tests on one xdist worker
     def test_something(lab_runs):                 # the session fixture (tests/conftest.py)
         run = lab_runs.get("02-git-status-and-diff", "pasted")
         assert run.ok, run.failure
@@ -27,9 +24,12 @@ result. Nothing is shared between two ``pytest`` runs. A variant that is not
 translated edition) can be cached too: pass ``key`` and ``nb`` to :meth:`LabRuns.get`
 (the key names the notebook's content; two different notebooks must never share one).
 
-``lab_group(name)`` is ``pytest.mark.xdist_group("lab:<name>")``: under
-``--dist loadgroup`` (pyproject's addopts) the tests of one lab land on one worker,
-and different labs spread over the workers.
+Scheduling: in the files listed in ``tests/conftest.py``'s ``LAB_FILES``, a test
+whose id ends with the lab's name (``test_x[02-git-status-and-diff]``, as
+``@pytest.mark.parametrize("name", lab_names())`` gives) is sent to the worker
+that runs that lab's other tests, so the lab's runs are made there, and the labs
+spread over the workers. Elsewhere the cache still makes each run once (another
+worker may wait for it).
 """
 
 from __future__ import annotations
@@ -44,16 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-import pytest
 
 VARIANTS = ("solution", "starter", "pasted")
 CELL_TIMEOUT = 120
 CHECK_CALL = re.compile(r"lab(\d\d)\.(q\d+)\.check\((answer_q\d+)\)\s*\Z")
-
-
-def lab_group(name: str):
-    """The xdist group that keeps one lab's notebook tests on one worker."""
-    return pytest.mark.xdist_group(f"lab:{name}")
 
 
 def check_verdicts(executed) -> list[str]:

@@ -6,19 +6,17 @@ import re
 
 import pytest
 
-from labkit.course.experiments import EXPERIMENTS, load_target, run_experiment
+from labkit.course.experiments import EXPERIMENTS, load_target
 from labkit.course.plots import FIGURES
 
 CASES = [(name, target) for name, targets in sorted(FIGURES.items()) for target in targets]
 UNIT = re.compile(r"\(([^)]+)\)|\[([^\]]+)\]|\b(ms|bytes|B|KiB|MiB|files|s|%|count|fraction|pages|lines|calls)\b")
 
-_cache: dict = {}
 
-
-def _data(name):
-    if name not in _cache:
-        _cache[name] = run_experiment(name, quick=True)
-    return _cache[name]
+@pytest.fixture
+def _data(quick_experiment):
+    """The experiment's quick run: the one its own tests read too (once per test run, tests/run_once.py)."""
+    return quick_experiment
 
 
 def test_every_figure_names_a_known_experiment():
@@ -26,7 +24,7 @@ def test_every_figure_names_a_known_experiment():
 
 
 @pytest.mark.parametrize("name,target", CASES, ids=[t for _n, t in CASES])
-def test_figure_is_accessible(name, target):
+def test_figure_is_accessible(name, target, _data):
     fig = load_target(target)(_data(name))
     takeaway = getattr(fig, "labkit_takeaway", "")
     assert takeaway and takeaway.strip().endswith("."), f"{target}: no one-sentence takeaway"
@@ -46,14 +44,14 @@ def test_figure_is_accessible(name, target):
 
 @pytest.mark.filterwarnings("error:Glyph")  # a glyph missing from every font fails the figure
 @pytest.mark.parametrize("name,target", CASES, ids=[t for _n, t in CASES])
-def test_figure_draws_every_glyph(name, target):
+def test_figure_draws_every_glyph(name, target, _data):
     from labkit.course.plots import figure_to_png
 
     fig = load_target(target)(_data(name))
     assert figure_to_png(fig, caption=False).startswith(b"\x89PNG")
 
 
-def test_captions_say_only_what_ran():
+def test_captions_say_only_what_ran(_data):
     data = _data("code-search-eval")
     only = dict(data, rows=[r for r in data["rows"] if r["backend"] == "embedded"])
     latency = load_target("labkit.course.plots.codesearch:latency")(only).labkit_takeaway
@@ -63,7 +61,7 @@ def test_captions_say_only_what_ran():
     assert "zoekt" not in hits.lower()
 
 
-def test_figures_take_targets_from_the_one_place():
+def test_figures_take_targets_from_the_one_place(_data):
     from labkit.course.targets import MCP_PAGING_MAX_RATIO
 
     stale = dict(_data("mcp-paging"), target=4.0)  # a result saved before the target changed

@@ -31,7 +31,7 @@ from labkit.course.labfiles import (
 )
 from labkit.course.notebooks import KERNEL_NAME, execute_notebook
 from labkit.course.starter import make_starter
-from tests.notebook_runs import CHECK_CALL, lab_group
+from tests.notebook_runs import CHECK_CALL
 
 NAMES = lab_names()
 
@@ -148,7 +148,7 @@ def _ran(lab_runs, name, variant):
 
 
 @pytest.mark.notebook
-@pytest.mark.parametrize("name", [pytest.param(n, marks=lab_group(n)) for n in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 def test_solution_notebook_runs_and_passes(name, lab_runs):
     verdicts = _ran(lab_runs, name, "solution").verdicts
     assert verdicts and all("] Correct:" in v for v in verdicts), verdicts
@@ -156,7 +156,7 @@ def test_solution_notebook_runs_and_passes(name, lab_runs):
 
 
 @pytest.mark.notebook
-@pytest.mark.parametrize("name", [pytest.param(n, marks=lab_group(n)) for n in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 def test_untouched_starter_runs_all(name, lab_runs):
     """Run All on the learner's starter: no cell raises, every check says 'Not attempted'."""
     run = _ran(lab_runs, name, "starter")
@@ -167,7 +167,7 @@ def test_untouched_starter_runs_all(name, lab_runs):
 
 
 @pytest.mark.notebook
-@pytest.mark.parametrize("name", [pytest.param(n, marks=lab_group(n)) for n in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 def test_pasted_solutions_pass_in_the_starter(name, lab_runs):
     """A learner pastes each qN.solution()'s code into its answer cell: every check says 'Correct'."""
     exercises = _exercises(name[:2])

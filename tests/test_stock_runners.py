@@ -31,7 +31,6 @@ import pytest
 
 from labkit.course.labfiles import lab_names, labs_dir, read_lab
 from labkit.course.notebooks import KERNEL_NAME, execute_notebook
-from tests.notebook_runs import lab_group
 
 NAMES = lab_names()
 CELL_TIMEOUT = 120
@@ -221,7 +220,7 @@ def test_execute_notebook_leaves_no_kernel_or_child_behind(tmp_path):
 # -- every lab and starter under the stock runners ---------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # the file is split over the workers by lab: write once per worker
 def starters(tmp_path_factory) -> Path:
     from labkit.course.starter import write_starters
 
@@ -236,7 +235,7 @@ def starters(tmp_path_factory) -> Path:
 
 @pytest.mark.notebook
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [pytest.param(n, marks=lab_group(n)) for n in WIDGET_LABS])
+@pytest.mark.parametrize("name", WIDGET_LABS)
 def test_lab_under_stock_nbclient(name, lab_runs):
     run = lab_runs.get(name, "solution")
     _assert_no_echo(name, run.shell_echoes)
@@ -246,7 +245,7 @@ def test_lab_under_stock_nbclient(name, lab_runs):
 
 @pytest.mark.notebook
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [pytest.param(n, marks=lab_group(n)) for n in WIDGET_LABS])
+@pytest.mark.parametrize("name", WIDGET_LABS)
 def test_starter_under_stock_nbclient(name, starters, lab_runs):
     written = nbformat.read(starters / f"{name}.ipynb", as_version=4)
     assert written.metadata["labkit"] == {"lab": name, "kind": "starter"}
