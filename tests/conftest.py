@@ -71,9 +71,10 @@ HEAVY_FIRST = (
     "test_wheel.py",
     "test_benchmarks.py",
     "test_report.py",
+    # every experiment's quick run (tests/run_once.py: computed once, whoever asks first; search-bench,
+    # mcp-paging and pagination-cost only here): early, so that it is not the run's last long unit
+    "test_figures.py",
 )
-#: Files that mostly read what others computed (tests/run_once.py): sent last, when it is there.
-READERS_LAST = ("test_figures.py",)
 
 
 #: Files whose tests parametrized by a lab (the test id ends with ``NN-name]``) are scheduled with that
@@ -115,7 +116,7 @@ def _distribute(items) -> None:
 
     With ``--no-loadscope-reorder`` (pyproject's addopts) xdist keeps this order instead of sorting
     its units by their number of tests: the labs' kernels, HEAVY_FIRST, the other tiers, the fast
-    tier, READERS_LAST. Only the order depends on it, never what runs.
+    tier. Only the order depends on it, never what runs.
     """
     rank: dict[str, tuple] = {}
     for position, item in enumerate(items):
@@ -124,8 +125,6 @@ def _distribute(items) -> None:
             weight = 0
         elif item.path.name in HEAVY_FIRST:
             weight = 1 + HEAVY_FIRST.index(item.path.name)
-        elif item.path.name in READERS_LAST:
-            weight = 40
         elif any(item.get_closest_marker(m) for m in TIER_MARKERS):
             weight = 20
         else:
