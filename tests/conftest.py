@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -72,6 +73,96 @@ def _node(item) -> str:
     return f"{item.path.name}::{item.name}"
 
 
+#: Work known to take long (a grading run, a browser, a wheel, a benchmark), by file: sent to the xdist
+#: workers first (after the labs), so that the two workers finish together.
+HEAVY_FIRST = (
+    "test_grade.py",
+    "test_grade_containment.py",
+    "test_jupyterlab_browser.py",
+    "test_wheel.py",
+    "test_benchmarks.py",
+    "test_report.py",
+    # every experiment's quick run (tests/run_once.py: computed once, whoever asks first; search-bench,
+    # mcp-paging and pagination-cost only here): early, so that it is not the run's last long unit
+    "test_figures.py",
+)
+
+
+#: Files whose tests parametrized by a lab (the test id ends with ``NN-name]``) are scheduled with that
+#: lab, whichever file they are in: one lab's notebook runs (tests/notebook_runs.py) are made on one
+#: worker, and the labs spread over the workers. Add a file here when its tests run lab notebooks.
+LAB_FILES = {"test_notebooks.py", "test_stock_runners.py", "test_fixit_exercises.py"}
+_LAB_ID = re.compile(r"(\d\d-[a-z][a-z0-9-]*)\]\Z")
+
+
+def schedule_scope(nodeid: str) -> str:
+    """The unit of work xdist hands one worker: a lab (see LAB_FILES), else the test's module."""
+    path = nodeid.split("::", 1)[0]
+    lab = _LAB_ID.search(nodeid)
+    if lab and path.rsplit("/", 1)[-1] in LAB_FILES:
+        return f"lab:{lab.group(1)}"
+    return path
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadscope`` (pyproject's addopts) with the scopes of ``schedule_scope``.
+
+    (xdist's own ``--dist loadgroup`` renames node ids, which pytest 9 no longer lets it do: its
+    ``xdist_group`` marks group nothing here.)
+    """
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LabScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return schedule_scope(nodeid)
+
+    return LabScheduling(config, log)
+
+
+def _distribute(items) -> None:
+    """Order the tests so that xdist sends the heaviest units of work first (see ``schedule_scope``).
+
+    With ``--no-loadscope-reorder`` (pyproject's addopts) xdist keeps this order instead of sorting
+    its units by their number of tests: the labs' kernels, HEAVY_FIRST, the other tiers, the fast
+    tier. Only the order depends on it, never what runs.
+    """
+    rank: dict[str, tuple] = {}
+    for position, item in enumerate(items):
+        scope = schedule_scope(item.nodeid)
+        if scope.startswith("lab:"):
+            weight = 0
+        elif item.path.name in HEAVY_FIRST:
+            weight = 1 + HEAVY_FIRST.index(item.path.name)
+        elif any(item.get_closest_marker(m) for m in TIER_MARKERS):
+            weight = 20
+        else:
+            weight = 30
+        rank[scope] = min(rank.get(scope, (weight, position)), (weight, position))
+    items.sort(key=lambda item: rank[schedule_scope(item.nodeid)])  # stable: a unit keeps its tests' order
+
+
+@pytest.fixture(scope="session")
+def lab_runs(tmp_path_factory):
+    """Each lab notebook variant executed once per test run, shared by the xdist workers (tests/notebook_runs.py)."""
+    from tests.notebook_runs import LabRuns, shared_folder
+
+    return LabRuns(shared_folder(tmp_path_factory))
+
+
+@pytest.fixture(scope="session")
+def quick_experiment(tmp_path_factory):
+    """``quick_experiment(name)``: ``run_experiment(name, quick=True)``, run once per test run (tests/run_once.py)."""
+    from labkit.course.experiments import run_experiment
+    from tests.notebook_runs import shared_folder
+    from tests.run_once import Once
+
+    once = Once(shared_folder(tmp_path_factory).with_name("experiments"))
+    return lambda name: once.get(f"quick:{name}", lambda: run_experiment(name, quick=True))
+
+
 def pytest_collection_modifyitems(config, items):
     matched = set()
     for item in items:
@@ -87,14 +178,15 @@ def pytest_collection_modifyitems(config, items):
         stale = sorted(set(TEST_TIERS) - matched)
         if stale:
             raise pytest.UsageError(f"tests/conftest.py TEST_TIERS names tests that do not exist: {stale}")
-    if config.getoption("--all") or config.getoption("-m") or any(".py" in a for a in config.args):
-        return  # everything, the caller chose with -m, or named the files to run
-    kept, deselected = [], []
-    for item in items:
-        (deselected if any(item.get_closest_marker(m) for m in TIER_MARKERS) else kept).append(item)
-    if deselected:
-        config.hook.pytest_deselected(items=deselected)
-        items[:] = kept
+    if not (config.getoption("--all") or config.getoption("-m") or any(".py" in a for a in config.args)):
+        # the fast tier, unless everything was asked for, the caller chose with -m, or named the files to run
+        kept, deselected = [], []
+        for item in items:
+            (deselected if any(item.get_closest_marker(m) for m in TIER_MARKERS) else kept).append(item)
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+            items[:] = kept
+    _distribute(items)
 
 
 @pytest.fixture(scope="session", autouse=True)

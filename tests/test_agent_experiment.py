@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from labkit.course.experiments import run_experiment
 from labkit.course.targets import MET, headline
 
 
-def test_the_quick_run_meets_every_agent_target_and_draws_its_figures():
-    data = run_experiment("agent-bench", quick=True)
+def test_the_quick_run_meets_every_agent_target_and_draws_its_figures(quick_experiment):
+    data = quick_experiment("agent-bench")
     assert data["quick"] and data["split"] == "dev"
     rows = [v for v in headline({"agent-bench": data}) if v.experiment == "agent-bench"]
     assert {v.key for v in rows} == {"agent-careful", "agent-habits", "agent-guarantees", "agent-time"}

@@ -10,10 +10,8 @@ from labkit.codesearch.zoekt import missing_binaries
 
 
 @pytest.fixture(scope="module")
-def bench():
-    from labkit.course.experiments import run_experiment
-
-    return run_experiment("code-search-bench", quick=True)
+def bench(quick_experiment):
+    return quick_experiment("code-search-bench")
 
 
 def test_both_backends_answer_the_same_queries_on_the_same_corpus(bench):

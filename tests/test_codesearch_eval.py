@@ -296,10 +296,8 @@ def test_eval_cli_reports_both_rankings(prepared, cli):
     assert res["cases"] >= 80 and set(res["splits"]) == set(SPLITS)
 
 
-def test_experiment_result_fields(prepared):
-    from labkit.course.experiments import run_experiment
-
-    res = run_experiment("code-search-eval", quick=True)
+def test_experiment_result_fields(prepared, quick_experiment):
+    res = quick_experiment("code-search-eval")  # the run test_figures draws (once per test run)
     pairs = {(r["backend"], r["ranking"]) for r in res["rows"]}
     assert {("embedded", "raw"), ("embedded", "definition-first")} <= pairs
     assert res["zoekt"]["available"] in (True, False)

@@ -24,7 +24,6 @@ from labkit.course.context_scale.strategies import (
     strategy_c,
     strategy_d,
 )
-from labkit.course.experiments import run_experiment
 
 CONTRACT_ROW = {"shape", "files", "strategy", "filesRead", "estimatedTextBytes", "recall", "precision"}
 
@@ -289,8 +288,8 @@ def test_search_json_bytes_counts_contract_fields_only():
 # -- experiment ------------------------------------------------------------------------
 
 
-def test_experiment_quick_run_contract():
-    result = run_experiment("context-scale", quick=True)
+def test_experiment_quick_run_contract(quick_experiment):
+    result = quick_experiment("context-scale")
     assert {(r["shape"], r["files"]) for r in result["rows"]} == {
         (s, n) for s in ("invoice", "statements") for n in (6, 56)
     }

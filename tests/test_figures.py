@@ -6,24 +6,21 @@ import re
 
 import pytest
 
-from labkit.course.experiments import run_experiment
 from labkit.course.experiments.declare import load as load_target
 from labkit.course.experiments.registry import EXPERIMENTS
 
 CASES = sorted((exp.name, target) for exp in EXPERIMENTS for target in exp.figures)
 UNIT = re.compile(r"\(([^)]+)\)|\[([^\]]+)\]|\b(ms|bytes|B|KiB|MiB|files|s|%|count|fraction|pages|lines|calls)\b")
 
-_cache: dict = {}
 
-
-def _data(name):
-    if name not in _cache:
-        _cache[name] = run_experiment(name, quick=True)
-    return _cache[name]
+@pytest.fixture
+def _data(quick_experiment):
+    """The experiment's quick run: the one its own tests read too (once per test run, tests/run_once.py)."""
+    return quick_experiment
 
 
 @pytest.mark.parametrize("name,target", CASES, ids=[t for _n, t in CASES])
-def test_figure_is_accessible(name, target):
+def test_figure_is_accessible(name, target, _data):
     fig = load_target(target)(_data(name))
     takeaway = getattr(fig, "labkit_takeaway", "")
     assert takeaway and takeaway.strip().endswith("."), f"{target}: no one-sentence takeaway"
@@ -43,14 +40,14 @@ def test_figure_is_accessible(name, target):
 
 @pytest.mark.filterwarnings("error:Glyph")  # a glyph missing from every font fails the figure
 @pytest.mark.parametrize("name,target", CASES, ids=[t for _n, t in CASES])
-def test_figure_draws_every_glyph(name, target):
+def test_figure_draws_every_glyph(name, target, _data):
     from labkit.course.plots import figure_to_png
 
     fig = load_target(target)(_data(name))
     assert figure_to_png(fig, caption=False).startswith(b"\x89PNG")
 
 
-def test_captions_say_only_what_ran():
+def test_captions_say_only_what_ran(_data):
     data = _data("code-search-eval")
     only = dict(data, rows=[r for r in data["rows"] if r["backend"] == "embedded"])
     latency = load_target("labkit.course.plots.codesearch:latency")(only).labkit_takeaway
@@ -60,7 +57,7 @@ def test_captions_say_only_what_ran():
     assert "zoekt" not in hits.lower()
 
 
-def test_figures_take_targets_from_the_one_place():
+def test_figures_take_targets_from_the_one_place(_data):
     from labkit.course.targets import MCP_PAGING_MAX_RATIO
 
     stale = dict(_data("mcp-paging"), target=4.0)  # a result saved before the target changed

@@ -1,7 +1,7 @@
 """The labs as product: synced sources, clean notebooks, one owner per solution, and real runs.
 
 Every lab is a jupytext pair (``labs/NN-name.py`` + ``.ipynb``). The runs use
-the real nbclient kernel: the solution notebook, the learner's untouched
+the real nbclient kernel, each once per test run (``tests/notebook_runs.py``): the solution notebook, the learner's untouched
 starter (*Run All*, no error allowed, every check "Not attempted"), and the
 starter with each ``qN.solution()`` pasted into its answer cell (every check
 "Correct").
@@ -31,10 +31,9 @@ from labkit.course.labfiles import (
 )
 from labkit.course.notebooks import KERNEL_NAME, execute_notebook
 from labkit.course.starter import make_starter
+from tests.notebook_runs import CHECK_CALL
 
 NAMES = lab_names()
-CELL_TIMEOUT = 120
-CHECK_CALL = re.compile(r"lab(\d\d)\.(q\d+)\.check\((answer_q\d+)\)\s*\Z")
 
 
 def test_there_are_labs():
@@ -138,64 +137,44 @@ def test_starter_has_one_answer_cell_per_exercise(name):
 
 
 # -- real runs ------------------------------------------------------------------------------------
+# Each lab runs once per need per test run (tests/notebook_runs.py): the stock-runner tests read the same runs.
 
 
-def _check_verdicts(executed) -> list[str]:
-    """The verdict line each check cell displayed (its text/plain output)."""
-    verdicts = []
-    for cell in executed.cells:
-        if cell.cell_type == "code" and CHECK_CALL.match(cell.source.strip()):
-            shown = [
-                o.get("data", {}).get("text/plain", "")
-                for o in cell.get("outputs", [])
-                if o.get("output_type") == "execute_result"
-            ]
-            verdicts.append(shown[0] if shown else "<no output>")
-    return verdicts
-
-
-def _run(name, nb, tmp_path, label):
-    out = tmp_path / f"{label}-{name}.ipynb"
-    run = execute_notebook(labs_dir() / f"{name}.ipynb", out, timeout=CELL_TIMEOUT, nb=nb)
+def _ran(lab_runs, name, variant):
+    run = lab_runs.get(name, variant)
     if not run.ok:
-        pytest.fail(
-            f"{label} {name} failed in cell {run.failed_cell_index}: {run.error}\n"
-            f"--- cell source ---\n{run.failed_cell_source}"
-        )
-    return nbformat.read(out, as_version=4)
+        pytest.fail(run.failure)
+    return run
 
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("name", NAMES)
-def test_solution_notebook_runs_and_passes(name, tmp_path):
-    executed = _run(name, read_lab(name), tmp_path, "solution")
-    verdicts = _check_verdicts(executed)
+def test_solution_notebook_runs_and_passes(name, lab_runs):
+    verdicts = _ran(lab_runs, name, "solution").verdicts
     assert verdicts and all("] Correct:" in v for v in verdicts), verdicts
     assert not any(c.get("outputs") for c in read_lab(name).cells if c.cell_type == "code")
 
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("name", NAMES)
-def test_untouched_starter_runs_all(name, tmp_path):
+def test_untouched_starter_runs_all(name, lab_runs):
     """Run All on the learner's starter: no cell raises, every check says 'Not attempted'."""
-    executed = _run(name, make_starter(read_lab(name), name), tmp_path, "starter")
-    verdicts = _check_verdicts(executed)
+    run = _ran(lab_runs, name, "starter")
+    assert [c.source for c in run.nb.cells] == [c.source for c in make_starter(read_lab(name), name).cells]
+    verdicts = run.verdicts
     assert len(verdicts) == len(_exercises(name[:2]))
     assert all("] Not attempted:" in v for v in verdicts), verdicts
 
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("name", NAMES)
-def test_pasted_solutions_pass_in_the_starter(name, tmp_path):
+def test_pasted_solutions_pass_in_the_starter(name, lab_runs):
     """A learner pastes each qN.solution()'s code into its answer cell: every check says 'Correct'."""
-    starter = make_starter(read_lab(name), name)
     exercises = _exercises(name[:2])
-    for cell in starter.cells:
-        if "exercise" in cell.metadata.get("tags", []):
-            qname = re.search(r"^answer_(q\d+) = ", cell.source, re.M).group(1)
-            cell.source = exercises[qname].solution().code
-    executed = _run(name, starter, tmp_path, "pasted")
-    verdicts = _check_verdicts(executed)
+    run = _ran(lab_runs, name, "pasted")
+    pasted = [c.source for c in run.nb.cells if "exercise" in c.metadata.get("tags", [])]
+    assert sorted(pasted) == sorted(e.solution().code for e in exercises.values())
+    verdicts = run.verdicts
     assert len(verdicts) == len(exercises) and all("] Correct:" in v for v in verdicts), verdicts
 
 

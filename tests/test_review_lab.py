@@ -7,15 +7,15 @@ import json
 import pytest
 
 from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab07
-from labkit.course.experiments import registry, run_experiment
+from labkit.course.experiments import registry
 from labkit.course.experiments import review_examples as rx
 
 CONTRACT_KEYS = {"schemaVersion", "base", "files", "risks", "totals", "complete", "gate", "reportSha256"}
 
 
 @pytest.fixture(scope="module")
-def quick_result():
-    return run_experiment("review-examples", quick=True)
+def quick_result(quick_experiment):
+    return quick_experiment("review-examples")
 
 
 def test_experiment_is_registered_and_reports_every_scenario(quick_result):

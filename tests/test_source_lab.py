@@ -8,7 +8,7 @@ import pytest
 
 from labkit.course import source_fixtures as fx
 from labkit.course.check import CORRECT, INCORRECT, NOT_ATTEMPTED, lab09
-from labkit.course.experiments import pinned_source, registry, run_experiment
+from labkit.course.experiments import pinned_source, registry
 from labkit.source import load_config, source_read
 
 
@@ -18,8 +18,8 @@ def world(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def experiment():
-    return run_experiment("pinned-source", quick=True)
+def experiment(quick_experiment):
+    return quick_experiment("pinned-source")
 
 
 # -- the comparison experiment ----------------------------------------------------------------
