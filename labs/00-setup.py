@@ -40,7 +40,7 @@
 
 # %%
 # %matplotlib inline
-from labkit.cli._common import table
+from labkit.boundary.texttable import table
 from labkit.course.check import lab00
 from labkit.course.plots.setup import runner_overhead as plot_runner_overhead
 from labkit.course.preflight import environment_report, isolation_demo, payload_demo, payload_table, runner_overhead

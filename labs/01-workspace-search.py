@@ -49,7 +49,7 @@
 # %matplotlib inline
 from IPython.display import display
 
-from labkit.cli._common import table
+from labkit.boundary.texttable import table
 from labkit.course.check import lab01
 from labkit.course.experiments import run_experiment
 from labkit.course.plots import search as search_plots

@@ -54,7 +54,7 @@ import json
 from mcp.shared.exceptions import MCPError
 
 from labkit.agents.mcp_client import connect, server_parameters, tool_rows
-from labkit.cli._common import table
+from labkit.boundary.texttable import table
 from labkit.course.experiments import run_experiment
 from labkit.course.ledger_replay import build_review_world
 from labkit.course.plots.mcp import paging_cost

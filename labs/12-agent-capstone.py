@@ -60,7 +60,7 @@
 import json
 
 from labkit.agents.ledger.citations import verify_citations
-from labkit.cli._common import table
+from labkit.boundary.texttable import table
 from labkit.course.agents import Answer, Call, Citation
 from labkit.course.agents.diagnosis import KINDS
 from labkit.course.agents.lab import play, play_many, policy_source
