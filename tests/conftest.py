@@ -91,7 +91,7 @@ HEAVY_FIRST = (
 #: Files whose tests parametrized by a lab (the test id ends with ``NN-name]``) are scheduled with that
 #: lab, whichever file they are in: one lab's notebook runs (tests/notebook_runs.py) are made on one
 #: worker, and the labs spread over the workers. Add a file here when its tests run lab notebooks.
-LAB_FILES = {"test_notebooks.py", "test_stock_runners.py", "test_fixit_exercises.py"}
+LAB_FILES = {"test_notebooks.py", "test_stock_runners.py", "test_fixit_exercises.py", "test_i18n_notebooks.py"}
 _LAB_ID = re.compile(r"(\d\d-[a-z][a-z0-9-]*)\]\Z")
 
 
