@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from labkit.boundary import keyblocks, literals
+from labkit.boundary.linestream import LineStream
 
 ENTROPY_LIMITS = {"Base64HighEntropyString": 4.5, "HexHighEntropyString": 3.0}
 
@@ -228,7 +229,7 @@ def candidate_lines(data: bytes, base: int = 0) -> list[int]:
 MAX_CANDIDATE_LINES = 1_000_000
 
 
-class CandidateStream:
+class CandidateStream(LineStream):
     """:func:`candidate_lines` of a byte stream, computed while it arrives (for example while git writes a diff).
 
     Each piece is scanned up to its last newline; the unfinished line waits for the next piece.
@@ -238,11 +239,9 @@ class CandidateStream:
     """
 
     def __init__(self, deadline: float | None = None):
-        self.starts: list[int] = []
+        super().__init__()
         self.complete = True
         self._deadline = deadline
-        self._pending = bytearray()
-        self._base = 0  # stream offset of _pending[0]
 
     def feed(self, data: bytes) -> None:
         if not self.complete:
@@ -253,27 +252,10 @@ class CandidateStream:
             self.complete = False
             self._pending = bytearray()
             return
-        cut = data.rfind(b"\n") + 1
-        if not cut:
-            self._pending += data
-            return
-        if self._pending:
-            self._pending += data[:cut]
-            self._scan(bytes(self._pending))
-            self._pending = bytearray(data[cut:])
-        else:
-            self._scan(data[:cut] if cut < len(data) else data)
-            self._pending += data[cut:]
+        super().feed(data)
 
-    def finish(self) -> list[int]:
-        if self._pending:
-            self._scan(bytes(self._pending))
-            self._pending = bytearray()
-        return self.starts
-
-    def _scan(self, lines: bytes) -> None:
-        self.starts += candidate_lines(lines, self._base)
-        self._base += len(lines)
+    def _offsets(self, lines: bytes, base: int) -> list[int]:
+        return candidate_lines(lines, base)
 
 
 def _spans(plugin, line: str, value: str) -> tuple[tuple[int, int], ...]:

@@ -34,6 +34,7 @@ from labkit.boundary.egress import Exact, ExactDecoded
 from labkit.boundary.errors import LabkitError
 from labkit.boundary.gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE
 from labkit.boundary.keyblocks import TYPE as KEY_TYPE
+from labkit.boundary.linestream import LineStream
 from labkit.boundary.paths import check_relative_syntax
 from labkit.boundary.rules import LABIGNORE, ChangedPolicy, SensitivePolicy
 from labkit.boundary.workspace import GitDir, Workspace, opened
@@ -326,37 +327,12 @@ _KEY_LIKE_HEADING = rb"(?m)^@@ -[0-9,]+ \+[0-9,]+ @@ [A-Za-z0-9+/=]{40,}\r?$"
 _HEADING_UNANCHORED = _KEY_LIKE_HEADING.replace(b"(?m)^", b"(?m)")
 
 
-class _HeadingStream:
+class _HeadingStream(LineStream):
     """:func:`_key_like_headings` of a byte stream, found while it arrives: the pattern never crosses a
     newline, so scanning whole lines at a time finds the same headers as scanning the whole diff."""
 
-    def __init__(self):
-        self.starts: list[int] = []
-        self._pending = bytearray()
-        self._base = 0  # stream offset of _pending[0]
-
-    def feed(self, data: bytes) -> None:
-        cut = data.rfind(b"\n") + 1
-        if not cut:
-            self._pending += data
-            return
-        if self._pending:
-            self._pending += data[:cut]
-            self._scan(bytes(self._pending))
-            self._pending = bytearray(data[cut:])
-        else:
-            self._scan(data[:cut] if cut < len(data) else data)
-            self._pending += data[cut:]
-
-    def finish(self) -> list[int]:
-        if self._pending:
-            self._scan(bytes(self._pending))
-            self._pending = bytearray()
-        return self.starts
-
-    def _scan(self, lines: bytes) -> None:
-        self.starts += [self._base + o for o in _key_like_headings(lines)]
-        self._base += len(lines)
+    def _offsets(self, lines: bytes, base: int) -> list[int]:
+        return [base + o for o in _key_like_headings(lines)]
 
 
 def _key_like_headings(data) -> list[int]:
