@@ -122,14 +122,35 @@ class LabRun:
         )
 
 
+def watch_shell_socket(client, echoed: list[int]) -> None:
+    """Hook ``client`` (a stock NotebookClient) so ``echoed`` gets the index of each cell during which it
+    sends a ``comm_msg`` on its shell channel (an output widget's state echoed back to the kernel)."""
+    current = {"cell": None}
+
+    def watch(cell, cell_index, **_):
+        current["cell"] = cell_index
+        channel = client.kc.shell_channel
+        if not getattr(channel, "_labkit_watched", False):
+            send = channel.send
+
+            def counting_send(msg):
+                if msg.get("msg_type") == "comm_msg":
+                    echoed.append(current["cell"])
+                return send(msg)
+
+            channel.send = counting_send
+            channel._labkit_watched = True
+
+    client.on_cell_execute = watch
+
+
 @contextmanager
 def _watching_the_shell_socket(echoed: list[int]):
     """Record the cells during which a stock NotebookClient sends a ``comm_msg`` on its shell channel.
 
     ``execute_notebook`` builds its client as ``nbclient.NotebookClient(...)``; for the
     duration of the run that name returns the same stock client with an
-    ``on_cell_execute`` hook that wraps its shell channel's ``send`` (as
-    ``tests/test_stock_runners.run_stock_nbclient`` does).
+    ``on_cell_execute`` hook that wraps its shell channel's ``send`` (:func:`watch_shell_socket`).
     """
     import nbclient
 
@@ -137,23 +158,7 @@ def _watching_the_shell_socket(echoed: list[int]):
 
     def hooked(*args, **kwargs):
         client = stock(*args, **kwargs)
-        current = {"cell": None}
-
-        def watch(cell, cell_index, **_):
-            current["cell"] = cell_index
-            channel = client.kc.shell_channel
-            if not getattr(channel, "_labkit_watched", False):
-                send = channel.send
-
-                def counting_send(msg):
-                    if msg.get("msg_type") == "comm_msg":
-                        echoed.append(current["cell"])
-                    return send(msg)
-
-                channel.send = counting_send
-                channel._labkit_watched = True
-
-        client.on_cell_execute = watch
+        watch_shell_socket(client, echoed)
         return client
 
     nbclient.NotebookClient = hooked

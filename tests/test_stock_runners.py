@@ -55,25 +55,11 @@ def run_stock_nbclient(nb, cwd: Path, timeout: int = CELL_TIMEOUT):
     """
     from nbclient import NotebookClient
 
+    from tests.notebook_runs import watch_shell_socket
+
     client = NotebookClient(nb, timeout=timeout, kernel_name=KERNEL_NAME, resources={"metadata": {"path": str(cwd)}})
     echoed: list[int] = []
-    current = {"cell": None}
-
-    def watch(cell, cell_index, **_):
-        current["cell"] = cell_index
-        channel = client.kc.shell_channel
-        if not getattr(channel, "_labkit_watched", False):
-            send = channel.send
-
-            def counting_send(msg):
-                if msg.get("msg_type") == "comm_msg":
-                    echoed.append(current["cell"])
-                return send(msg)
-
-            channel.send = counting_send
-            channel._labkit_watched = True
-
-    client.on_cell_execute = watch
+    watch_shell_socket(client, echoed)
     client.execute()
     return echoed
 
