@@ -104,7 +104,7 @@ def schedule_scope(nodeid: str) -> str:
     return path
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: `-p no:xdist` runs without it
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadscope`` (pyproject's addopts) with the scopes of ``schedule_scope``.
 
@@ -200,6 +200,21 @@ def _private_caches(tmp_path_factory):
         mp.setenv("LABKIT_SNAPSHOT_DIR", str(tmp_path_factory.mktemp("labkit-snapshots")))
     yield
     mp.undo()
+
+
+@pytest.fixture(autouse=True)
+def _english_unless_asked():
+    """Each test starts in the default language: a test that chose one (``set_lang`` sets ``LABKIT_LANG``
+    for the processes it starts) never leaves it to the next test or to that test's subprocesses."""
+    before = os.environ.get("LABKIT_LANG")
+    yield
+    if before is None:
+        os.environ.pop("LABKIT_LANG", None)
+    else:
+        os.environ["LABKIT_LANG"] = before
+    messages = sys.modules.get("labkit.course.i18n.messages")
+    if messages is not None:
+        messages._chosen = None
 
 
 @pytest.fixture
