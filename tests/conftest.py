@@ -57,6 +57,27 @@ TEST_TIERS = {
     "test_grade_shards.py::test_kernel_graded_shards_merge_byte_identical_with_executed_copies": "slow",
     # real git repositories per promise, on both sides of the sandbox (about 8 s)
     "test_grade_fixit.py::test_the_lab_solution_and_the_broken_version_get_the_notebook_verdicts[04-": "slow",
+    # a class graded whole, as 4 shard processes and as 16 shards (the `graded` fixture, about 15 s); the
+    # slicing and argument tests of the same file stay in the fast tier
+    "test_grade_shards.py::test_every_run_is_a_shard_and_records_what_graded_it": "slow",
+    "test_grade_shards.py::test_the_merged_gradebook_is_byte_identical_for_1_4_and_16_shards": "slow",
+    "test_grade_shards.py::test_the_indexed_job_reads_its_index_from_the_environment": "slow",
+    "test_grade_shards.py::test_missing_shards_are_refused_unless_allowed": "slow",
+    "test_grade_shards.py::test_overlapping_mismatched_and_duplicated_shards_are_refused": "slow",
+    "test_grade_shards.py::test_malformed_shards_are_refused_and_an_old_gradebook_stays": "slow",
+    # the agent bench: every policy played on real worlds through a server pool (the `dev_runs` fixture and
+    # the bad-policy run, about 25 s); the task set's own checks stay in the fast tier
+    "test_agents_bench.py::test_careful_is_right_everywhere": "slow",
+    "test_agents_bench.py::test_a_naive_habit_is_wrong_on_its_defect": "slow",
+    "test_agents_bench.py::test_removing_one_guarantee_breaks_careful": "slow",
+    "test_agents_bench.py::test_the_seed_server_keeps_every_other_guarantee": "slow",
+    "test_agents_bench.py::test_each_bad_policy_ends_its_task_with_a_named_outcome": "slow",
+    "test_agents_bench.py::test_the_generator_reproduces_the_committed_file": "slow",
+    # lab 12's checkers on the held-out tasks and through the grader's entry point (about 30 s)
+    "test_check_lab12.py::test_q3_passes_the_labs_solution_on_the_held_out_tasks": "slow",
+    "test_check_lab12.py::test_the_grader_grades_a_pasted_solution_through_its_public_entry_point": "slow",
+    # the agent experiment's quick run against every target (about 15 s)
+    "test_agent_experiment.py::test_the_quick_run_meets_every_agent_target": "slow",
 }
 
 
