@@ -251,3 +251,24 @@ def test_index_endpoints_records_the_layout_and_code_search_uses_it(own_shards, 
     # Recording needs every endpoint.
     refused = cli("index", "endpoints", str(idx), *args, "--json")
     assert refused.returncode != 0 and json.loads(refused.stdout)["error"]["code"] == "backend_unavailable"
+
+
+def test_the_shared_request_pool_is_new_in_a_forked_child():
+    """The request threads are one pool per process: a forked child (a grading worker) gets its own, not
+    the parent's pool object whose threads it does not have (a task submitted there would never run)."""
+    from labkit.codesearch import fanout
+
+    parent = fanout._pool()
+    assert parent.submit(lambda: 41 + 1).result(timeout=5) == 42  # the parent's threads exist now
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only when its pool is another one and runs a task
+        code = 1
+        try:
+            child = fanout._pool()
+            if child is not parent and child.submit(lambda: 7).result(timeout=5) == 7:
+                code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert fanout._pool() is parent  # and the parent keeps its own

@@ -52,6 +52,21 @@ _LAST_LISTING: dict[str, tuple[str, ...]] = {}
 _LOCK = threading.Lock()
 
 
+#: One pool of request threads for the process (starting 2 threads per endpoint on every query was
+#: a third of a three-endpoint fan-out's own time). A request never outlives its deadline (its socket
+#: timeout is the time left), so a silent server holds a thread no longer than the query waits for it.
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The shared request pool; a new one in a forked child (the parent's threads are not there)."""
+    global _POOL
+    with _LOCK:
+        if _POOL is None or _POOL[0] != os.getpid():
+            _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=2 * MAX_ENDPOINTS, thread_name_prefix="labkit-zoekt"))
+        return _POOL[1]
+
+
 class _Silent(Exception):
     """An endpoint that gave no usable answer: ``reason`` is ``unreachable`` or ``deadline``."""
 
@@ -427,16 +442,13 @@ def fan_out(
 
 def _ask(urls: list[str], query: str, opts: dict, deadline: float):
     """Each endpoint's (listing, files, capped, versions), or why it gave none, by the deadline."""
-    pool = ThreadPoolExecutor(max_workers=2 * len(urls), thread_name_prefix="labkit-zoekt")
-    try:
-        listings = {u: pool.submit(_list, u, deadline) for u in urls}
-        searches = {u: pool.submit(_search, u, query, opts, deadline) for u in urls}
-        pending: list[Future] = [*listings.values(), *searches.values()]
-        done, _ = wait(pending, timeout=max(0.0, deadline - time.monotonic()), return_when=FIRST_EXCEPTION)
-        # FIRST_EXCEPTION returns early on a down server; wait for the rest within the same deadline.
-        wait([f for f in pending if f not in done], timeout=max(0.0, deadline - time.monotonic()))
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    pool = _pool()
+    listings = {u: pool.submit(_list, u, deadline) for u in urls}
+    searches = {u: pool.submit(_search, u, query, opts, deadline) for u in urls}
+    pending: list[Future] = [*listings.values(), *searches.values()]
+    done, _ = wait(pending, timeout=max(0.0, deadline - time.monotonic()), return_when=FIRST_EXCEPTION)
+    # FIRST_EXCEPTION returns early on a down server; wait for the rest within the same deadline.
+    wait([f for f in pending if f not in done], timeout=max(0.0, deadline - time.monotonic()))
     answers: dict[str, tuple[dict[str, str], list[FileHit], bool, dict[str, str]]] = {}
     silent: dict[str, _Silent] = {}
     for u in urls:
@@ -531,14 +543,11 @@ def zoekt_file(
     query = "r:" + zoekt_quote("^" + quote_meta(repo) + "$") + " f:" + zoekt_quote("^" + quote_meta(path) + "$")
     opts = {"MaxDocDisplayCount": 1, "NumContextLines": 0, "Whole": True}
     deadline = time.monotonic() + deadline_s
-    pool = ThreadPoolExecutor(max_workers=2 * len(urls), thread_name_prefix="labkit-zoekt")
-    try:
-        listings = {u: pool.submit(_list, u, deadline) for u in urls}
-        searches = {u: pool.submit(_search, u, query, opts, deadline) for u in urls}
-        asked: list[Future] = [*listings.values(), *searches.values()]
-        wait(asked, timeout=max(0.0, deadline - time.monotonic()))
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    pool = _pool()
+    listings = {u: pool.submit(_list, u, deadline) for u in urls}
+    searches = {u: pool.submit(_search, u, query, opts, deadline) for u in urls}
+    asked: list[Future] = [*listings.values(), *searches.values()]
+    wait(asked, timeout=max(0.0, deadline - time.monotonic()))
     silent: list[tuple[str, _Silent]] = []
     stale: list[str] = []
     for u in urls:
