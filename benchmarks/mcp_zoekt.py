@@ -11,11 +11,17 @@ side in one run, in turns, per query:
   --zoekt-url URL``, called by the MCP Python SDK's stdio client (one session);
 - Zoekt's own ``/api/search`` with the very request labkit sends (all matches,
   as ranking needs them), over a fresh connection;
-- Zoekt's own ``/api/search`` for the top 20 files only (what a plain caller asks).
+- Zoekt's own ``/api/search`` for the top 20 files only (what a plain caller asks);
+- the echo floor: the same calls through the echo server
+  (:mod:`labkit.course.experiments.echo_server` ``--calls``), which is ``labkit
+  mcp serve`` answering each held ``search_code`` call from memory: what the SDK
+  client, the transport and the result's shaping cost, with no search at all.
 
-Reported: p50 over the queries of each one's median, and the ratios of the MCP
-call to each Zoekt request (issue 24's target: <= 3x Zoekt's own /api/search).
-Exit 0 when the ratio to labkit's own request is within the target, 1 otherwise.
+Reported: p50 over the queries of each one's median, the ratios of the MCP
+call to each Zoekt request (issue 24's target: <= 3x Zoekt's own /api/search),
+the echo floor's ratio to the same request, and labkit's own part (the MCP
+call minus the echo, against Zoekt's request). Exit 0 when the ratio to
+labkit's own request is within the target, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import anyio
+    from mcp.client.stdio import StdioServerParameters
 
     from labkit.agents.mcp_client import connect, server_parameters
     from labkit.codesearch.query import plan_query
@@ -69,12 +76,25 @@ def main(argv=None) -> int:
         ws = Path(tmp) / "ws"
         ws.mkdir()
         with LocalZoekt(idx, workdir=Path(tmp) / "zoekt") as z:
+            calls = Path(tmp) / "calls.json"
+            calls.write_text(json.dumps([{"query": q, "literal": True} for q in queries]))
+            echo_params = StdioServerParameters(
+                command=sys.executable,
+                args=[
+                    *("-m", "labkit.course.experiments.echo_server", "--root", str(ws), "--index", str(idx)),
+                    *("--zoekt-url", z.url, "--calls", str(calls)),
+                ],
+            )
 
             async def go() -> dict:
-                rows: dict = {q: {"mcp": [], "zoektSame": [], "zoektTop20": []} for q in queries}
-                async with connect(server_parameters(ws, index=idx, zoekt=[z.url])) as c:
+                rows: dict = {q: {"mcp": [], "echo": [], "zoektSame": [], "zoektTop20": []} for q in queries}
+                async with (
+                    connect(server_parameters(ws, index=idx, zoekt=[z.url])) as c,
+                    connect(echo_params) as e,
+                ):
                     for q in queries:  # warm-up
                         await c.call_tool("search_code", {"query": q, "literal": True})
+                        await e.call_tool("search_code", {"query": q, "literal": True})
                     for _ in range(args.rounds):
                         for q in queries:
                             zq = build_query(plan_query(q, literal=True))
@@ -95,6 +115,11 @@ def main(argv=None) -> int:
                             if res.is_error:
                                 raise SystemExit(f"search_code failed: {res.content}")
                             t = time.perf_counter()
+                            echoed = await e.call_tool("search_code", {"query": q, "literal": True})
+                            rows[q]["echo"].append(time.perf_counter() - t)
+                            if echoed.is_error:
+                                raise SystemExit(f"the echo server failed: {echoed.content}")
+                            t = time.perf_counter()
                             post(z.url, same)
                             rows[q]["zoektSame"].append(time.perf_counter() - t)
                             t = time.perf_counter()
@@ -105,7 +130,7 @@ def main(argv=None) -> int:
             rows = anyio.run(go)
     p50 = {
         k: statistics.median([statistics.median(v[k]) for v in rows.values()]) * 1000
-        for k in ("mcp", "zoektSame", "zoektTop20")
+        for k in ("mcp", "echo", "zoektSame", "zoektTop20")
     }
     out = {
         "queries": len(queries),
@@ -113,6 +138,10 @@ def main(argv=None) -> int:
         "p50Ms": {k: round(v, 3) for k, v in p50.items()},
         "ratioVsSameRequest": round(p50["mcp"] / p50["zoektSame"], 3),
         "ratioVsTop20": round(p50["mcp"] / p50["zoektTop20"], 3),
+        # the floor: the SDK, the transport and the result's shaping, with no search behind them
+        "echoRatioVsSameRequest": round(p50["echo"] / p50["zoektSame"], 3),
+        "labkitOwnMs": round(p50["mcp"] - p50["echo"], 3),
+        "labkitOwnRatioVsSameRequest": round((p50["mcp"] - p50["echo"]) / p50["zoektSame"], 3),
         "target": {"ratioMax": TARGET, "met": p50["mcp"] / p50["zoektSame"] <= TARGET},
         "load": os.getloadavg(),
     }

@@ -15,6 +15,7 @@ import pytest
 from labkit.boundary.errors import LabkitError
 from labkit.codesearch import build_index, get_file_context, search_code
 from labkit.codesearch import index as index_mod
+from labkit.codesearch import worktree as worktree_mod
 
 SECRET = "sk_live_TOPSECRET_42"
 
@@ -235,9 +236,9 @@ def test_dirty_lists_are_capped(make_repo, tmp_path):
     r.write("a.py", "x = 1\n")
     r.commit("c")
     build_index(tmp_path / "idx", [r.path])
-    r.write_many({f"new/f{i:03d}.py": "y = 2\n" for i in range(index_mod.DIRTY_LIST_MAX + 5)})
+    r.write_many({f"new/f{i:03d}.py": "y = 2\n" for i in range(worktree_mod.DIRTY_LIST_MAX + 5)})
     entry = search_code(tmp_path / "idx", "x")["dirty"]["many"]
-    assert len(entry["files"]) == index_mod.DIRTY_LIST_MAX and entry["truncated"] is True
+    assert len(entry["files"]) == worktree_mod.DIRTY_LIST_MAX and entry["truncated"] is True
 
 
 def test_untrusted_repo_config_never_runs(make_repo, tmp_path):

@@ -371,6 +371,10 @@ def serve_stdio(
         zoekt_deadline=zoekt_deadline,
     )
     cfg.workspace  # noqa: B018 - opened once, before the first request
+    if cfg.index is not None:
+        from labkit.codesearch.worktree import watch_work_trees
+
+        watch_work_trees()  # one git status per repository while its tree stays unchanged, not per call
     ledger = None
     if ledger_path is not None:
         from labkit.agents.ledger import Ledger

@@ -57,7 +57,8 @@ def _get_file_context(
     Through Zoekt the endpoint must serve the revision the index holds (when there is an index);
     without an index the revision is the one Zoekt serves, and ``stale``/``dirty`` are None.
     """
-    from labkit.codesearch.index import connect, dirty_repos, indexed_repos, stale_repos, work_tree_states
+    from labkit.codesearch.index import connect, indexed_repos
+    from labkit.codesearch.worktree import dirty_repos, stale_repos, work_tree_states
 
     # The window's bounds and the line's type were checked against TOOL by the front end or the entry.
     rel = check_context_path(path)

@@ -12,17 +12,10 @@ import time
 
 from labkit.boundary.egress import Result, Shown
 from labkit.boundary.errors import LabkitError
-from labkit.codesearch.index import (
-    connect,
-    dirty_repos,
-    file_blobs,
-    indexed_repos,
-    stale_repos,
-    symbol_rows,
-    work_tree_states,
-)
+from labkit.codesearch.index import connect, file_blobs, indexed_repos, symbol_rows
 from labkit.codesearch.languages import EXTENSIONS, language_of, normalize_language
 from labkit.codesearch.query import Plan, compile_re2, plan_query, queried_symbol
+from labkit.codesearch.worktree import dirty_repos, stale_repos, work_tree_states
 from labkit.contract.declare import ARR, BOOL, NSTR, OBJ, STR, Arg, Recorded, Tool, obj
 from labkit.contract.enums import CODE_BACKENDS
 
