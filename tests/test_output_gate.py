@@ -363,3 +363,16 @@ def test_the_cli_gate_runs_for_every_command(tmp_path):
         [sys.executable, "-m", "labkit", "ledger", "summarize", str(ledger), "--json"], capture_output=True
     )
     assert str(tmp_path).encode() not in proc.stdout
+
+
+def test_a_string_repeated_in_a_result_is_cleaned_alike_everywhere():
+    """The gate reads each distinct string once (a search names one path on many hits); every copy of a
+    secret-bearing string is still redacted, and the strings around it keep their places."""
+    from labkit.boundary.egress import release
+
+    leaky = f"token = {GH_TOKEN}"
+    out = release({"matches": [{"snippet": leaky, "path": "a.py"}, {"snippet": "plain", "path": "a.py"}] * 3})
+    assert [m["path"] for m in out["matches"]] == ["a.py"] * 6
+    assert [m["snippet"] for m in out["matches"]][1::2] == ["plain"] * 3
+    shown = {m["snippet"] for m in out["matches"][0::2]}
+    assert len(shown) == 1 and GH_TOKEN not in shown.pop()

@@ -368,7 +368,18 @@ def _fill(value, shown: list[str]):
 
 
 def _clean_all(texts: list[str], scrub: Scrub) -> list[str]:
-    """Each text made safe: UTF-8, machine paths replaced, secrets redacted (one batched scan for all)."""
+    """Each text made safe: UTF-8, machine paths replaced, secrets redacted (one batched scan for all).
+
+    Each distinct text is read once (a search result names the same path and repository on many hits).
+    """
+    distinct = list(dict.fromkeys(texts))
+    if len(distinct) < len(texts):
+        cleaned = dict(zip(distinct, _clean_distinct(distinct, scrub), strict=True))
+        return [cleaned[t] for t in texts]
+    return _clean_distinct(texts, scrub)
+
+
+def _clean_distinct(texts: list[str], scrub: Scrub) -> list[str]:
     safe = [scrub.text(utf8_text(t)) for t in texts]
     if not safe:
         return safe
