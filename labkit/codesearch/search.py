@@ -490,7 +490,9 @@ TOOL = Tool(
     output_notes=(
         "Matches are `{repo, path, line, snippet}`, the defining place of a queried symbol first. "
         "`stale` names repositories whose HEAD moved since indexing; `dirty` those whose work tree "
-        "differs from the indexed revision. The index holds each file's text as shown (detected "
+        "differs from the indexed revision. `labkit mcp serve` asks git for both once per repository and "
+        "asks again after any change it sees in the work tree or `.git` (inotify), and at least every 2 s "
+        "(what it cannot see: a file written through a hard link from outside the tree). The index holds each file's text as shown (detected "
         "secrets replaced, key blocks whole) and matches against it, so a query inside a secret finds "
         "nothing; a Zoekt server of one's own (raw files) has each hit line redacted and re-matched "
         "(with the whole file in view only when Zoekt returned it). "
