@@ -200,9 +200,12 @@ def _tool_keys(tmp_path) -> dict[str, str]:
         subprocess.run(
             [*gpg, "--quick-gen-key", "t@example.com", "ed25519"], check=True, capture_output=True, timeout=120
         )
-        keys["gpg armored"] = subprocess.run(
-            [*gpg, "--armor", "--export-secret-keys", "t@example.com"], check=True, capture_output=True, timeout=120
-        ).stdout.decode()
+        try:
+            keys["gpg armored"] = subprocess.run(
+                [*gpg, "--armor", "--export-secret-keys", "t@example.com"], check=True, capture_output=True, timeout=120
+            ).stdout.decode()
+        finally:  # gpg started an agent for this home; end it, so no daemon outlives the test
+            subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "gpg-agent"], capture_output=True, timeout=30)
     return keys
 
 
