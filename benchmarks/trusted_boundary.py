@@ -1,6 +1,6 @@
 """Benchmark: what the trusted boundary costs (issue 13's two targets), measured side by side.
 
-    python benchmarks/trusted_boundary.py [--repeats 31] [--rounds 5]
+    python benchmarks/trusted_boundary.py [--repeats 31] [--rounds 5] [--quick]
 
 - ``status``: one hardened ``git status`` through an opened Workspace against
   ``git status --porcelain=v2 -z --ignore-submodules=dirty`` started the same
@@ -10,6 +10,8 @@
   one full ``git diff``. Target <= 2x.
 - ``mcp``: the same diff in 256 KiB pages through one running ``labkit mcp
   serve`` and the SDK's stdio client. Target <= 3x (issue 24), the echo floor beside it.
+
+``--quick`` pages a ~2 MiB diff instead (a smoke run: the targets are stated at 32 MiB).
 
 Medians; the machine here has two shared cores, so run it when it is quiet.
 """
@@ -24,14 +26,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=31)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="a ~2 MiB diff instead of 32 MiB (a smoke run)")
     args = parser.parse_args()
     from labkit.course.experiments.mcp_paging import run as mcp_paging
     from labkit.course.experiments.pagination_cost import measure
     from labkit.course.preflight import runner_overhead
 
     status = runner_overhead(args.repeats)
-    paging = measure(32 * 1024 * 1024, repeats=args.rounds)
-    mcp = mcp_paging(rounds=args.rounds)
+    paging = measure((2 if args.quick else 32) * 1024 * 1024, repeats=args.rounds)
+    mcp = mcp_paging(quick=args.quick, rounds=args.rounds)
     print(
         json.dumps(
             {

@@ -39,7 +39,7 @@ SMOKE = {
     "mcp_paging.py": (["--quick", "--rounds", "1"], {0, 1}, {"diffBytes", "pages", "ratio", "target"}),
     "pagination_cost.py": (["--sizes", "1", "--repeats", "1", "--json"], {0}, {"rows", "maxSnapshotRatio"}),
     "search_bounds.py": (["--rounds", "1"], {0}, {"redaction", "gitignore", "tracked"}),
-    "trusted_boundary.py": (["--repeats", "3", "--rounds", "1"], {0}, {"status", "pagination", "mcp"}),
+    "trusted_boundary.py": (["--repeats", "3", "--rounds", "1", "--quick"], {0}, {"status", "pagination", "mcp"}),
     # Exit 2: Zoekt is not installed here (the JSON then says so in "error").
     "zoekt_fanout.py": (
         ["--rounds", "1", "--cases", "3", "--deadline", "0.5", "--offline"],
