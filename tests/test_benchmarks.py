@@ -39,6 +39,11 @@ SMOKE = {
     "mcp_paging.py": (["--quick", "--rounds", "1"], {0, 1}, {"diffBytes", "pages", "ratio", "target"}),
     "pagination_cost.py": (["--sizes", "1", "--repeats", "1", "--json"], {0}, {"rows", "maxSnapshotRatio"}),
     "search_bounds.py": (["--rounds", "1"], {0}, {"redaction", "gitignore", "tracked"}),
+    "search_speed.py": (
+        ["--copies", "1", "--rounds", "1", "--queries", "SIGINT", "ZZ_NO_SUCH_SYMBOL"],
+        {0, 1},
+        {"loadavg", "medianMs", "searchCodeToRg", "searchWorkspaceToRg", "queries"},
+    ),
     "trusted_boundary.py": (["--repeats", "3", "--rounds", "1", "--quick"], {0}, {"status", "pagination", "mcp"}),
     # Exit 2: Zoekt is not installed here (the JSON then says so in "error").
     "zoekt_fanout.py": (

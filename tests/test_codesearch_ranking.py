@@ -269,3 +269,110 @@ def test_no_symbol_means_stable_order_only():
     raw = [_m("b", "x.py", 2, "a b"), _m("a", "y.py", 1, "a b"), _m("a", "x.py", 9, "a b")]
     ranked = rank_matches(raw, None, lambda r, p: None)
     assert [(m["repo"], m["path"], m["line"]) for m in ranked] == [("a", "x.py", 9), ("a", "y.py", 1), ("b", "x.py", 2)]
+
+
+# -- the first `limit` without ranking every match (issue 24's slow tail) ---------------------------
+
+_SNIPPETS = [
+    "def Context(self):",
+    "class Context:",
+    "Context = make()",
+    "x = Context()",
+    "ContextManager()",
+    "# context here",
+    "func Context() error {",
+    "    return CONTEXT",
+    "nothing",
+    "def f(Context, y):",
+]
+_PATHS = ["a.py", "b/c.py", "b/c.pyi", "d.go", "e.js", "f.py", "g.d.ts"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    hits=st.lists(
+        st.tuples(
+            st.sampled_from(["q", "r"]),
+            st.sampled_from(_PATHS),
+            st.integers(1, 12),
+            st.sampled_from(_SNIPPETS),
+        ),
+        max_size=40,
+        unique_by=lambda h: h[:3],
+    ),
+    symbols=st.dictionaries(
+        st.sampled_from(_PATHS),
+        st.one_of(
+            st.none(),
+            st.tuples(st.sets(st.integers(1, 12), max_size=4), st.sets(st.integers(1, 12), max_size=4)),
+        ),
+    ),
+    limit=st.integers(1, 25),
+    case_sensitive=st.booleans(),
+)
+def test_rank_top_is_the_first_limit_of_the_full_ranking(hits, symbols, limit, case_sensitive):
+    """rank_top on matches in stable order returns exactly rank_matches(...)[:limit], tiers included."""
+    from labkit.codesearch.ranking import rank_top, stable_key
+
+    raw = sorted((_m(*h) for h in hits), key=stable_key)
+    of = {p: (None if s is None else FileSymbols(*s)) for p, s in symbols.items()}
+
+    def symbols_of(repo, path):
+        return of.get(path)
+
+    full = rank_matches([dict(m) for m in raw], "Context", symbols_of, case_sensitive=case_sensitive)
+    top = rank_top([dict(m) for m in raw], "Context", symbols_of, limit, case_sensitive=case_sensitive)
+    assert top == full[:limit]
+
+
+def test_search_code_top_equals_the_full_ranking_on_an_index(tmp_path, monkeypatch):
+    """Through search_code: the shown matches are the full ranking's first `limit`, totals unchanged."""
+    import labkit.codesearch.ranking as ranking_mod
+
+    with IsolatedRepo(tmp_path / "proj") as repo:
+        for i in range(30):
+            body = f"from m import Widget\n\n\ndef use_{i}(Widget=None):\n    return Widget()\n"
+            if i % 7 == 3:
+                body += "\n\nclass Widget:\n    pass\n"
+            repo.write(f"pkg/m{i:02d}.py", body)
+        repo.write("stubs/m.pyi", "class Widget: ...\n")
+        repo.write("web/w.js", "export function Widget() {}\n// Widget\n")
+        repo.commit("widgets")
+        idx = tmp_path / "idx"
+        build_index(idx, [repo.path])
+
+        def full(raw, symbol, symbols_of, limit, *, case_sensitive=True):
+            return rank_matches(raw, symbol, symbols_of, case_sensitive=case_sensitive)[:limit]
+
+        for limit in (1, 3, 5, 8, 20, 100):
+            got = search_code(idx, "Widget", literal=True, limit=limit)
+            with monkeypatch.context() as patched:
+                patched.setattr(ranking_mod, "rank_top", full)
+                want = search_code(idx, "Widget", literal=True, limit=limit)
+            for r in (got, want):
+                r.pop("elapsedMs")
+            assert got == want
+            assert got["totalMatches"] == 30 * 3 + 4 + 1 + 2
+            assert [m["tier"] for m in got["matches"]][:1] == [TIER_DEFINITION]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(alphabet="aAbBkK\u212a\u017fsS\u00e9\u00c9 .\n\r", max_size=80),
+    query=st.text(alphabet="aAbBkKsS\u00e9\u00c9 .", min_size=1, max_size=4),
+)
+def test_literal_starts_equal_re2(text, query):
+    """The find-based literal verifier gives RE2's lines, case-sensitive or not, ASCII or not."""
+    from labkit.codesearch.search import _verify_file
+
+    plan = plan_query(query, literal=True)
+    data = text.encode("utf-8")
+    got: list = []
+    _verify_file(plan.compile(), plan, data, "r", "p", got, 10_000)
+    want = []
+    for i, raw in enumerate(data.split(b"\n"), 1):
+        if i == len(data.split(b"\n")) and raw == b"":
+            break
+        if plan.compile().search(raw):
+            want.append(i)
+    assert [m["line"] for m in got] == want

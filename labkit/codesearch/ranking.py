@@ -16,6 +16,8 @@ ranking sorts the *same* matches into three tiers and changes nothing else:
 
 Inside those groups the order is stable: repository, path, line (code-point
 order). Nothing is dropped or invented; ``rank_matches`` returns a permutation.
+``rank_top`` returns its first ``limit`` entries without ranking the rest: a
+search shows only those, and collects up to 5,000 matches to count them.
 """
 
 from __future__ import annotations
@@ -103,3 +105,81 @@ def rank_matches(
         ranked.append((tier, after, dict(m, tier=tier)))
     ranked.sort(key=lambda t: (t[0], t[1], *stable_key(t[2])))
     return [m for _tier, _after, m in ranked]
+
+
+def _tier_of(m: dict, definition_re, word_re, found: FileSymbols | None) -> tuple[int, int]:
+    """(tier, after) of one match, exactly as :func:`rank_matches` decides it."""
+    tier, after = TIER_OTHER, 0
+    text = m["snippet"]
+    if word_re.search(text):
+        tier, after = TIER_WORD, 1
+        if found is not None:
+            is_def = m["line"] in found.definitions
+            if not is_def and m["line"] in found.parameters:
+                after = 0
+        else:
+            is_def = definition_re.search(text) is not None
+        if is_def:
+            tier, after = TIER_DEFINITION, int(m["path"].endswith(DECLARATION_SUFFIXES))
+    return tier, after
+
+
+def rank_top(
+    matches: list[dict],
+    symbol: str | None,
+    symbols_of: Callable[[str, str], FileSymbols | None] | None,
+    limit: int,
+    *,
+    case_sensitive: bool = True,
+) -> list[dict]:
+    """``rank_matches(matches, ...)[:limit]``, without deciding the tier of every match.
+
+    ``matches`` must be in stable order (repository, path, line), as the
+    embedded backend collects them. Only three kinds of match can rank before
+    a plain whole-word match: a line the index says defines the symbol or
+    declares it as a parameter, and, in a file without the index's symbols,
+    a line the definition patterns take. Those are found first (a set lookup
+    per parsed Python file, the patterns only on other files' lines); then
+    the stable order is walked only until the whole-word and other matches
+    left to fill ``limit`` are known. Same keys, same tie-break, same result
+    (``tests/test_codesearch_ranking.py`` compares the two).
+    """
+    if symbol is None or symbols_of is None:
+        return rank_matches(matches, symbol, symbols_of, case_sensitive=case_sensitive)[:limit]
+    definition_re, word_re = _symbol_patterns(symbol, case_sensitive)
+    known: dict[tuple[str, str], FileSymbols | None] = {}
+    special: list[tuple[int, int, int]] = []  # (tier, after, position) of every match that may rank first
+    plain: list[int] = []  # positions of the others, in stable order: each is a word match or tier 2
+    for i, m in enumerate(matches):
+        if language_of(m["path"]) == "python":
+            key = (m["repo"], m["path"])
+            if key not in known:
+                known[key] = symbols_of(*key)
+            found = known[key]
+        else:
+            found = None
+        if found is not None and m["line"] not in found.definitions and m["line"] not in found.parameters:
+            plain.append(i)  # the index knows this line defines nothing: at best a whole-word match
+            continue
+        tier, after = _tier_of(m, definition_re, word_re, found)
+        if (tier, after) < (TIER_WORD, 1):
+            special.append((tier, after, i))
+        else:
+            plain.append(i)
+    special.sort()
+    top = [dict(matches[i], tier=tier) for tier, _after, i in special[:limit]]
+    need = limit - len(top)
+    if need <= 0:
+        return top
+    words: list[int] = []
+    others: list[int] = []
+    for i in plain:
+        if word_re.search(matches[i]["snippet"]):
+            words.append(i)
+            if len(words) >= need:
+                break
+        elif len(others) < need:
+            others.append(i)
+    top += [dict(matches[i], tier=TIER_WORD) for i in words]
+    top += [dict(matches[i], tier=TIER_OTHER) for i in others[: limit - len(top)]]
+    return top

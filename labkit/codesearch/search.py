@@ -65,14 +65,14 @@ def _verify_file(pattern, plan: Plan, data: bytes, repo: str, path: str, out: li
     if plan.literal:
         # A literal holds no newline, so whole-text matches map to single lines.
         seen_line, line_no, pos = -1, 1, 0
-        for m in pattern.finditer(data):
-            line_no += data.count(b"\n", pos, m.start())
-            pos = m.start()
+        for at in _literal_starts(pattern, plan, data):
+            line_no += data.count(b"\n", pos, at)
+            pos = at
             if line_no == seen_line:
                 continue
             seen_line = line_no
-            start = data.rfind(b"\n", 0, m.start()) + 1
-            end = data.find(b"\n", m.start())
+            start = data.rfind(b"\n", 0, at) + 1
+            end = data.find(b"\n", at)
             text = _line_text(data[start:] if end < 0 else data[start:end])
             out.append({"repo": repo, "path": path, "line": line_no, "snippet": text[:SNIPPET_CHARS]})
             if len(out) >= room:
@@ -88,6 +88,33 @@ def _verify_file(pattern, plan: Plan, data: bytes, repo: str, path: str, out: li
             out.append({"repo": repo, "path": path, "line": i, "snippet": raw.decode("utf-8")[:SNIPPET_CHARS]})
             if len(out) >= room:
                 return
+
+
+def _literal_starts(pattern, plan: Plan, data: bytes):
+    """Where the literal's matches start in ``data``, left to right (a line needs only its first).
+
+    ``bytes.find`` gives exactly RE2's answer for a literal, and without a
+    Python call per match: case-sensitive on any text (valid UTF-8 never
+    matches a valid UTF-8 needle mid-character), case-insensitive when query
+    and text are ASCII (RE2's folding of ASCII letters is ``bytes.lower``;
+    the Kelvin sign and long s it also folds are not ASCII). Other text goes
+    to RE2.
+    """
+    if plan.case_sensitive:
+        needle, hay = plan.query.encode("utf-8"), data
+    elif plan.query.isascii() and data.isascii():
+        needle, hay = plan.query.lower().encode("ascii"), data.lower()
+    else:
+        for m in pattern.finditer(data):
+            yield m.start()
+        return
+    at = hay.find(needle)
+    while at >= 0:
+        yield at
+        nl = hay.find(b"\n", at)
+        if nl < 0:
+            return
+        at = hay.find(needle, nl + 1)
 
 
 def _verify_lines_touched(pattern, whole, data: bytes, repo: str, path: str, out: list, room: int) -> None:
@@ -224,6 +251,9 @@ def _search_code(
         unsearched: list[dict] = []
         served_revisions: dict[str, str] | None = None
         symbol = queried_symbol(query, literal=bool(literal)) if ranking == "definition-first" else None
+        scope = {repo: repos[repo]} if repo is not None and repo in repos else repos
+        # Each repository's git status runs beside the search (a process of its own), not after it.
+        states_of = _WorkTreeCheck(scope) if check_worktree else None
         if backend == "embedded":
             # Without a symbol to rank by, stable order is final: stop after limit + 1 matches.
             raw, more, hit_blobs = embedded_matches(
@@ -257,22 +287,26 @@ def _search_code(
             unsearched = found.unsearched
             if conn is None:  # no index to bind to: the revisions Zoekt searched
                 served_revisions = found.served
-        if ranking == "definition-first":
+        if ranking == "definition-first" and backend == "embedded":
+            from labkit.codesearch.ranking import rank_top
+
+            # The embedded matches come in stable order; only the first ``limit`` are shown.
+            shown = rank_top(raw, symbol, symbols_of, limit, case_sensitive=plan.case_sensitive)
+        elif ranking == "definition-first":
             from labkit.codesearch.ranking import rank_matches
 
-            ordered = rank_matches(raw, symbol, symbols_of, case_sensitive=plan.case_sensitive)
+            shown = rank_matches(raw, symbol, symbols_of, case_sensitive=plan.case_sensitive)[:limit]
         else:
-            ordered = raw
-        scope = {repo: repos[repo]} if repo is not None and repo in repos else repos
-        states = work_tree_states(scope) if check_worktree else None
-        for m in ordered[:limit]:
+            shown = raw[:limit]
+        states = states_of.result() if states_of is not None else None
+        for m in shown:
             m["snippet"] = Shown(m["snippet"])  # the index's text, or Zoekt's line checked above, as shown
         result = Result(internal={"querySecret": True} if touched_secret else None)
         result |= {
             "query": query,
             "backend": backend,
-            "matches": ordered[:limit],
-            "truncated": len(ordered) > limit or more,
+            "matches": shown,
+            "truncated": len(raw) > limit or more,
             # totalMatches counts every match only when all were collected; else it is a lower bound.
             "totalMatchesExact": not more,
             "revisions": (
@@ -286,7 +320,7 @@ def _search_code(
             "literal": bool(literal),
             "caseSensitive": plan.case_sensitive,
             "ranking": ranking,
-            "totalMatches": len(ordered),
+            "totalMatches": len(raw),
             "capped": capped,
             "prefilter": plan.fts,
             "elapsedMs": round((time.perf_counter() - started) * 1000, 3),
@@ -299,6 +333,43 @@ def _search_code(
     finally:
         if conn is not None:
             conn.close()
+
+
+class _WorkTreeCheck:
+    """``work_tree_states(scope)`` in a thread of its own, started now; :meth:`result` waits for it.
+
+    The git processes run while the search reads the index; the states are
+    taken during the call. In a server that keeps them (:func:`labkit.codesearch.worktree.watch_work_trees`)
+    they are asked for here, in the caller's thread: a kept answer costs less than a thread.
+    """
+
+    def __init__(self, scope: dict[str, dict]):
+        import threading
+
+        from labkit.codesearch import worktree
+
+        self._states: dict | None = None
+        self._error: BaseException | None = None
+        self._thread = None
+        if worktree.watching() or not any(info["kind"] == "git" for info in scope.values()):
+            self._states = work_tree_states(scope)  # kept, or no git repository: nothing to wait for
+            return
+        self._thread = threading.Thread(target=self._run, args=(scope,), name="labkit-work-tree", daemon=True)
+        self._thread.start()
+
+    def _run(self, scope: dict[str, dict]) -> None:
+        try:
+            self._states = work_tree_states(scope)
+        except BaseException as exc:  # raised again in the caller's thread
+            self._error = exc
+
+    def result(self) -> dict:
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._states is not None
+        return self._states
 
 
 def _index_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict], blobs: dict | None = None):
@@ -492,7 +563,8 @@ TOOL = Tool(
         "`stale` names repositories whose HEAD moved since indexing; `dirty` those whose work tree "
         "differs from the indexed revision. `labkit mcp serve` asks git for both once per repository and "
         "asks again after any change it sees in the work tree or `.git` (inotify), and at least every 2 s "
-        "(what it cannot see: a file written through a hard link from outside the tree). The index holds each file's text as shown (detected "
+        "(what it cannot see: a file written through a hard link from outside the tree). "
+        "The index holds each file's text as shown (detected "
         "secrets replaced, key blocks whole) and matches against it, so a query inside a secret finds "
         "nothing; a Zoekt server of one's own (raw files) has each hit line redacted and re-matched "
         "(with the whole file in view only when Zoekt returned it). "

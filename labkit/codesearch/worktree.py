@@ -57,6 +57,11 @@ class WorkTree:
     changed: list[bytes]  # raw relative paths differing from the indexed revision (untracked included)
 
 
+def watching() -> bool:
+    """True when this process keeps each repository's answer (see :func:`watch_work_trees`)."""
+    return _watching
+
+
 def work_tree_states(repos: dict[str, dict]) -> dict[str, WorkTree]:
     """name -> ``WorkTree`` for every indexed git repository (kept ones reused; see the module)."""
     states = {}
