@@ -217,6 +217,15 @@ def translator_f(ctx: str):
     return _f
 
 
+def N_(text: str) -> str:
+    """Mark ``text`` as a message where it is defined and translate it where it is shown: ``_(name)`` later.
+
+    gettext's no-op marker, for a message kept in a table (a figure's series names, a title a lab
+    passes in) that a ``_()`` around a variable looks up at draw time; the extractor reads it here.
+    """
+    return text
+
+
 def translator(ctx: str):
     """``_`` for one context: ``_ = translator("widget")``; ``_(f"...")`` at the call site."""
 
