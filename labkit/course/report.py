@@ -43,6 +43,7 @@ class StepResult:
     detail: str | None = None
     data: dict | None = None
     figures: list = field(default_factory=list)  # [(title, takeaway, png_bytes, description)]
+    figure_titles: list = field(default_factory=list)  # each figure's English title (the JSON's, in every language)
     load: tuple[float, float, float] | None = None  # the machine's load average when the step started
 
 
@@ -87,6 +88,7 @@ def run_experiment_step(name: str, *, quick: bool) -> StepResult:
             load=load,
         )
     step = StepResult(name, True, time.perf_counter() - start, data=data, load=load)
+    from labkit.course.i18n.messages import DEFAULT, current, speaking
     from labkit.course.plots import describe
 
     exp = find(name)
@@ -94,6 +96,11 @@ def run_experiment_step(name: str, *, quick: bool) -> StepResult:
         try:
             fig = load_named(target)(data)
             title = fig.axes[0].get_title() if fig.axes else name
+            english = title
+            if current() != DEFAULT:  # the page draws the figure's words in its language, the JSON names it in English
+                with speaking(DEFAULT):
+                    drawn = load_named(target)(data)
+                english = drawn.axes[0].get_title() if drawn.axes else name
             # The caption is printed once, under the image, by the page: not drawn into the PNG too.
             step.figures.append(
                 (
@@ -103,6 +110,7 @@ def run_experiment_step(name: str, *, quick: bool) -> StepResult:
                     describe(fig, with_takeaway=False),
                 )
             )
+            step.figure_titles.append(english or name)
         except Exception as exc:
             step.ok = False
             step.error = f"figure {target} failed: {type(exc).__name__}: {exc}"
@@ -964,7 +972,7 @@ def build_report(
     )
     result = {
         "out": str(out),
-        "figures": [f"{e.name}:{fig[0]}" for e in exp_results for fig in e.figures],
+        "figures": [f"{e.name}:{title}" for e in exp_results for title in e.figure_titles],
         "labs": [{"name": lab.name, "ok": lab.ok, "seconds": round(lab.seconds, 2)} for lab in lab_results],
         "experiments": [{"name": e.name, "ok": e.ok, "seconds": round(e.seconds, 2)} for e in exp_results],
         "failedExperiments": [{"name": e.name, "error": e.error} for e in exp_results if not e.ok],

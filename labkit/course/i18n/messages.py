@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import string
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -66,6 +67,21 @@ def set_lang(lang: str | None) -> str:
 def current() -> str:
     """The language in force: the one chosen in this process, else ``LABKIT_LANG``'s, else English."""
     return _chosen if _chosen is not None else resolve()
+
+
+@contextmanager
+def speaking(lang: str):
+    """``lang`` in force inside the block (this process only; ``LABKIT_LANG`` is left as it is).
+
+    For a thing drawn once more in English where the data must not depend on the language (the
+    report's JSON names each figure by its English title). Not for threads that translate meanwhile.
+    """
+    global _chosen
+    saved, _chosen = _chosen, resolve(lang)
+    try:
+        yield
+    finally:
+        _chosen = saved
 
 
 # -- the catalog ----------------------------------------------------------------------------------
