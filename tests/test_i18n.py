@@ -419,6 +419,7 @@ def test_a_changed_translation_makes_the_chinese_notes_stale_until_regenerated(l
     assert notes.main(["--check"]) == 1
     assert notes.main(["--write"]) == 0
     assert check.run("zh-CN", root=labs_copy).problems == []
+    assert notes.notes_path("zh-CN") == labs_copy / "i18n" / "zh-CN" / "INSTRUCTOR-NOTES.md"  # the copy, not the tree
     assert "- 第 1 级提示：" in notes.notes_path("zh-CN").read_text("utf-8")
 
 

@@ -29,9 +29,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+from labkit.course import labfiles
 from labkit.course.check import Exercise
 from labkit.course.check.fixit import FixIt
-from labkit.course.labfiles import lab_names, labs_dir, read_lab
+from labkit.course.labfiles import lab_names, read_lab
 from labkit.course.sources import SOURCES
 
 NOTES_FILE = "INSTRUCTOR-NOTES.md"
@@ -236,7 +237,8 @@ def render(lang: str = "en") -> str:
 
 def notes_path(lang: str = "en") -> Path:
     """``labs/INSTRUCTOR-NOTES.md``, or the edition of ``lang`` beside its catalogs (``labs/i18n/<lang>/``)."""
-    return labs_dir() / NOTES_FILE if lang == "en" else labs_dir() / "i18n" / lang / NOTES_FILE
+    labs = labfiles.labs_dir()  # looked up at call time: a test's copy of the labs is honoured
+    return labs / NOTES_FILE if lang == "en" else labs / "i18n" / lang / NOTES_FILE
 
 
 def problems() -> list[str]:
@@ -246,7 +248,7 @@ def problems() -> list[str]:
         path = notes_path(lang)
         current = path.read_text("utf-8") if path.exists() else ""
         if current != render(lang):
-            where = path.relative_to(labs_dir().parent).as_posix()
+            where = path.relative_to(labfiles.labs_dir().parent).as_posix()
             out.append(f"{where} is out of date: run python -m labkit.course.instructor_notes --write")
     return out
 
@@ -256,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     if "--write" in args:
         for lang in EDITIONS:
             notes_path(lang).write_text(render(lang), "utf-8")
-            print(f"wrote {notes_path(lang).relative_to(labs_dir()).as_posix()}")
+            print(f"wrote {notes_path(lang).relative_to(labfiles.labs_dir()).as_posix()}")
         return 0
     if "--check" in args:
         stale = problems()

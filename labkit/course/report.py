@@ -994,17 +994,25 @@ def _summary(result: dict, stream) -> None:
         f"labkit report: {exps_ok}/{len(result['experiments'])} experiments ran, "
         f"{labs_ok}/{len(result['labs'])} labs ran, {len(result['figures'])} figures",
     ]
+    from labkit.course.i18n.messages import translate, translate_lines, translator_f
+
+    _f = translator_f("report")
+    done = set()  # lines composed in the language in force from pieces looked up one by one
     if result["headline"]:
         statuses = [v["status"] for v in result["headline"]]
         from labkit.course.targets import STATUSES
 
-        counts = ", ".join(f"{statuses.count(s)} {s}" for s in STATUSES if statuses.count(s))
-        lines.append(f"targets: {counts}")
-        lines += [
-            f"  missed: {v['defect']}: {v['measured']} (target {v['target']})"
-            for v in result["headline"]
-            if v["status"] == "missed"
-        ]
+        counted = [f"{statuses.count(s)} {translate(s, 'report')}" for s in STATUSES if statuses.count(s)]
+        counts = counted[0] if counted else ""
+        for piece in counted[1:]:
+            counts = _f("{0}, {1}", counts, piece)
+        lines.append(_f("targets: {0}", counts))
+        done.add(len(lines) - 1)
+        for v in result["headline"]:
+            if v["status"] == "missed":  # each piece its own message: a line-long match could take a wrong template
+                pieces = (translate(text, "report") for text in (v["defect"], v["measured"], v["target"]))
+                lines.append(_f("  missed: {0}: {1} (target {2})", *pieces))
+                done.add(len(lines) - 1)
     lines.append(f"open {Path(result['out']) / 'index.html'}")
     for failed in result["failedExperiments"]:
         lines.append(f"  experiment {failed['name']} FAILED: {failed['error']}")
@@ -1012,7 +1020,6 @@ def _summary(result: dict, stream) -> None:
         lines.append(f"  lab {failed['name']} FAILED: {failed['error']}")
         if failed.get("cell"):
             lines += ["    " + ln for ln in failed["cell"].splitlines()[:12]]
-    from labkit.course.i18n.messages import translate_lines
-
-    stream.write(translate_lines("\n".join(lines), "report") + "\n")
+    shown = [line if k in done else translate_lines(line, "report") for k, line in enumerate(lines)]
+    stream.write("\n".join(shown) + "\n")
     stream.flush()
