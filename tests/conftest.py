@@ -41,6 +41,9 @@ TEST_TIERS = {
     "test_output_gate.py::test_no_tool_hands_out_a_secret_on_any_output_path": "slow",
     "test_secrets.py::test_the_keyword_prefilter_passes_every_line_the_plugin_reports_on": "slow",
     "test_review_mutations.py::test_mutant_is_killed": "slow",
+    # every report figure drawn twice from the experiments' quick runs, as tests/test_figures.py does
+    "test_i18n_figures.py::test_the_chinese_figure_has_chinese_words_and_the_same_data": "slow",
+    "test_i18n_figures.py::test_an_english_figure_is_the_same_whatever_language_drew_its_neighbour": "slow",
     "test_ledger_lab11.py::test_the_summary_tells_the_two_runs_apart": "slow",
     "test_search_lab.py::test_search_bench_rows_follow_the_contract": "slow",
     "test_codesearch_eval.py::test_experiment_result_fields": "slow",

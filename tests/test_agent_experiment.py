@@ -21,3 +21,6 @@ def test_the_quick_run_meets_every_agent_target_and_draws_its_figures(quick_expe
         assert figure_to_png(plot(data)).startswith(b"\x89PNG")
     block = headline_block(data, [("t", "takeaway", b"png")])
     assert "3/10" in block and "6/20" in block and "naive-first-page" in block
+    # the report's own entries: (title, takeaway, png, description), the description as the image's alt text
+    block = headline_block(data, [("t", "takeaway", b"png", "Figure. t: a against b.")])
+    assert "alt='Figure. t: a against b.'" in block

@@ -380,3 +380,50 @@ def test_content_is_never_translated_only_the_commands_own_words(repo, tmp_path)
         timeout=120,
     )
     assert "notes.txt:4: more matches exist" in found.stdout and "引擎找到 1 条匹配" in found.stderr
+
+
+# -- the instructor notes -------------------------------------------------------------------------
+
+
+def test_the_chinese_instructor_notes_are_generated_and_current():
+    """labs/i18n/zh-CN/INSTRUCTOR-NOTES.md is what the generator writes from the labs, checkers and catalogs."""
+    from labkit.course import instructor_notes as notes
+
+    text = notes.render("zh-CN")
+    assert notes.notes_path("zh-CN").read_text("utf-8") == text
+    assert notes.problems() == []
+    assert text.startswith("# 讲师笔记\n")
+    for lab in labfiles.lab_names():
+        assert f"## {lab}\n\n**时间。** 讲解约 " in text, lab  # each lab's own Chinese time line
+    assert "(not stated)" not in text and "(●●●)" in text
+    assert "- 提示 1：" in text and "- 为什么这个答案对：" in text
+    assert "**来源。** 训练营课程。" in text  # a source's short name
+    assert "这正是" not in text  # no checker verdict pasted in, only the messages a wrong answer gets
+    assert "  - 你选了 …，但 …" in text  # a wrong answer's template, its fields as …
+    assert "裸前缀匹配（训练营课程里的 startsWith）" in text  # a fix-it's mutants, in Chinese
+    assert notes.render() == notes.notes_path().read_text("utf-8")  # English: the same generator, untouched
+
+
+def test_a_changed_translation_makes_the_chinese_notes_stale_until_regenerated(labs_copy):
+    from labkit.course import instructor_notes as notes
+
+    assert [p.kind for p in check.run("zh-CN", root=labs_copy).problems] == []
+    path = labs_copy / "i18n" / "zh-CN" / "messages.po"
+    po = polib.pofile(str(path), wrapwidth=0)
+    entry = po.find("- Hint 1: {0}", msgctxt="report")
+    entry.msgstr = "- 第 1 级提示：{0}"
+    po.save(str(path))
+    messages.catalog.cache_clear()
+    found = check.run("zh-CN", root=labs_copy).problems
+    assert [(p.kind, p.text.split(" is out")[0]) for p in found] == [("notes", "labs/i18n/zh-CN/INSTRUCTOR-NOTES.md")]
+    assert notes.main(["--check"]) == 1
+    assert notes.main(["--write"]) == 0
+    assert check.run("zh-CN", root=labs_copy).problems == []
+    assert notes.notes_path("zh-CN") == labs_copy / "i18n" / "zh-CN" / "INSTRUCTOR-NOTES.md"  # the copy, not the tree
+    assert "- 第 1 级提示：" in notes.notes_path("zh-CN").read_text("utf-8")
+
+
+def test_a_code_span_the_english_wraps_is_carried_on_one_line():
+    english = "checked by `labkit labs\ngrade` with the same checker"
+    assert check.missing_tokens(english, "`labkit labs grade` 也用同一个检查器") == []
+    assert check.missing_tokens(english, "`labkit grade` 也用同一个检查器") == ["`labkit labs\ngrade`"]

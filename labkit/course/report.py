@@ -43,6 +43,7 @@ class StepResult:
     detail: str | None = None
     data: dict | None = None
     figures: list = field(default_factory=list)  # [(title, takeaway, png_bytes, description)]
+    figure_titles: list = field(default_factory=list)  # each figure's English title (the JSON's, in every language)
     load: tuple[float, float, float] | None = None  # the machine's load average when the step started
 
 
@@ -87,6 +88,7 @@ def run_experiment_step(name: str, *, quick: bool) -> StepResult:
             load=load,
         )
     step = StepResult(name, True, time.perf_counter() - start, data=data, load=load)
+    from labkit.course.i18n.messages import DEFAULT, current, speaking
     from labkit.course.plots import describe
 
     exp = find(name)
@@ -94,6 +96,11 @@ def run_experiment_step(name: str, *, quick: bool) -> StepResult:
         try:
             fig = load_named(target)(data)
             title = fig.axes[0].get_title() if fig.axes else name
+            english = title
+            if current() != DEFAULT:  # the page draws the figure's words in its language, the JSON names it in English
+                with speaking(DEFAULT):
+                    drawn = load_named(target)(data)
+                english = drawn.axes[0].get_title() if drawn.axes else name
             # The caption is printed once, under the image, by the page: not drawn into the PNG too.
             step.figures.append(
                 (
@@ -103,6 +110,7 @@ def run_experiment_step(name: str, *, quick: bool) -> StepResult:
                     describe(fig, with_takeaway=False),
                 )
             )
+            step.figure_titles.append(english or name)
         except Exception as exc:
             step.ok = False
             step.error = f"figure {target} failed: {type(exc).__name__}: {exc}"
@@ -964,7 +972,7 @@ def build_report(
     )
     result = {
         "out": str(out),
-        "figures": [f"{e.name}:{fig[0]}" for e in exp_results for fig in e.figures],
+        "figures": [f"{e.name}:{title}" for e in exp_results for title in e.figure_titles],
         "labs": [{"name": lab.name, "ok": lab.ok, "seconds": round(lab.seconds, 2)} for lab in lab_results],
         "experiments": [{"name": e.name, "ok": e.ok, "seconds": round(e.seconds, 2)} for e in exp_results],
         "failedExperiments": [{"name": e.name, "error": e.error} for e in exp_results if not e.ok],
@@ -986,17 +994,25 @@ def _summary(result: dict, stream) -> None:
         f"labkit report: {exps_ok}/{len(result['experiments'])} experiments ran, "
         f"{labs_ok}/{len(result['labs'])} labs ran, {len(result['figures'])} figures",
     ]
+    from labkit.course.i18n.messages import translate, translate_lines, translator_f
+
+    _f = translator_f("report")
+    done = set()  # lines composed in the language in force from pieces looked up one by one
     if result["headline"]:
         statuses = [v["status"] for v in result["headline"]]
         from labkit.course.targets import STATUSES
 
-        counts = ", ".join(f"{statuses.count(s)} {s}" for s in STATUSES if statuses.count(s))
-        lines.append(f"targets: {counts}")
-        lines += [
-            f"  missed: {v['defect']}: {v['measured']} (target {v['target']})"
-            for v in result["headline"]
-            if v["status"] == "missed"
-        ]
+        counted = [f"{statuses.count(s)} {translate(s, 'report')}" for s in STATUSES if statuses.count(s)]
+        counts = counted[0] if counted else ""
+        for piece in counted[1:]:
+            counts = _f("{0}, {1}", counts, piece)
+        lines.append(_f("targets: {0}", counts))
+        done.add(len(lines) - 1)
+        for v in result["headline"]:
+            if v["status"] == "missed":  # each piece its own message: a line-long match could take a wrong template
+                pieces = (translate(text, "report") for text in (v["defect"], v["measured"], v["target"]))
+                lines.append(_f("  missed: {0}: {1} (target {2})", *pieces))
+                done.add(len(lines) - 1)
     lines.append(f"open {Path(result['out']) / 'index.html'}")
     for failed in result["failedExperiments"]:
         lines.append(f"  experiment {failed['name']} FAILED: {failed['error']}")
@@ -1004,7 +1020,6 @@ def _summary(result: dict, stream) -> None:
         lines.append(f"  lab {failed['name']} FAILED: {failed['error']}")
         if failed.get("cell"):
             lines += ["    " + ln for ln in failed["cell"].splitlines()[:12]]
-    from labkit.course.i18n.messages import translate_lines
-
-    stream.write(translate_lines("\n".join(lines), "report") + "\n")
+    shown = [line if k in done else translate_lines(line, "report") for k, line in enumerate(lines)]
+    stream.write("\n".join(shown) + "\n")
     stream.flush()

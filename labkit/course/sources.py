@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from labkit.course.i18n.messages import N_
+
 
 @dataclass(frozen=True)
 class Source:
@@ -37,7 +39,7 @@ SOURCES: dict[str, Source] = {
     for s in (
         Source(
             key="codex-article",
-            short="the source-reading article",
+            short=N_("the source-reading article"),
             kind="chapter ⑩ of a Chinese source-reading article series on *Codex with ChatGPT*",
             title="【Codex with ChatGPT 源码学习⑩】Workspace Search 与 Git Diff：从快速检索到可信代码审查 "
             "(Workspace Search and Git Diff: from fast retrieval to trustworthy code review)",
@@ -53,7 +55,7 @@ SOURCES: dict[str, Source] = {
         ),
         Source(
             key="bootcamp-lesson",
-            short="the bootcamp lesson",
+            short=N_("the bootcamp lesson"),
             kind="lesson 18 of a Chinese coding-agent bootcamp (package @learn-traeai/coding-agent-bootcamp)",
             title="Git Diff 自检 (Git diff self-check)",
             author="the copy names no author",
@@ -68,7 +70,7 @@ SOURCES: dict[str, Source] = {
         ),
         Source(
             key="code-search-readme",
-            short="the Code Search MCP README",
+            short=N_("the Code Search MCP README"),
             kind="the README of *Code Search MCP*, a Zoekt-backed code search served over MCP",
             title="Code Search MCP",
             author="the README names no author; its evidence links point to the GitHub repository "
@@ -85,7 +87,7 @@ SOURCES: dict[str, Source] = {
         ),
         Source(
             key="turn-ledger",
-            short="the turn-ledger design",
+            short=N_("the turn-ledger design"),
             kind="a design document (a 'current contract') for a per-turn behaviour audit ledger",
             title="Direct 回合行为审计账本 (Direct turn behaviour audit ledger)",
             author="dated 2026-08-31; last committed by the user suzmii on 2026-09-03",
@@ -98,7 +100,7 @@ SOURCES: dict[str, Source] = {
         ),
         Source(
             key="ticket-agent",
-            short="the ticket-agent article",
+            short=N_("the ticket-agent article"),
             kind="article 06 of a Chinese series on building an AI agent from a support ticket",
             title="《从工单开始，做一个 AI Agent》第 06 篇 (Building an AI agent, starting from a ticket, part 06)",
             author="the copy names no author",

@@ -327,10 +327,12 @@ def _index_latency(d: dict):
 def _index_size(d: dict):
     emb, corpus = d["embedded"], d["corpus"]
     zoekt = d.get("zoekt") or {}
-    other = f"; Zoekt {_x(zoekt['indexToCorpus'])}" if zoekt.get("indexToCorpus") is not None else ""
-    measured = (
-        f"embedded {_x(emb['indexToCorpus'])}: {_mib(emb['indexBytes'])} for {_mib(corpus['bytes'])} of corpus{other}"
-    )
+    ratio, size, of = _x(emb["indexToCorpus"]), _mib(emb["indexBytes"]), _mib(corpus["bytes"])
+    # one sentence, one message each way: the page and the summary look it up whole (the JSON keeps the English)
+    if zoekt.get("indexToCorpus") is not None:
+        measured = f"embedded {ratio}: {size} for {of} of corpus; Zoekt {_x(zoekt['indexToCorpus'])}"
+    else:
+        measured = f"embedded {ratio}: {size} for {of} of corpus"
     return measured, emb["indexToCorpus"] <= INDEX_SIZE_OVER_CORPUS_MAX, ""
 
 
@@ -344,13 +346,22 @@ def _size_note(n: int) -> str:
 
 def _pagination(d: dict):
     big = max(d["rows"], key=lambda r: r["diffBytes"])
-    est = " (estimated)" if big.get("naiveEstimated") else ""
-    measured = (
-        f"{_mib(big['diffBytes'])} in {big['pageBytes'] // 1024} KiB pages: snapshot "
-        f"{_x(big['snapshotRatio'])}, regenerate per page {big['naiveRatio']:,.0f}×{est} one git diff"
-    )
+    size, page, snap = _mib(big["diffBytes"]), big["pageBytes"] // 1024, _x(big["snapshotRatio"])
+    regen, est = f"{big['naiveRatio']:,.0f}", big.get("naiveEstimated")
+    # one sentence, one message each way: the page and the summary look it up whole (the JSON keeps the English)
     if "firstPageRatio" in big:
-        measured += f"; first page {_x(big['firstPageRatio'])} and {big['laterPageMs']:.2f} ms per later page"
+        first, later = _x(big["firstPageRatio"]), f"{big['laterPageMs']:.2f}"
+        measured = (
+            f"{size} in {page} KiB pages: snapshot {snap}, regenerate per page {regen}× (estimated) one git diff; "
+            f"first page {first} and {later} ms per later page"
+            if est
+            else f"{size} in {page} KiB pages: snapshot {snap}, regenerate per page {regen}× one git diff; "
+            f"first page {first} and {later} ms per later page"
+        )
+    elif est:
+        measured = f"{size} in {page} KiB pages: snapshot {snap}, regenerate per page {regen}× (estimated) one git diff"
+    else:
+        measured = f"{size} in {page} KiB pages: snapshot {snap}, regenerate per page {regen}× one git diff"
     return measured, big["snapshotRatio"] <= SNAPSHOT_PAGING_MAX_RATIO, _size_note(big["diffBytes"])
 
 

@@ -246,14 +246,19 @@ class FixIt(Exercise):
                 message += _(f" ({others} other promise{'s' if others > 1 else ''} broke too; fix this one first)")
             raise Incorrect(message)
         kills = sorted({v.number for v in self.mutant_breaks().values()})
-        mistakes = "; ".join(
-            _f("{0}: promise {1}", _(m.mistake), self.mutant_breaks()[m.name].number) for m in self.mutants
-        )
+        named = [_f("{0}: promise {1}", _(m.mistake), self.mutant_breaks()[m.name].number) for m in self.mutants]
+        mistakes = named[0] if named else ""
+        for piece in named[1:]:  # joined as the language joins clauses: '; ' in English
+            mistakes = _f("{0}; {1}", mistakes, piece)
+        numbers = [str(n) for n in kills]
+        caught = numbers[0] if numbers else ""
+        for n in numbers[1:]:
+            caught = _f("{0}, {1}", caught, n)
         return _f(
             "All {0} promises held. The same promises catch each of the {1} mistakes the sources name ({2}), "
             "so passing them means something (promises {3} do the catching).",
             len(self.promises),
             len(self.mutants),
             mistakes,
-            ", ".join(map(str, kills)),
+            caught,
         )

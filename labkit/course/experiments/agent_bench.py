@@ -241,10 +241,11 @@ def headline_block(d: dict | None, figures) -> str:
     import base64
 
     out = ["<h3>An agent in the loop (agent-bench)</h3>", table_html(d)]
-    for title, takeaway, png in list(figures)[:1]:
+    for title, takeaway, png, *described in list(figures)[:1]:  # (title, takeaway, png, description, ...)
         data = base64.b64encode(png).decode("ascii")
+        alt = described[0] if described else title
         out.append(
-            f"<figure><img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>"
+            f"<figure><img alt='{html.escape(alt)}' src='data:image/png;base64,{data}'>"
             f"<figcaption>{html.escape(takeaway or title)}</figcaption></figure>"
         )
     return "\n".join(out)

@@ -14,6 +14,9 @@ For each lab's catalog (``labs/i18n/<lang>/NN-name.po``) and the message catalog
   English plural ``s`` has no place in Chinese);
 - ``term``: a term of the term base the English uses, whose fixed rendering
   (:data:`STRICT_TERMS`) the translation lacks.
+- ``glossary``, ``notes``: a generated file (the glossaries, ``labs/i18n/<lang>/INSTRUCTOR-NOTES.md``
+  and its English original) that is not what its generator writes from the current sources and
+  catalogs: a changed translation is in the Chinese notes only once they are regenerated.
 
 Other terms of the term base only warn (printed, never failing): a glossary is a guide, and the
 translation may say "页" where the English says "page" in a way the term base did not foresee.
@@ -102,7 +105,13 @@ def tokens(english: str) -> list[str]:
 
 
 def _carries(translation: str, token: str) -> bool:
-    """Whether ``translation`` has ``token`` unchanged: a number or a name as a whole (5 is not in 59)."""
+    """Whether ``translation`` has ``token`` unchanged: a number or a name as a whole (5 is not in 59).
+
+    A code span that the English wraps over a line is the same span on one line (Markdown reads its
+    line break as a space); a fenced block keeps its lines.
+    """
+    if token.startswith("`") and not token.startswith("```") and "\n" in token:
+        return " ".join(token.split()) in " ".join(translation.split())
     if token.startswith("`") or "://" in token or "\n" in token:
         return token in translation
     if token[:1].isdigit():
@@ -260,6 +269,9 @@ def run(
         from labkit.course.i18n.glossary import problems as glossary_problems
 
         report.problems += [Problem("glossary", "GLOSSARY.md", p) for p in glossary_problems(root)]
+        from labkit.course.instructor_notes import problems as notes_problems
+
+        report.problems += [Problem("notes", "INSTRUCTOR-NOTES.md", p) for p in notes_problems()]
     return report
 
 

@@ -35,8 +35,11 @@ PACKAGE = Path(__file__).resolve().parents[2]  # labkit/
 SOURCES = (
     ("course/check/*.py", "check", "check"),
     ("course/widgets/*.py", "widget", "calls"),
+    ("course/plots/*.py", "widget", "calls"),  # every word a figure draws
     ("course/report.py", "report", "report"),
     ("course/targets.py", "report", "report"),  # the headline's words (the JSON keeps its English)
+    ("course/instructor_notes.py", "report", "calls"),  # labs/i18n/<lang>/INSTRUCTOR-NOTES.md
+    ("course/sources.py", "report", "calls"),  # the sources' short names
     ("cli/*.py", "cli", "render"),
     # each experiment's declaration: its intro sentence on the report's page
     ("course/experiments/*.py", "report", "experiment"),
@@ -136,15 +139,19 @@ def _strip(parts: list[Part]) -> list[Part]:
     return [p for p in parts if p != ("lit", "")]
 
 
-def is_text(parts: list[Part]) -> bool:
-    """Whether a run reads as words for people (not a key, a CSS rule, a bare field)."""
+def is_text(parts: list[Part], *, marked: bool = False) -> bool:
+    """Whether a run reads as words for people (not a key, a CSS rule, a bare field).
+
+    ``marked``: the source says it is a message (``_()``, a checker's ``Incorrect``), so a word with a dot
+    (``est.``) is a word, not a key, and ``file.py:L3-L8);`` in a sentence is no CSS rule.
+    """
     literal = "".join(t for k, t in parts if k == "lit")
     words = re.sub(r"<[^<>]*>", "", render(parts)[0])  # markup alone (a row's tag, a link's href) is no text
     if not WORD.search(re.sub(r"\{\d+\}", "", words)):
         return False
-    if len(parts) == 1 and IDENT.match(literal) and not literal.isalpha():
+    if len(parts) == 1 and IDENT.match(literal) and not literal.isalpha() and not marked:
         return False  # a key, a path, a dotted name
-    return not CSS_RULE.search(words)
+    return marked or not CSS_RULE.search(words)
 
 
 # -- walking the source ---------------------------------------------------------------------------
@@ -192,7 +199,7 @@ class _Walker(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         name = _call_name(node)
-        if name in ("_", "gettext", "human"):
+        if name in ("_", "N_", "gettext", "human"):
             if node.args:
                 self.add(node.args[0])
         elif name == "_f":  # _f("promise {0} broke on {1}", ...): the msgid is written as a template
@@ -200,10 +207,12 @@ class _Walker(ast.NodeVisitor):
                 self.templates.append((node.args[0].value, node.lineno))
                 self.skip.add(id(node.args[0]))
         elif self.mode == "check":
-            if name in ("Incorrect", "Broken", "Promise", "Mutant", "Waiting") and node.args:
+            if name in ("Incorrect", "Broken", "Promise", "Waiting") and node.args:
                 self.add(node.args[0])
                 if name == "Broken" and len(node.args) > 1:
                     self.add(node.args[1])
+            if name == "Mutant" and len(node.args) > 2:  # Mutant(name, fn, mistake): the mistake is the words
+                self.add(node.args[2])
             if name == "expect_type" and len(node.args) > 2:  # what the answer is called: "your answer"
                 self.add(node.args[2])
             if name in ("Exercise", "FixIt"):
@@ -292,7 +301,7 @@ def messages_in(path: Path, ctx: str, mode: str) -> Iterator[Message]:
     for parts, line in walker.found:
         for run in split_parts(parts, html=(mode == "report")):
             run = _strip(run)
-            if not run or not is_text(run):
+            if not run or not is_text(run, marked=(mode in ("calls", "check"))):
                 continue
             msgid, brace = render(run)
             yield Message(ctx, msgid, brace, f"{rel}:{line}")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import string
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -66,6 +67,21 @@ def set_lang(lang: str | None) -> str:
 def current() -> str:
     """The language in force: the one chosen in this process, else ``LABKIT_LANG``'s, else English."""
     return _chosen if _chosen is not None else resolve()
+
+
+@contextmanager
+def speaking(lang: str):
+    """``lang`` in force inside the block (this process only; ``LABKIT_LANG`` is left as it is).
+
+    For a thing drawn once more in English where the data must not depend on the language (the
+    report's JSON names each figure by its English title). Not for threads that translate meanwhile.
+    """
+    global _chosen
+    saved, _chosen = _chosen, resolve(lang)
+    try:
+        yield
+    finally:
+        _chosen = saved
 
 
 # -- the catalog ----------------------------------------------------------------------------------
@@ -215,6 +231,15 @@ def translator_f(ctx: str):
         return formatted(msgid, args, ctx)
 
     return _f
+
+
+def N_(text: str) -> str:
+    """Mark ``text`` as a message where it is defined and translate it where it is shown: ``_(name)`` later.
+
+    gettext's no-op marker, for a message kept in a table (a figure's series names, a title a lab
+    passes in) that a ``_()`` around a variable looks up at draw time; the extractor reads it here.
+    """
+    return text
 
 
 def translator(ctx: str):

@@ -5,9 +5,20 @@ plain experiment data and returns a ``matplotlib.figure.Figure`` whose axes
 have a title and labelled axes with units; an experiment's declaration
 (``EXPERIMENT.figures``) names the ones the report draws for it. ``takeaway(fig, text)`` puts the
 one-sentence lesson under the figure.
+
+Every word a figure draws (titles, axis labels, legends, annotations, the takeaway, the text
+description) is a message of the ``widget`` context (:mod:`labkit.course.i18n.messages`): a
+constant through ``_()``, a composed one through ``_f(template, *values)``. English looks nothing
+up, so the English figures are what they were; in another language only the words change, never
+the data drawn.
 """
 
 from __future__ import annotations
+
+from labkit.course.i18n.messages import translator, translator_f
+
+_ = translator("widget")
+_f = translator_f("widget")
 
 # Okabe and Ito's colour-blind-safe palette (blue, orange, bluish green, vermillion, reddish purple, sky
 # blue, grey): the naive/safe contrast is vermillion against blue, never red against green, and every
@@ -86,21 +97,43 @@ def describe(fig, *, with_takeaway: bool = True) -> str:
     """
     parts = []
     for ax in fig.axes:
-        title = ax.get_title() or "a panel"
-        axes = " against ".join(t for t in (ax.get_ylabel(), ax.get_xlabel()) if t)
+        title = ax.get_title() or _("a panel")
+        named = [t for t in (ax.get_ylabel(), ax.get_xlabel()) if t]
+        axes = _f("{0} against {1}", *named) if len(named) == 2 else "".join(named)
         handles, labels = ax.get_legend_handles_labels()
         series = [label for label in labels if label and not label.startswith("_")]
         ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
-        piece = title + (f": {axes}" if axes else "")
+        piece = _f("{0}: {1}", title, axes) if axes else title
         if series:
-            piece += f"; series: {', '.join(dict.fromkeys(series))}"
+            piece += _f("; series: {0}", listing(dict.fromkeys(series)))
         elif ticks and len(ticks) <= 12:
-            piece += f"; categories: {', '.join(ticks)}"
+            piece += _f("; categories: {0}", listing(ticks))
         parts.append(piece)
-    text = "Figure. " + ". ".join(parts) + "."
+    body = parts[0] if parts else ""
+    for part in parts[1:]:
+        body = _f("{0}. {1}", body, part)
+    text = _f("Figure. {0}.", body)
     if with_takeaway and getattr(fig, "labkit_takeaway", ""):
-        text += f" Takeaway: {fig.labkit_takeaway}"
+        text = _f("{0} Takeaway: {1}", text, fig.labkit_takeaway)
     return text
+
+
+def listing(items) -> str:
+    """Items as one list in the language in force: ``a, b, c`` in English (``a、b、c`` in Chinese)."""
+    items = list(items)
+    out = items[0] if items else ""
+    for item in items[1:]:
+        out = _f("{0}, {1}", out, item)
+    return out
+
+
+def clauses(items) -> str:
+    """Clauses as one sentence's parts: ``a; b`` in English (``a；b`` in Chinese)."""
+    items = list(items)
+    out = items[0] if items else ""
+    for item in items[1:]:
+        out = _f("{0}; {1}", out, item)
+    return out
 
 
 class DescribedFigure:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labkit.course.plots import color, new_figure, takeaway
+from labkit.course.plots import _, _f, color, new_figure, takeaway
 
 
 def guarantee_drops(data: dict):
@@ -12,16 +12,18 @@ def guarantee_drops(data: dict):
     xs = range(len(rows))
     with_ = [100 * (r["withAccuracy"] or 0) for r in rows]
     without = [100 * (r["withoutAccuracy"] or 0) for r in rows]
-    ax.bar([x - 0.2 for x in xs], with_, width=0.4, color=color("safe"), label="labkit (every guarantee)")
-    ax.bar([x + 0.2 for x in xs], without, width=0.4, color=color("naive"), label="seed server without it")
+    ax.bar([x - 0.2 for x in xs], with_, width=0.4, color=color("safe"), label=_("labkit (every guarantee)"))
+    ax.bar([x + 0.2 for x in xs], without, width=0.4, color=color("naive"), label=_("seed server without it"))
     ax.set_xticks(list(xs), [r["guarantee"] for r in rows], rotation=20)
-    ax.set_ylabel("careful's correct answers (%)")
-    ax.set_xlabel("guarantee removed (one at a time)")
+    ax.set_ylabel(_("careful's correct answers (%)"))
+    ax.set_xlabel(_("guarantee removed (one at a time)"))
     ax.set_ylim(0, 128)
     ax.set_yticks([0, 20, 40, 60, 80, 100])
-    ax.set_title(f"What each guarantee is worth ({data['split']} split)")
+    ax.set_title(_f("What each guarantee is worth ({0} split)", data["split"]))
     ax.legend(loc="upper center", ncol=2, fontsize=8)
-    return takeaway(fig, "The same careful policy loses the tasks of a defect as soon as the tool stops guarding it.")
+    return takeaway(
+        fig, _("The same careful policy loses the tasks of a defect as soon as the tool stops guarding it.")
+    )
 
 
 def policy_grid(data: dict):
@@ -44,9 +46,9 @@ def policy_grid(data: dict):
         for j, v in enumerate(row):
             if v == v:
                 ax.text(j, i, f"{100 * v:.0f}", ha="center", va="center", fontsize=7)
-    ax.set_title("Each naive habit fails on its own defect")
-    ax.set_xlabel("defect of the task (cells: % of its tasks answered correctly)")
-    ax.set_ylabel("policy")
+    ax.set_title(_("Each naive habit fails on its own defect"))
+    ax.set_xlabel(_("defect of the task (cells: % of its tasks answered correctly)"))
+    ax.set_ylabel(_("policy"))
     return takeaway(
-        fig, "careful is right everywhere; a naive policy is wrong exactly where its habit meets its defect."
+        fig, _("careful is right everywhere; a naive policy is wrong exactly where its habit meets its defect.")
     )

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from labkit.course.plots import color, new_figure, takeaway
+from labkit.course.i18n.messages import N_
+from labkit.course.plots import _, _f, color, new_figure, takeaway
+
+#: The titles lab 02's code cells give :func:`mode_sizes` (drawn in the language in force).
+LAB02_TITLES = (
+    N_("Diff size per mode, a world sized to the article's figures"),
+    N_("Diff size per mode, one file staged and edited again"),
+)
 
 
 def utf8_pages(result: dict):
@@ -13,13 +20,13 @@ def utf8_pages(result: dict):
     extra_naive = [r["clientBytes"] - r["returnedBytes"] for r in naive["pages"]]
     extra_safe = [r["clientBytes"] - r["returnedBytes"] for r in safe["pages"]]
     width = 0.4
-    ax.bar([p - width / 2 for p in pages], extra_naive, width, color=color("naive"), label="naive pager")
+    ax.bar([p - width / 2 for p in pages], extra_naive, width, color=color("naive"), label=_("naive pager"))
     ax.bar(
         [r["page"] + width / 2 for r in safe["pages"]],
         extra_safe,
         width,
         color=color("safe"),
-        label=f"safe pager (+{max(extra_safe)} B on every page)",
+        label=_f("safe pager (+{0} B on every page)", max(extra_safe)),
     )
     for r, extra in zip(naive["pages"], extra_naive, strict=False):
         if r["replacementChars"]:
@@ -27,28 +34,29 @@ def utf8_pages(result: dict):
                 f"{r['replacementChars']}×U+FFFD", (r["page"] - width / 2, extra), ha="center", va="bottom", fontsize=8
             )
     unit = _demo_unit(result.get("line", ""))
-    ax.set_title(
-        f"Page by page: {result['pageBytes']:,} B pages of a {naive['fullBytes']:,} B diff"
-        + (f" ({unit})" if unit else "")
-    )
-    ax.set_xlabel("page number (count)")
-    ax.set_ylabel("bytes gained after decoding (B)")
+    title = _f("Page by page: {0} B pages of a {1} B diff", f"{result['pageBytes']:,}", f"{naive['fullBytes']:,}")
+    ax.set_title(_f("{0} ({1})", title, unit) if unit else title)
+    ax.set_xlabel(_("page number (count)"))
+    ax.set_ylabel(_("bytes gained after decoding (B)"))
     ax.set_xticks(pages)
     ax.legend()
     grown = naive["reconstructedBytes"] - naive["fullBytes"]
     if grown:
-        head = (
-            f"Cutting pages inside characters turned {naive['fullBytes']:,} B into "
-            f"{naive['reconstructedBytes']:,} B (+{grown} B of U+FFFD on {len(naive['replacementPages'])} pages)"
+        head = _f(
+            "Cutting pages inside characters turned {0} B into {1} B (+{2} B of U+FFFD on {3} pages)",
+            f"{naive['fullBytes']:,}",
+            f"{naive['reconstructedBytes']:,}",
+            grown,
+            len(naive["replacementPages"]),
         )
     else:
-        head = f"The naive pages rebuilt {naive['fullBytes']:,} B without damage at this page size"
+        head = _f("The naive pages rebuilt {0} B without damage at this page size", f"{naive['fullBytes']:,}")
     tail = (
-        "the safe pager rebuilt the diff exactly"
+        _("the safe pager rebuilt the diff exactly")
         if safe["exactMatch"]
-        else f"the safe pager rebuilt {safe['reconstructedBytes']:,} B, not the diff"
+        else _f("the safe pager rebuilt {0} B, not the diff", f"{safe['reconstructedBytes']:,}")
     )
-    return takeaway(fig, f"{head}; {tail}.")
+    return takeaway(fig, _f("{0}; {1}.", head, tail))
 
 
 def _demo_unit(line: str) -> str:
@@ -76,17 +84,17 @@ def drift_pages(result: dict):
                 height=0.6,
             )
         if not rows:
-            ax.text(0, y, "(no pages)", va="center")
-    ax.set_yticks([0, 1], ["with snapshot", "naive (no binding)"])
-    ax.set_xlabel("byte offset in the diff (B)")
-    ax.set_ylabel("reader")
-    ax.set_title(f"Worktree changed after page 1: V1 (blue) and V2 (red), both {result['v1Bytes']:,} B")
+            ax.text(0, y, _("(no pages)"), va="center")
+    ax.set_yticks([0, 1], [_("with snapshot"), _("naive (no binding)")])
+    ax.set_xlabel(_("byte offset in the diff (B)"))
+    ax.set_ylabel(_("reader"))
+    ax.set_title(_f("Worktree changed after page 1: V1 (blue) and V2 (red), both {0} B", f"{result['v1Bytes']:,}"))
     from matplotlib.patches import Patch
 
     ax.legend(
         handles=[
-            Patch(color=version_color["V1"], label="page from V1"),
-            Patch(color=version_color["V2"], label="page from V2"),
+            Patch(color=version_color["V1"], label=_("page from V1")),
+            Patch(color=version_color["V2"], label=_("page from V2")),
         ],
         loc="upper right",
     )
@@ -95,17 +103,22 @@ def drift_pages(result: dict):
     naive = result["naive"]
     if not naive["mixedMatchesV1"] and not naive["mixedMatchesV2"]:
         same = len({result["v1Bytes"], result["v2Bytes"], naive["mixedBytes"]}) == 1
-        head = f"The naive reader's {naive['mixedBytes']:,} B matched neither version" + (
-            " though every length agreed" if same else ""
+        head = (
+            _f(
+                "The naive reader's {0} B matched neither version though every length agreed",
+                f"{naive['mixedBytes']:,}",
+            )
+            if same
+            else _f("The naive reader's {0} B matched neither version", f"{naive['mixedBytes']:,}")
         )
     else:
-        head = f"The naive reader's pages happened to form {'V1' if naive['mixedMatchesV1'] else 'V2'} whole"
+        head = _f("The naive reader's pages happened to form {0} whole", "V1" if naive["mixedMatchesV1"] else "V2")
     tail = (
-        "the snapshot reader got V1 whole"
+        _("the snapshot reader got V1 whole")
         if result["snapshot"]["matchesV1"]
-        else "the snapshot reader did NOT get V1 whole"
+        else _("the snapshot reader did NOT get V1 whole")
     )
-    return takeaway(fig, f"{head}; {tail}.")
+    return takeaway(fig, _f("{0}; {1}.", head, tail))
 
 
 def pagination_cost(result: dict):
@@ -113,18 +126,20 @@ def pagination_cost(result: dict):
     rows = result["rows"]
     fig, ax = new_figure()
     sizes = [r["diffBytes"] / (1024 * 1024) for r in rows]
-    ax.plot(sizes, [r["fullDiffMs"] for r in rows], "o-", color=color("A"), label="one full git diff")
-    ax.plot(sizes, [r["snapshotPagingMs"] for r in rows], "o-", color=color("snapshot"), label="all pages via snapshot")
+    ax.plot(sizes, [r["fullDiffMs"] for r in rows], "o-", color=color("A"), label=_("one full git diff"))
+    ax.plot(
+        sizes, [r["snapshotPagingMs"] for r in rows], "o-", color=color("snapshot"), label=_("all pages via snapshot")
+    )
     ax.plot(
         sizes,
         [r["naivePagingMs"] for r in rows],
         "o--",
         color=color("naive"),
-        label="all pages, diff regenerated per page",
+        label=_("all pages, diff regenerated per page"),
     )
     for r, x in zip(rows, sizes, strict=False):
         if r.get("naiveEstimated"):
-            ax.annotate("est.", (x, r["naivePagingMs"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
+            ax.annotate(_("est."), (x, r["naivePagingMs"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
     from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     ax.set_xscale("log")
@@ -132,8 +147,8 @@ def pagination_cost(result: dict):
     ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xticks(sizes, [f"{x:.2g}" for x in sizes])
-    ax.set_xlabel("diff size (MiB)")
-    ax.set_ylabel("time to read the whole diff (ms)")
+    ax.set_xlabel(_("diff size (MiB)"))
+    ax.set_ylabel(_("time to read the whole diff (ms)"))
     from labkit.course.targets import SNAPSHOT_PAGING_MAX_RATIO, ratio_text
 
     ax.plot(
@@ -141,18 +156,29 @@ def pagination_cost(result: dict):
         [SNAPSHOT_PAGING_MAX_RATIO * r["fullDiffMs"] for r in rows],
         ":",
         color="#555555",
-        label=f"target: {SNAPSHOT_PAGING_MAX_RATIO:g}× one git diff",
+        label=_f("target: {0}× one git diff", f"{SNAPSHOT_PAGING_MAX_RATIO:g}"),
     )
-    ax.set_title(f"Paging cost in {result['pageBytes'] // 1024} KiB pages (median)")
+    ax.set_title(_f("Paging cost in {0} KiB pages (median)", result["pageBytes"] // 1024))
     ax.legend()
     big = max(rows, key=lambda r: r["diffBytes"])
-    verdict = "within (target met)" if big["snapshotRatio"] <= SNAPSHOT_PAGING_MAX_RATIO else "above (target missed)"
-    est = " (estimated)" if big.get("naiveEstimated") else ""
+    within = big["snapshotRatio"] <= SNAPSHOT_PAGING_MAX_RATIO
+    verdict = (
+        _f("within (target met) the {0}× target", f"{SNAPSHOT_PAGING_MAX_RATIO:g}")
+        if within
+        else _f("above (target missed) the {0}× target", f"{SNAPSHOT_PAGING_MAX_RATIO:g}")
+    )
+    regenerated = f"{big['naiveRatio']:,.0f}"
     return takeaway(
         fig,
-        f"At {big['diffBytes'] / 2**20:.1f} MiB, snapshot paging took {ratio_text(big['snapshotRatio'])} "
-        f"one git diff, {verdict} the {SNAPSHOT_PAGING_MAX_RATIO:g}× target; regenerating per page "
-        f"took {big['naiveRatio']:,.0f}×{est}.",
+        _f(
+            "At {0} MiB, snapshot paging took {1} one git diff, {2}; {3}.",
+            f"{big['diffBytes'] / 2**20:.1f}",
+            ratio_text(big["snapshotRatio"]),
+            verdict,
+            _f("regenerating per page took {0}× (estimated)", regenerated)
+            if big.get("naiveEstimated")
+            else _f("regenerating per page took {0}×", regenerated),
+        ),
     )
 
 
@@ -166,23 +192,25 @@ def drift_reader(view: dict):
         )
     ax.set_yticks([0], [f"bind = {view['bind']}"])
     ax.set_xlim(0, view["v1Bytes"] * 1.02)
-    ax.set_xlabel("byte offset in the diff (B)")
-    ax.set_ylabel("reader")
-    ax.set_title(f"Worktree switched to V2 after page {view['changeAfter']} (blue: V1, red: V2)")
+    ax.set_xlabel(_("byte offset in the diff (B)"))
+    ax.set_ylabel(_("reader"))
+    ax.set_title(_f("Worktree switched to V2 after page {0} (blue: V1, red: V2)", view["changeAfter"]))
     if view["error"]:
-        verdict = (
-            f"The reader stopped with {view['error']} after {len(view['pages'])} page(s): drift refused, not served."
+        verdict = _f(
+            "The reader stopped with {0} after {1} page(s): drift refused, not served.",
+            view["error"],
+            len(view["pages"]),
         )
     elif view["matchesV1"]:
-        verdict = "Every page came from V1: the reader got one whole version."
+        verdict = _("Every page came from V1: the reader got one whole version.")
     elif view["matchesV2"]:
-        verdict = "Every page came from V2: one whole version, the later one."
+        verdict = _("Every page came from V2: one whole version, the later one.")
     else:
-        verdict = "The pages mix V1 and V2: the result matches neither version."
+        verdict = _("The pages mix V1 and V2: the result matches neither version.")
     return takeaway(fig, verdict)
 
 
-def mode_sizes(sizes: dict, *, title: str = "Diff size per mode"):
+def mode_sizes(sizes: dict, *, title: str = N_("Diff size per mode")):
     """Bars of ``totalBytes`` for the three diff modes (``{"unstaged": B, "staged": B, "head": B}``)."""
     fig, ax = new_figure(figsize=(6.5, 3.4))
     modes = ["unstaged", "staged", "head"]
@@ -190,13 +218,13 @@ def mode_sizes(sizes: dict, *, title: str = "Diff size per mode"):
     bars = ax.bar(modes, values, color=[color("C"), color("D"), color("A")])
     for bar, value in zip(bars, values, strict=False):
         ax.annotate(f"{value:,} B", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom")
-    ax.set_title(title)
-    ax.set_xlabel("diff mode (what is compared)")
-    ax.set_ylabel("safe diff size (bytes)")
+    ax.set_title(_(title))
+    ax.set_xlabel(_("diff mode (what is compared)"))
+    ax.set_ylabel(_("safe diff size (bytes)"))
     total = sizes["unstaged"] + sizes["staged"]
-    relation = "equals" if total == sizes["head"] else "does not equal"
-    return takeaway(
-        fig,
-        f"Here unstaged + staged = {total:,} B {relation} head = {sizes['head']:,} B; "
-        "head mode is one comparison, not a sum.",
+    relation = (
+        _f("unstaged + staged = {0} B equals head = {1} B", f"{total:,}", f"{sizes['head']:,}")
+        if total == sizes["head"]
+        else _f("unstaged + staged = {0} B does not equal head = {1} B", f"{total:,}", f"{sizes['head']:,}")
     )
+    return takeaway(fig, _f("Here {0}; head mode is one comparison, not a sum.", relation))

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from labkit.course.plots import color, new_figure, takeaway
+from labkit.course.plots import _, _f, color, new_figure, takeaway
 
 
 def paging_cost(result: dict):
     """Median time to read one large diff: one full git diff vs 256 KiB pages over MCP."""
     fig, ax = new_figure()
-    labels = ["one full git diff", f"{result['pages']} MCP git_diff pages"]
+    labels = [_("one full git diff"), _f("{0} MCP git_diff pages", result["pages"])]
     values = [result["fullDiffMedianMs"], result["mcpPagingMedianMs"]]
     from labkit.course.targets import MCP_PAGING_MAX_RATIO, ratio_text
 
     within = result["ratio"] <= MCP_PAGING_MAX_RATIO
     colours, hatches = [color("A"), color("met" if within else "missed")], [None, None if within else "//"]
     if "echoMedianMs" in result:  # the floor: the same pages served from memory by the same SDK
-        labels.insert(1, "echo server (SDK floor)")
+        labels.insert(1, _("echo server (SDK floor)"))
         values.insert(1, result["echoMedianMs"])
         colours.insert(1, color("D"))
         hatches.insert(1, None)
@@ -25,25 +25,37 @@ def paging_cost(result: dict):
         ax.annotate(f"{value:.0f} ms", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom")
 
     limit = result["fullDiffMedianMs"] * MCP_PAGING_MAX_RATIO
-    ax.axhline(limit, color=color("naive"), linestyle="--", label=f"target: {MCP_PAGING_MAX_RATIO:g}× the full diff")
+    ax.axhline(
+        limit, color=color("naive"), linestyle="--", label=_f("target: {0}× the full diff", f"{MCP_PAGING_MAX_RATIO:g}")
+    )
     ax.set_ylim(0, max(values + [limit]) * 1.18)
-    ax.set_title(f"Reading a {result['diffBytes'] / 2**20:.1f} MiB diff (median of {result['rounds']} rounds)")
-    ax.set_ylabel("wall time (ms)")
-    ax.set_xlabel("how the diff is read")
+    ax.set_title(
+        _f("Reading a {0} MiB diff (median of {1} rounds)", f"{result['diffBytes'] / 2**20:.1f}", result["rounds"])
+    )
+    ax.set_ylabel(_("wall time (ms)"))
+    ax.set_xlabel(_("how the diff is read"))
     ax.legend(loc="upper left")
-    verdict = "within (target met)" if within else "above (target missed)"
-    floor = (
-        f" The echo server, which serves the same pages from memory through the same SDK, cost "
-        f"{ratio_text(result['echoRatio'])}: that much is the SDK's and the wire's, the rest labkit's."
-        if "echoRatio" in result
-        else ""
+    target = f"{MCP_PAGING_MAX_RATIO:g}"
+    verdict = (
+        _f("within (target met) the {0}× target", target)
+        if within
+        else _f("above (target missed) the {0}× target", target)
     )
-    return takeaway(
-        fig,
-        f"Snapshot-bound paging over a running MCP server cost {ratio_text(result['ratio'])} one full "
-        f"git diff, {verdict} the {MCP_PAGING_MAX_RATIO:g}× target (server start-up of "
-        f"{result['serverStartupMs']:,.0f} ms paid once, not counted).{floor}",
+    text = _f(
+        "Snapshot-bound paging over a running MCP server cost {0} one full git diff, {1} "
+        "(server start-up of {2} ms paid once, not counted).",
+        ratio_text(result["ratio"]),
+        verdict,
+        f"{result['serverStartupMs']:,.0f}",
     )
+    if "echoRatio" in result:
+        text = _f(
+            "{0} The echo server, which serves the same pages from memory through the same SDK, cost {1}: "
+            "that much is the SDK's and the wire's, the rest labkit's.",
+            text,
+            ratio_text(result["echoRatio"]),
+        )
+    return takeaway(fig, text)
 
 
 TOOL_ROWS = [
@@ -80,17 +92,19 @@ def ledger_timelines(runs: dict):
         decision = run["summary"]["firstDecisionSeq"]
         if decision is not None:
             ax.axvline(decision, color=color("B"), linestyle="--")
-            ax.annotate(" decision", (decision, len(tools) - 0.6), color=color("B"), fontsize=8)
+            ax.annotate(" " + _("decision"), (decision, len(tools) - 0.6), color=color("B"), fontsize=8)
         ax.set_yticks(range(len(tools)), tools)
         ax.set_ylim(-0.6, len(tools) - 0.3)
         verdict = run["summary"]["evidenceBeforeDecision"]
-        ax.set_title(f"{name} run: evidence before decision = {verdict}")
-        ax.set_ylabel("tool")
-    axes[-1].set_xlabel("call sequence number in the ledger (calls)")
+        ax.set_title(_f("{0} run: evidence before decision = {1}", name, verdict))
+        ax.set_ylabel(_("tool"))
+    axes[-1].set_xlabel(_("call sequence number in the ledger (calls)"))
     return takeaway(
         fig,
-        "Same task, same tools: only the order of calls in the ledger shows which run "
-        "read its evidence before deciding (red: truncated or failed call).",
+        _(
+            "Same task, same tools: only the order of calls in the ledger shows which run "
+            "read its evidence before deciding (red: truncated or failed call)."
+        ),
     )
 
 
@@ -99,11 +113,18 @@ def diff_calls(view: dict):
     fig, ax = new_figure()
     sizes = view["returnedBytes"]
     ax.bar(range(1, len(sizes) + 1), [s / 1024 for s in sizes], color=color("snapshot"))
-    ax.set_title(f"{view['diffBytes'] / 1024:.0f} KiB diff in {view['pageKiB']} KiB pages: {view['calls']} calls")
-    ax.set_xlabel("git_diff call number (calls)")
-    ax.set_ylabel("bytes returned by the call (KiB)")
+    ax.set_title(
+        _f(
+            "{0} KiB diff in {1} KiB pages: {2} calls",
+            f"{view['diffBytes'] / 1024:.0f}",
+            view["pageKiB"],
+            view["calls"],
+        )
+    )
+    ax.set_xlabel(_("git_diff call number (calls)"))
+    ax.set_ylabel(_("bytes returned by the call (KiB)"))
     return takeaway(
-        fig, f"Every page is one more MCP round trip: {view['calls']} calls at {view['pageKiB']} KiB per page."
+        fig, _f("Every page is one more MCP round trip: {0} calls at {1} KiB per page.", view["calls"], view["pageKiB"])
     )
 
 
@@ -111,19 +132,19 @@ def ledger_cap(view: dict):
     """Call lines made vs kept under a per-session cap."""
     fig, ax = new_figure()
     ax.bar(
-        ["calls made", "lines kept"],
+        [_("calls made"), _("lines kept")],
         [view["calls"], view["kept"]],
         color=[color("A"), color("naive") if view["ledgerTruncated"] else color("snapshot")],
         width=0.5,
     )
-    ax.set_title(f"Line cap {view['maxLines']}: decision visible = {view['firstDecisionSeq'] is not None}")
-    ax.set_ylabel("ledger lines (calls)")
-    ax.set_xlabel("careful run")
+    ax.set_title(_f("Line cap {0}: decision visible = {1}", view["maxLines"], view["firstDecisionSeq"] is not None))
+    ax.set_ylabel(_("ledger lines (calls)"))
+    ax.set_xlabel(_("careful run"))
     if view["ledgerTruncated"]:
-        text = (
+        text = _(
             "The cap cut the ledger and left a truncation marker: the summary says the ledger is incomplete "
             "instead of pretending the run ended early."
         )
     else:
-        text = "Under the cap every call is on the record, so the summary sees the whole run."
+        text = _("Under the cap every call is on the record, so the summary sees the whole run.")
     return takeaway(fig, text)

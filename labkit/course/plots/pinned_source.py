@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from labkit.course.plots import color, new_figure, takeaway
+from labkit.course.plots import _, _f, clauses, color, listing, new_figure, takeaway
 
 #: The lab's table is written in the stores' local time.
 LOCAL = timezone(timedelta(hours=8))
@@ -55,20 +55,26 @@ def plot_deployment_timeline(result: dict, *, marker_label: str | None = None, t
     ax.set_ylim(-0.6, len(rows) - 0.2)
     ax.set_xlim(date2num(begin), date2num(end))
     ax.xaxis.set_major_formatter(DateFormatter("%m-%d", tz=LOCAL))
-    ax.set_xlabel("deployment window (date, UTC+08:00; open intervals drawn to the edge)")
-    ax.set_ylabel("target · repository")
-    ax.set_title(title or "Which release ran where: the deployment table")
+    ax.set_xlabel(_("deployment window (date, UTC+08:00; open intervals drawn to the edge)"))
+    ax.set_ylabel(_("target · repository"))
+    ax.set_title(title or _("Which release ran where: the deployment table"))
     ax.legend(
         handles=[Patch(color=c, label=k) for k, c in RELEASE_COLORS.items()],
         loc="upper left",
         bbox_to_anchor=(1.0, 1.0),
-        title="release",
+        title=_("release"),
     )
-    return takeaway(fig, "Store, repository and time pick one commit" + _split_text(deployments) + ".")
+    split = _split_text(deployments)
+    text = (
+        _f("Store, repository and time pick one commit; {0}.", split)
+        if split
+        else _("Store, repository and time pick one commit.")
+    )
+    return takeaway(fig, text)
 
 
 def _split_text(deployments: list[dict]) -> str:
-    """'; store-002's frontend ran v2 while its backend ran v1 (09-12 to 09-15)' when the table shows it."""
+    """'store-002's frontend ran v2 while its backend ran v1 (09-12 to 09-15)' when the table shows it."""
 
     def release(target, repo, t):
         for d in deployments:
@@ -88,17 +94,36 @@ def _split_text(deployments: list[dict]) -> str:
             seen = {repo: release(target, repo, start) for repo in repos}
             if len(repos) == 2 and None not in seen.values() and len(set(seen.values())) > 1:
                 (r1, v1), (r2, v2) = seen.items()
-                return (
-                    f"; {target.split('/')[-1]}'s {r1} ran {v1} while its {r2} ran {v2} ({start:%m-%d} to {end:%m-%d})"
+                return _f(
+                    "{0}'s {1} ran {2} while its {3} ran {4} ({5} to {6})",
+                    target.split("/")[-1],
+                    r1,
+                    v1,
+                    r2,
+                    v2,
+                    f"{start:%m-%d}",
+                    f"{end:%m-%d}",
                 )
     return ""
+
+
+def _row_label(label: str) -> str:
+    """A row's label from the experiment's data ('store-001 (deployed)') in the language in force."""
+    if label.endswith(" (deployed)"):
+        return _f("{0} (deployed)", label.removesuffix(" (deployed)"))
+    if label == "main (what the engineer read)":
+        return _("main (what the engineer read)")
+    return label
 
 
 def plot_request_outcomes(result: dict):
     """One bar per code combination: the total it returned (cents), labelled with the code it returned."""
     rows = result["rows"]
     fig, ax = new_figure()
-    labels = [f"{r['label']}\nfrontend {r['frontendRelease']}, backend {r['backendRelease']}" for r in rows]
+    labels = [
+        _f("{0}\nfrontend {1}, backend {2}", _row_label(r["label"]), r["frontendRelease"], r["backendRelease"])
+        for r in rows
+    ]
     xs = range(len(rows))
     ax.bar(xs, [r["totalCents"] for r in rows], color=[CODE_COLORS.get(r["code"], color("A")) for r in rows], width=0.6)
     for x, r in zip(xs, rows, strict=False):
@@ -113,20 +138,25 @@ def plot_request_outcomes(result: dict):
             fontsize=9,
         )
     ax.set_xticks(list(xs), labels, fontsize=8)
-    ax.set_ylabel("total returned (cents)")
-    ax.set_xlabel("code that served the request")
+    ax.set_ylabel(_("total returned (cents)"))
+    ax.set_xlabel(_("code that served the request"))
     request = result["request"]
     differ = len({r["code"] for r in rows}) > 1
+    seen = (request["quoted_total_cents"], request["quote_version"])
     ax.set_title(
-        f"Same request ({request['quoted_total_cents']} cents seen, rule {request['quote_version']}), "
-        + ("different answers" if differ else "one answer")
+        _f("Same request ({0} cents seen, rule {1}), different answers", *seen)
+        if differ
+        else _f("Same request ({0} cents seen, rule {1}), one answer", *seen)
     )
     by_code: dict[str, list[str]] = {}
     for r in rows:
         by_code.setdefault(r["code"], []).append(r["label"].split(" (")[0])
     totals = {r["totalCents"] for r in rows}
-    same = f"same total ({next(iter(totals)):,} cents)" if len(totals) == 1 else "different totals"
-    answers = "; ".join(f"{', '.join(labels)}: {code}" for code, labels in by_code.items())
-    return takeaway(
-        fig, f"Same request, {same}, {len(by_code)} different answer{'s' if len(by_code) > 1 else ''}: {answers}."
+    same = _f("same total ({0} cents)", f"{next(iter(totals)):,}") if len(totals) == 1 else _("different totals")
+    answers = clauses(_f("{0}: {1}", listing(labels), code) for code, labels in by_code.items())
+    text = (
+        _f("Same request, {0}, {1} different answers: {2}.", same, len(by_code), answers)
+        if len(by_code) > 1
+        else _f("Same request, {0}, {1} different answer: {2}.", same, len(by_code), answers)
     )
+    return takeaway(fig, text)

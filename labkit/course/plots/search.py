@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from labkit.course.plots import color, new_figure, takeaway
+from labkit.course.plots import _, _f, color, listing, new_figure, takeaway
 
 ENGINE_ORDER = ("python", "ripgrep", "auto", "index")
 
@@ -68,7 +68,7 @@ def time_vs_corpus_size(result: dict, *, query: str = "rare"):
     if cross is not None:
         ax.axvline(cross, color="#333333", linestyle=":", linewidth=1)
         ax.annotate(
-            f"crossover ≈ {_human_bytes(cross)}",
+            _f("crossover ≈ {0}", _human_bytes(cross)),
             (cross, 0.04),
             xycoords=("data", "axes fraction"),
             textcoords="offset points",
@@ -79,9 +79,9 @@ def time_vs_corpus_size(result: dict, *, query: str = "rare"):
         )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("corpus size searched (bytes, log scale)")
-    ax.set_ylabel("median time per search (ms, log scale)")
-    ax.set_title(f"Search time vs corpus size (query '{query}', in-process)")
+    ax.set_xlabel(_("corpus size searched (bytes, log scale)"))
+    ax.set_ylabel(_("median time per search (ms, log scale)"))
+    ax.set_title(_f("Search time vs corpus size (query '{0}', in-process)", query))
     ax.legend(loc="upper left")
     return takeaway(fig, _winners_text(series.get("python", []), series.get("ripgrep", []), cross))
 
@@ -94,16 +94,25 @@ def _winners_text(python: list, ripgrep: list, cross: float | None) -> str:
         if corpus in rg:
             wins["python" if ms <= rg[corpus] else "ripgrep"].append(corpus)
     if not wins["python"] and not wins["ripgrep"]:
-        return "Only one engine was measured, so there is nothing to compare."
+        return _("Only one engine was measured, so there is nothing to compare.")
     if not wins["ripgrep"] or not wins["python"]:
         engine = "python" if wins["python"] else "ripgrep"
-        return (
-            f"The {engine} engine was faster on every corpus measured ({', '.join(wins[engine])}): no crossover here."
+        return _f(
+            "The {0} engine was faster on every corpus measured ({1}): no crossover here.",
+            engine,
+            listing(wins[engine]),
         )
-    where = f" (crossover ≈ {_human_bytes(cross)})" if cross is not None else ""
-    return (
-        f"python was faster on {', '.join(wins['python'])};\n"
-        f"ripgrep on {', '.join(wins['ripgrep'])}{where}, where files are big and bytes dominate."
+    if cross is not None:
+        return _f(
+            "python was faster on {0};\nripgrep on {1} (crossover ≈ {2}), where files are big and bytes dominate.",
+            listing(wins["python"]),
+            listing(wins["ripgrep"]),
+            _human_bytes(cross),
+        )
+    return _f(
+        "python was faster on {0};\nripgrep on {1}, where files are big and bytes dominate.",
+        listing(wins["python"]),
+        listing(wins["ripgrep"]),
     )
 
 
@@ -124,7 +133,7 @@ def process_vs_in_process(result: dict, *, query: str = "rare"):
             [by_corpus_in.get(c, 0) for c in corpora],
             width,
             color=color(engine),
-            label=f"{engine} in-process",
+            label=_f("{0} in-process", engine),
         )
         ax.bar(
             [x + (2 * i + 1) * width for x in xs],
@@ -133,12 +142,12 @@ def process_vs_in_process(result: dict, *, query: str = "rare"):
             color=color(engine),
             alpha=0.45,
             hatch="//",
-            label=f"{engine} whole process",
+            label=_f("{0} whole process", engine),
         )
     ax.set_xticks([x + width * (len(engines) - 0.5) for x in range(len(corpora))], corpora, fontsize=8)
-    ax.set_xlabel("corpus")
-    ax.set_ylabel("median time per search (ms)")
-    ax.set_title(f"In-process call vs whole `labkit search` process (query '{query}')")
+    ax.set_xlabel(_("corpus"))
+    ax.set_ylabel(_("median time per search (ms)"))
+    ax.set_title(_f("In-process call vs whole `labkit search` process (query '{0}')", query))
     ax.margins(y=0.35)  # headroom for the legend
     ax.legend(fontsize=7, ncol=3, loc="upper left")
     extra = []
@@ -146,7 +155,7 @@ def process_vs_in_process(result: dict, *, query: str = "rare"):
         by_in = {c: ms for _, ms, c in inproc.get(engine, [])}
         extra += [ms - by_in[c] for _, ms, c in proc.get(engine, []) if c in by_in]
     if not extra:
-        return takeaway(fig, "No whole-process search was timed in this run.")
+        return takeaway(fig, _("No whole-process search was timed in this run."))
     import statistics
 
     overhead = statistics.median(extra)
@@ -154,16 +163,21 @@ def process_vs_in_process(result: dict, *, query: str = "rare"):
     total = sum(len(pts) for pts in inproc.values())
     return takeaway(
         fig,
-        f"Starting a whole `labkit search` process added {overhead:,.0f} ms per call (median); "
-        f"{cheaper} of {total} in-process searches took less than that:\n"
-        "measure the whole call chain the agent pays for.",
+        _f(
+            "Starting a whole `labkit search` process added {0} ms per call (median); "
+            "{1} of {2} in-process searches took less than that:\n"
+            "measure the whole call chain the agent pays for.",
+            f"{overhead:,.0f}",
+            cheaper,
+            total,
+        ),
     )
 
 
 def truncation_speed(result: dict):
     """Fast is not complete: a truncated query against a full scan, per corpus (python engine)."""
     fig, ax = new_figure()
-    for query, label in (("common", "'import' (truncated at 50)"), ("absent", "no match (full scan)")):
+    for query, label in (("common", _("'import' (truncated at 50)")), ("absent", _("no match (full scan)"))):
         pts = _series(result, query=query, call="in-process").get("python", [])
         if pts:
             ax.plot(
@@ -175,9 +189,9 @@ def truncation_speed(result: dict):
             )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("corpus size (bytes, log scale)")
-    ax.set_ylabel("median time (ms, log scale)")
-    ax.set_title("A truncated search is fast because it stopped early")
+    ax.set_xlabel(_("corpus size (bytes, log scale)"))
+    ax.set_ylabel(_("median time (ms, log scale)"))
+    ax.set_title(_("A truncated search is fast because it stopped early"))
     ax.legend()
     absent = {corpus: ms for _x, ms, corpus in _series(result, query="absent", call="in-process").get("python", [])}
     cut = [
@@ -190,11 +204,18 @@ def truncation_speed(result: dict):
         and r["corpus"] in absent
     ]
     if not cut:
-        return takeaway(fig, "No search was truncated in this run; check `truncated` before trusting a quick answer.")
+        return takeaway(
+            fig, _("No search was truncated in this run; check `truncated` before trusting a quick answer.")
+        )
     _x, fast, corpus = max(cut)
     full = absent[corpus]
     return takeaway(
         fig,
-        f"On {corpus}, the truncated search took {fast:,.1f} ms and the full scan {full:,.1f} ms: "
-        "check `truncated` before trusting a quick answer.",
+        _f(
+            "On {0}, the truncated search took {1} ms and the full scan {2} ms: "
+            "check `truncated` before trusting a quick answer.",
+            corpus,
+            f"{fast:,.1f}",
+            f"{full:,.1f}",
+        ),
     )
