@@ -75,3 +75,23 @@ def test_disabled_progress_writes_nothing():
         threading.Event().wait(0.05)
     bar.close()
     assert log.getvalue() == ""
+
+
+def test_the_lines_speak_the_language_in_force():
+    """The report's progress lines are report messages: Chinese with --lang zh-CN, the counts and labels kept."""
+    from labkit.course.i18n.messages import set_lang
+    from labkit.course.progress import experiment_label, lab_label
+
+    set_lang("zh-CN")
+    log = io.StringIO()
+    bar = StepProgress(2, stream=log, heartbeat=60)
+    with bar.step(experiment_label("utf8-pagination")) as step:
+        step.ok = True
+    with bar.step(lab_label(["03-utf8-pagination", "04-snapshot-drift"])) as step:
+        step.ok = False
+    lines = log.getvalue().splitlines()
+    assert lines[0] == "[1/2] 开始 实验项目 utf8-pagination"
+    assert lines[1].startswith("[1/2] 完成   实验项目 utf8-pagination（") and lines[1].endswith(" 秒）")
+    assert lines[2] == "[2/2] 开始 实验 03-utf8-pagination + 04-snapshot-drift"
+    assert lines[3].startswith("[2/2] 失败   实验 03-utf8-pagination + 04-snapshot-drift（")
+    assert not any(word in log.getvalue() for word in ("start", "ok ", "FAILED", "experiment"))

@@ -1,15 +1,30 @@
 """Progress through named steps on stderr (``labkit report``, ``labkit experiment``).
 
-A bar on a terminal; lines and heartbeats in a log."""
+A bar on a terminal; lines and heartbeats in a log. Its words are ``report`` messages, in the
+language in force (``--lang``, ``LABKIT_LANG``)."""
 
 from __future__ import annotations
 
 import sys
 
+from labkit.course.i18n.messages import translator_f
+
+_f = translator_f("report")
+
 
 def _clock(seconds: float) -> str:
     seconds = int(seconds)
-    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
+    return _f("{0} min {1} s", seconds // 60, f"{seconds % 60:02d}") if seconds >= 60 else _f("{0} s", seconds)
+
+
+def experiment_label(name: str) -> str:
+    """A step's label for one experiment."""
+    return _f("experiment {0}", name)
+
+
+def lab_label(names: list[str]) -> str:
+    """A step's label for labs run at once."""
+    return _f("lab {0}", " + ".join(names))
 
 
 class StepProgress:
@@ -93,7 +108,7 @@ class StepProgress:
             if self.tty:
                 self._redraw()
             else:
-                self._line(f"{self._count()} start {label}")
+                self._line(_f("{0} start {1}", self._count(), label))
 
     def _beat(self) -> None:
         with self._lock:
@@ -104,8 +119,13 @@ class StepProgress:
             else:
                 elapsed = self._now() - self._step_started
                 self._line(
-                    f"{self._count()} ... {self._label} still running ({_clock(elapsed)}; "
-                    f"{_clock(self._now() - self._started)} in all)"
+                    _f(
+                        "{0} ... {1} still running ({2}; {3} in all)",
+                        self._count(),
+                        self._label,
+                        _clock(elapsed),
+                        _clock(self._now() - self._started),
+                    )
                 )
 
     def _finish(self, label: str, ok: bool, seconds: float) -> None:
@@ -115,7 +135,12 @@ class StepProgress:
             count = self._count()
             self.done += 1
             self._label = None
-            self._line(f"{count} {'ok    ' if ok else 'FAILED'} {label} ({seconds:.1f} s)")
+            shown = f"{seconds:.1f}"
+            self._line(
+                _f("{0} ok     {1} ({2} s)", count, label, shown)
+                if ok
+                else _f("{0} FAILED {1} ({2} s)", count, label, shown)
+            )
 
     def close(self) -> None:
         if self.enabled and self.tty:

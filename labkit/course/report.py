@@ -921,7 +921,7 @@ def build_report(
     """Run experiments and labs, write ``out/index.html``; return the contract summary."""
     from labkit.course.experiments.registry import names as registered
     from labkit.course.notebooks import lab_paths
-    from labkit.course.progress import StepProgress
+    from labkit.course.progress import StepProgress, experiment_label, lab_label
 
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -940,7 +940,7 @@ def build_report(
     bar = StepProgress(len(names) + len(groups), enabled=progress, stream=stream, heartbeat=heartbeat)
     exp_results, lab_results = [], []
     for name in names:
-        with bar.step(f"experiment {name}") as handle:
+        with bar.step(experiment_label(name)) as handle:
             step = run_experiment_step(name, quick=quick)
             handle.ok = step.ok
         exp_results.append(step)
@@ -950,7 +950,7 @@ def build_report(
     from concurrent.futures import ThreadPoolExecutor
 
     for group in groups:
-        with bar.step("lab " + " + ".join(p.stem for p in group)) as handle:
+        with bar.step(lab_label([p.stem for p in group])) as handle:
             with ThreadPoolExecutor(max_workers=len(group)) as pool:
                 steps = list(pool.map(lambda p: run_lab_step(p, out_dir / "labs", timeout=lab_timeout), group))
             handle.ok = all(s.ok for s in steps)

@@ -40,6 +40,7 @@ SOURCES = (
     ("course/targets.py", "report", "report"),  # the headline's words (the JSON keeps its English)
     ("course/instructor_notes.py", "report", "calls"),  # labs/i18n/<lang>/INSTRUCTOR-NOTES.md
     ("course/sources.py", "report", "calls"),  # the sources' short names
+    ("course/progress.py", "report", "calls"),  # the report's progress lines on stderr
     ("cli/*.py", "cli", "render"),
     # each experiment's declaration: its intro sentence on the report's page
     ("course/experiments/*.py", "report", "experiment"),
