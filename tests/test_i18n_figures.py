@@ -155,3 +155,29 @@ def test_the_lab_only_figures_are_chinese_too(draw):
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="Glyph")  # every glyph drawn by a bundled font
         assert figure_to_png(chinese).startswith(b"\x89PNG")
+
+
+@pytest.mark.filterwarnings("error:Glyph")
+def test_the_concept_map_has_a_chinese_edition_beside_the_chinese_glossary():
+    """The glossary's concept map in Chinese: the same rows and arrows, every word translated, and the Chinese
+    glossary shows it with its table (generated, so the drift check keeps it current)."""
+    from labkit.course.i18n import glossary
+    from labkit.course.labfiles import labs_dir
+    from labkit.course.plots import figure_to_png
+    from labkit.course.plots.concept_map import CONCEPTS, concept_map, concept_table
+
+    english = _in("en", concept_map)
+    chinese = _in("zh-CN", concept_map)
+    assert drawn_data(chinese) == drawn_data(english)
+    assert HAN.search(chinese.axes[0].get_title()) and HAN.search(chinese.labkit_takeaway)
+    boxes = [t.get_text() for t in chinese.axes[0].texts]
+    for failure, _signal, fix, _lab in CONCEPTS:
+        assert not any(failure.replace("`", "") in b for b in boxes)  # no English row left in the Chinese map
+        assert not any(fix.replace("`", "") in b for b in boxes)
+    assert figure_to_png(chinese)  # every glyph drawn (a missing one is an error here)
+    zh = labs_dir() / "i18n" / "zh-CN"
+    assert (zh / "concept-map.png").stat().st_size > 10_000
+    text = (zh / "GLOSSARY.md").read_text("utf-8")
+    assert "](concept-map.png)" in text and _in("zh-CN", concept_table) in text
+    assert "`deployment_unresolved`" in _in("zh-CN", concept_table)  # code stays code
+    assert not glossary.problems()

@@ -77,6 +77,21 @@ def chinese_glossary(table: list[tuple[str, str, str]]) -> str:
         "|---|---|---|",
     ]
     lines += [f"| {zh} | {en} | {SEEDS.get(src, src)} |" for en, zh, src in table]
+    from labkit.course.i18n.messages import speaking
+    from labkit.course.plots.concept_map import concept_table
+
+    with speaking("zh-CN"):  # the concept map's rows, as the Chinese figure beside this file draws them
+        concepts = concept_table()
+    lines += [
+        "",
+        "## 概念图",
+        "",
+        "![概念图：每个实验讲的一种失败、显示它的字段和修复办法。下表以文字给出同样的各行。](concept-map.png)",
+        "",
+        "同一张图的文字版（`python -m labkit.course.plots.concept_map --write` 重画两种语言的图）：",
+        "",
+        concepts,
+    ]
     return "\n".join(lines) + "\n"
 
 
