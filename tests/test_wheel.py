@@ -58,6 +58,9 @@ def installed(tmp_path_factory):
     shipped = {n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("labkit/") and n.endswith(".py")}
     stale = sorted(n for n in shipped if not (source / n).exists())
     assert stale == [], f"the wheel ships modules the source does not have: {stale[:5]}"
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for edition in ("labkit/course/labs/", "labkit/course/labs/i18n/zh-CN/"):  # each edition's glossary and its map
+        assert {edition + "GLOSSARY.md", edition + "concept-map.png"} <= names, edition
     env_dir = tmp / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
