@@ -76,3 +76,32 @@ def test_the_palette_is_colour_blind_safe():
     assert set(PALETTE.values()) <= okabe_ito
     for a, b in (("naive", "safe"), ("missed", "met")):
         assert {PALETTE[a], PALETTE[b]} == {"#D55E00", "#0072B2"}, (a, b)
+
+
+def test_the_report_renders_every_experiment_in_both_languages(_data, tmp_path, monkeypatch):
+    """The whole report path (figures, headline, page, JSON) over every experiment's quick run.
+
+    ``labkit report`` once failed whenever agent-bench ran: its headline figure unpacked the report's
+    figure entries wrongly, and no test built a report holding every experiment. The runs come from
+    the shared quick runs; everything after them is the real report.
+    """
+    import json
+
+    from labkit.course import experiments as experiments_mod
+    from labkit.course import report as report_mod
+    from labkit.course.experiments.registry import EXPERIMENTS
+    from labkit.course.i18n.messages import set_lang
+
+    monkeypatch.setattr(experiments_mod, "run_experiment", lambda name, quick: _data(name))
+    names = [e.name for e in EXPERIMENTS]
+    for lang in ("en", "zh-CN"):
+        set_lang(lang)
+        out = tmp_path / lang
+        result = report_mod.build_report(str(out), progress=False, quick=True, experiments=names, labs=[])
+        assert result["failedExperiments"] == [], result["failedExperiments"]
+        assert [e["name"] for e in result["experiments"]] == names
+        assert {v["experiment"] for v in result["headline"] if v["status"] != "failed to run"} >= {"agent-bench"}
+        assert len(result["figures"]) >= sum(len(e.figures) for e in EXPERIMENTS)
+        assert (out / "index.html").stat().st_size > 100_000
+        assert set(json.loads((out / "results.json").read_text("utf-8"))) == set(names)
+    set_lang("en")

@@ -125,8 +125,11 @@ def test_explorer_cells_never_make_the_runner_write_to_the_shell_socket(tmp_path
 
 @pytest.mark.notebook
 def test_captured_output_is_what_makes_the_runner_write(tmp_path):
-    """The control: the same cells with `with out:` capture do make nbclient echo state on the shell socket."""
-    echoed = run_stock_nbclient(_slider_notebook("captured"), tmp_path, timeout=60)
+    """The control: the same cells with `with out:` capture do make nbclient echo state on the shell socket.
+
+    Such a cell waits out the runner's timeout (the defect itself), so the control's timeout is short: 10 s
+    for a cell (the first imports matplotlib and labkit), where 60 s made this one test take a minute."""
+    echoed = run_stock_nbclient(_slider_notebook("captured"), tmp_path, timeout=10)
     assert {2, 3, 4} <= set(echoed)
 
 
