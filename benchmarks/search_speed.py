@@ -86,14 +86,7 @@ def build_corpus(dest: Path, copies: int) -> dict:
     for i in range(2, copies + 1):
         shutil.copytree(first, dest / f"copy{i:02d}", symlinks=True)
     repo.commit(f"standard library x{copies}")
-    files = size = 0
-    for root, dirs, names in os.walk(dest):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for n in names:
-            p = Path(root) / n
-            if p.is_file() and not p.is_symlink():
-                files += 1
-                size += p.stat().st_size
+    files, size = corpora.tree_size(dest)
     return {"copies": copies, "files": files, "bytes": size}
 
 

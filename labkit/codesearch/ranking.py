@@ -84,31 +84,20 @@ def rank_matches(
     definition_re, word_re = _symbol_patterns(symbol, case_sensitive)
     ranked = []
     for m in matches:
-        tier, after = TIER_OTHER, 0
-        text = m["snippet"]
-        if word_re.search(text):
-            tier, after = TIER_WORD, 1
+        found = None
+        if symbols_of is not None and language_of(m["path"]) == "python" and word_re.search(m["snippet"]):
             key = (m["repo"], m["path"])
-            found = None
-            if symbols_of is not None and language_of(m["path"]) == "python":
-                if key not in known:
-                    known[key] = symbols_of(*key)
-                found = known[key]
-            if found is not None:
-                is_def = m["line"] in found.definitions
-                if not is_def and m["line"] in found.parameters:
-                    after = 0
-            else:
-                is_def = definition_re.search(text) is not None
-            if is_def:
-                tier, after = TIER_DEFINITION, int(m["path"].endswith(DECLARATION_SUFFIXES))
+            if key not in known:
+                known[key] = symbols_of(*key)
+            found = known[key]
+        tier, after = _tier_of(m, definition_re, word_re, found)
         ranked.append((tier, after, dict(m, tier=tier)))
     ranked.sort(key=lambda t: (t[0], t[1], *stable_key(t[2])))
     return [m for _tier, _after, m in ranked]
 
 
 def _tier_of(m: dict, definition_re, word_re, found: FileSymbols | None) -> tuple[int, int]:
-    """(tier, after) of one match, exactly as :func:`rank_matches` decides it."""
+    """(tier, after) of one match (``found``: its file's symbols, None to let the patterns decide)."""
     tier, after = TIER_OTHER, 0
     text = m["snippet"]
     if word_re.search(text):

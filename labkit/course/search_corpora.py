@@ -146,3 +146,16 @@ def corpus_size(root: str | os.PathLike) -> tuple[int, int]:
                 files += 1
                 total += cand.size
     return files, total
+
+
+def tree_size(root) -> tuple[int, int]:
+    """(regular files, their bytes) under ``root``, ``.git`` and symbolic links left out."""
+    files = size = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for n in names:
+            p = Path(folder) / n
+            if p.is_file() and not p.is_symlink():
+                files += 1
+                size += p.stat().st_size
+    return files, size

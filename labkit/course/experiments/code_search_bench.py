@@ -25,7 +25,6 @@ When Zoekt is not installed, its rows are missing and ``zoekt`` says why.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 import statistics
@@ -71,14 +70,7 @@ def _corpus(dest: Path, quick: bool):
         repo.commit("a few standard library packages")
     else:
         corpora.build_stdlib(repo)
-    files = size = 0
-    for root, dirs, names in os.walk(repo.path):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for n in names:
-            p = Path(root) / n
-            if p.is_file() and not p.is_symlink():
-                files += 1
-                size += p.stat().st_size
+    files, size = corpora.tree_size(repo.path)
     return repo, files, size
 
 

@@ -118,22 +118,23 @@ def describe(fig, *, with_takeaway: bool = True) -> str:
     return text
 
 
-def listing(items) -> str:
-    """Items as one list in the language in force: ``a, b, c`` in English (``a、b、c`` in Chinese)."""
+def _joined(items, pair) -> str:
+    """``items`` joined pair by pair with ``pair(a, b)`` (a message of the language in force)."""
     items = list(items)
     out = items[0] if items else ""
     for item in items[1:]:
-        out = _f("{0}, {1}", out, item)
+        out = pair(out, item)
     return out
+
+
+def listing(items) -> str:
+    """Items as one list in the language in force: ``a, b, c`` in English (``a、b、c`` in Chinese)."""
+    return _joined(items, lambda a, b: _f("{0}, {1}", a, b))
 
 
 def clauses(items) -> str:
     """Clauses as one sentence's parts: ``a; b`` in English (``a；b`` in Chinese)."""
-    items = list(items)
-    out = items[0] if items else ""
-    for item in items[1:]:
-        out = _f("{0}; {1}", out, item)
-    return out
+    return _joined(items, lambda a, b: _f("{0}; {1}", a, b))
 
 
 class DescribedFigure:
