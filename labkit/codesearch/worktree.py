@@ -80,11 +80,14 @@ def _kept_state(info: dict) -> WorkTree:
         kept = _KEPT.pop(key, None)
     if kept is not None:
         watch, state, taken = kept
-        if not watch.changed() and time.monotonic() - taken < MAX_AGE_S:
+        changed = watch.changed()
+        if not changed and time.monotonic() - taken < MAX_AGE_S:
             with _LOCK:
                 _KEPT.setdefault(key, kept)
             return state
-        if not watch.rearm():  # drained and re-walked before git looks: a change from now on is an event
+        # After a change: drained and re-walked before git looks, so a change from now on is an event.
+        # Only too old: no event came, so no folder was made either, and the watch stands as it is.
+        if changed and not watch.rearm():
             watch = None
     else:
         watch = TreeWatch.start(info["root"], skip=(".git/objects",)) if _plain_layout(info["root"]) else None
