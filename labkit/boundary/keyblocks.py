@@ -30,6 +30,8 @@ import re
 import time
 from collections.abc import Callable
 
+from labkit.boundary.linestream import LineStream
+
 TYPE = "Private Key"  # detect-secrets' name for what PrivateKeyDetector finds
 MAX_BLOCK_LINES = 4096  # a 16384-bit RSA key is about 200 lines; a PGP key with subkeys a few hundred
 MAX_MARKERS = 1000  # BEGIN/END markers read on one line; more and the whole line is withheld
@@ -77,19 +79,35 @@ def find_in_text(text: str) -> Spans:
     return out
 
 
-def find_in_diff(data, *, deadline: float | None = None) -> tuple[list[int], bool]:
+def diff_anchor_lines(data, base: int = 0) -> list[int]:
+    """Start offsets (plus ``base``) of the lines of ``data`` that hold an anchor, in order, each once."""
+    size = len(data)
+    found = {p for a in _ANCHORS for p in _anchor_lines(data, a.encode(), b"\n", size)}
+    return [base + p for p in sorted(found)]
+
+
+class AnchorStream(LineStream):
+    """:func:`diff_anchor_lines` of a byte stream, found while it arrives (an anchor never crosses a newline)."""
+
+    def _offsets(self, lines: bytes, base: int) -> list[int]:
+        return diff_anchor_lines(lines, base)
+
+
+def find_in_diff(data, *, deadline: float | None = None, anchors: list[int] | None = None) -> tuple[list[int], bool]:
     """Start offsets of the lines of a diff (bytes or a map) that belong to a key block; and whether all were read.
 
     Diff lines carry a ``+``, ``-`` or `` `` prefix; a line without one (a
     hunk header, ``\\ No newline``) ends a block. Past ``deadline`` (a
     :func:`time.monotonic` time) the remaining anchors are not walked.
+    ``anchors`` are the anchor lines when an :class:`AnchorStream` fed the
+    same bytes already found them.
     """
     size = len(data)
-    anchor_starts = {p for a in _ANCHORS for p in _anchor_lines(data, a.encode(), b"\n", size)}
+    anchor_starts = diff_anchor_lines(data) if anchors is None else anchors
     if not anchor_starts:
         return [], True
     flagged: set[int] = set()
-    for n, start in enumerate(sorted(anchor_starts)):
+    for n, start in enumerate(anchor_starts):
         if start in flagged:
             continue  # the END line of a block walked from its BEGIN
         if deadline is not None and n % 64 == 0 and time.monotonic() > deadline:

@@ -229,6 +229,10 @@ def candidate_lines(data: bytes, base: int = 0) -> list[int]:
 MAX_CANDIDATE_LINES = 1_000_000
 
 
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() > deadline
+
+
 class CandidateStream(LineStream):
     """:func:`candidate_lines` of a byte stream, computed while it arrives (for example while git writes a diff).
 
@@ -244,15 +248,18 @@ class CandidateStream(LineStream):
         self._deadline = deadline
 
     def feed(self, data: bytes) -> None:
+        if self.complete:
+            super().feed(data)
         if not self.complete:
-            return
-        if len(self.starts) >= MAX_CANDIDATE_LINES or (
-            self._deadline is not None and time.monotonic() > self._deadline
-        ):
-            self.complete = False
             self._pending = bytearray()
-            return
-        super().feed(data)
+
+    def scan_lines(self, lines: bytes) -> None:
+        if self.complete and (len(self.starts) >= MAX_CANDIDATE_LINES or _past(self._deadline)):
+            self.complete = False
+        if self.complete:
+            super().scan_lines(lines)
+        else:
+            self._base += len(lines)
 
     def _offsets(self, lines: bytes, base: int) -> list[int]:
         return candidate_lines(lines, base)
@@ -615,12 +622,16 @@ def secret_lines(
     starts: list[int] | None = None,
     deadline: float | None = None,
     scanned_all: bool = True,
+    links: list[tuple[int, int]] | None = None,
+    links_complete: bool = True,
+    anchors: list[int] | None = None,
 ) -> SecretLines:
     """The lines of a diff (``data``) holding secrets, as byte offsets of their starts with the types found.
 
     The prefilter runs over the bytes in one linear pass (or already ran:
     ``starts`` from a :class:`CandidateStream` fed the same bytes, and
-    ``scanned_all`` its ``complete``); only its candidate lines are decoded and
+    ``scanned_all`` its ``complete``; likewise ``links`` from a :class:`LinkStream`
+    and ``anchors`` from a :class:`~labkit.boundary.keyblocks.AnchorStream`); only its candidate lines are decoded and
     given to detect-secrets, a long line in bounded windows, each type found
     once per line. Every line of a private key block (:mod:`labkit.boundary.keyblocks`)
     and of literals joined over lines is flagged too. ``data`` may be a map of
@@ -630,7 +641,7 @@ def secret_lines(
     """
     if deadline is None:
         deadline = time.monotonic() + DIFF_SCAN_SECONDS
-    blocks, complete = keyblocks.find_in_diff(data, deadline=deadline)
+    blocks, complete = keyblocks.find_in_diff(data, deadline=deadline, anchors=anchors)
     block_types = frozenset((keyblocks.TYPE,))
     # One shared value for the (possibly millions of) key lines; a line found by both gets a union.
     types: dict[int, frozenset[str]] = dict.fromkeys(blocks, block_types)
@@ -640,7 +651,8 @@ def secret_lines(
         types[offset] = types.get(offset, frozenset()) | found
 
     if complete:
-        chained, complete = _diff_chains(data, filename, deadline)
+        chained, complete = _diff_chains(data, filename, deadline, links)
+        complete = complete and links_complete
         for start, ts in chained.items():
             add(start, ts)
     if complete:
@@ -760,24 +772,78 @@ def _diff_link_pattern():
     return re2.compile(_DIFF_LINK, options)
 
 
-def _diff_chains(data, filename: str, deadline: float | None) -> tuple[dict[int, set[str]], bool]:
+def _diff_links(data, base: int = 0, pos: int = 0):
+    """``(start of the line, start of the next)`` (plus ``base``) for each link of ``data`` from ``pos`` on:
+    a line whose last literal may continue on the next (diff) line. One linear RE2 pass."""
+    for m in _diff_link_pattern().finditer(data, pos):
+        newline = data.find(b"\n", m.start())
+        yield base + data.rfind(b"\n", 0, newline) + 1, base + newline + 1, m.end()
+
+
+class LinkStream(LineStream):
+    """:func:`_diff_links` of a byte stream, found while it arrives.
+
+    A link runs from one line's end into the next line, so each run is scanned
+    with the line before it: the scan starts where the whole stream's scan
+    would be at that point (after the last link found, or at the last line's
+    start), which finds exactly the links of the whole stream. Past
+    ``deadline``, or :data:`MAX_CANDIDATE_LINES` links, it stops and
+    ``complete`` turns False.
+    """
+
+    def __init__(self, deadline: float | None = None):
+        super().__init__()
+        self.complete = True
+        self._deadline = deadline
+        self.links: list[tuple[int, int]] = []
+        self._carry = b""  # the last line scanned, which a link from it would continue after
+        self._resume = 0  # where in _carry the scan goes on (past a link that ended in it)
+
+    def scan_lines(self, lines: bytes) -> None:
+        if self.complete and (len(self.links) >= MAX_CANDIDATE_LINES or _past(self._deadline)):
+            self.complete = False
+        if not self.complete:
+            self._base += len(lines)
+            return
+        pos = 0  # where in ``lines`` the scan goes on
+        if self._carry:  # links from the last line before this run: that line and this run's first
+            first = lines.find(b"\n") + 1 or len(lines)
+            joint = self._carry + lines[:first]
+            for start, following, end in _diff_links(joint, self._base - len(self._carry), self._resume):
+                self.links.append((start, following))
+                pos = max(pos, end - len(self._carry))
+        last = lines.rfind(b"\n", 0, len(lines) - 1) + 1  # the start of the run's last line
+        resume = max(last, pos)
+        for start, following, end in _diff_links(lines, self._base, pos):
+            self.links.append((start, following))
+            resume = max(resume, end)
+        self._carry, self._resume = lines[last:], resume - last
+        self._base += len(lines)
+
+    def _offsets(self, lines: bytes, base: int) -> list[int]:  # unused: scan_lines keeps links itself
+        return []
+
+
+def _diff_chains(
+    data, filename: str, deadline: float | None, links: list[tuple[int, int]] | None = None
+) -> tuple[dict[int, set[str]], bool]:
     """Diff lines (by start offset) on which literals joined over several lines make a secret; and whether all were.
 
     One linear RE2 pass finds where a line's last literal may continue on the
-    next (diff) line; each run of such lines is read as file text, its
+    next (diff) line (or it already ran: ``links`` from a :class:`LinkStream`
+    fed the same bytes); each run of such lines is read as file text, its
     prefixes taken off, by the same chain logic as :class:`Redactor`.
     """
     out: dict[int, set[str]] = {}
     run = _DiffRun(data, filename, out)
-    for n, m in enumerate(_diff_link_pattern().finditer(data)):
+    pairs = ((a, b) for a, b, _ in _diff_links(data)) if links is None else iter(links)
+    for n, (start, following) in enumerate(pairs):
         if deadline is not None and n % 64 == 0 and time.monotonic() > deadline:
             return out, False
-        newline = data.find(b"\n", m.start())
-        start = data.rfind(b"\n", 0, newline) + 1
         if run.last != start:
             run.finish()
             run.add(start)
-        run.add(newline + 1)
+        run.add(following)
     run.finish()
     return out, True
 

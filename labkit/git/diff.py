@@ -239,25 +239,29 @@ def _batches(changes: list[Change]):
 def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, spool: Spool | None = None) -> DiffSource:
     """Compute ``D`` for a mode: listing first, sensitive entries dropped, patches by literal pathspec.
 
-    ``D`` is hashed, chunk-hashed, checked for UTF-8 and prefiltered for
-    secrets while git writes it (:class:`~labkit.git.snapshots.StreamDigest`,
-    :class:`~labkit.boundary.secretscan.CandidateStream`), not in a second pass. With a
+    ``D`` is hashed, chunk-hashed, checked for UTF-8 and scanned for the secrets'
+    prefilter lines, literal links, key anchors and key-like headings while git
+    writes it (:class:`~labkit.git.snapshots.StreamDigest`, one
+    :class:`~labkit.boundary.linestream.LineFanout`), not in passes after it. With a
     snapshot's ``spool``, git's output goes straight to the snapshot file and
     is never gathered in memory: ``data`` is then a read-only map of that file,
     valid until the spool is committed or discarded.
     """
     from labkit.boundary import secretscan as secrets
-    from labkit.boundary.secretscan import CandidateStream, secret_lines
+    from labkit.boundary.keyblocks import AnchorStream
+    from labkit.boundary.linestream import LineFanout
+    from labkit.boundary.secretscan import CandidateStream, LinkStream, secret_lines
     from labkit.git.snapshots import StreamDigest
 
     # The secret scan's time runs from here: prefiltering while git writes, then the detectors.
     deadline = time.monotonic() + secrets.DIFF_SCAN_SECONDS
-    digest, candidates, headings = StreamDigest(), CandidateStream(deadline), _HeadingStream()
+    digest, candidates, links = StreamDigest(), CandidateStream(deadline), LinkStream(deadline)
+    anchors, headings = AnchorStream(), _HeadingStream()
+    lines = LineFanout(candidates, links, anchors, headings)  # every whole-line scan of D, while git writes it
 
     def feed(data: bytes) -> None:  # runs beside git (gitrunner's sink thread), not after it
         digest.feed(data)
-        candidates.feed(data)
-        headings.feed(data)
+        lines.feed(data)
         if spool is not None:
             spool.write(data)
 
@@ -281,15 +285,24 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, sp
                 )
             )
     digest.finish()
+    lines.finish()
     data: bytes | mmap.mmap
     if spool is not None:
         data = spool.view()
     else:
         data = parts[0] if len(parts) == 1 else b"".join(parts)
-    scanned = secret_lines(data, starts=candidates.finish(), deadline=deadline, scanned_all=candidates.complete)
+    scanned = secret_lines(
+        data,
+        starts=candidates.done(),
+        deadline=deadline,
+        scanned_all=candidates.complete,
+        links=links.links,
+        links_complete=links.complete,
+        anchors=anchors.done(),
+    )
     flagged = tuple((o, t) for o, t in scanned.lines)
     every = dict(scanned.every)
-    for start in headings.finish():
+    for start in headings.done():
         every[start] = every.get(start, frozenset()) | {KEY_TYPE}
     if every:
         # D is the diff as it is shown: each flagged line's secret replaced (the whole line's content when it
