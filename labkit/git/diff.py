@@ -196,6 +196,99 @@ def list_visible_changes(
     return visible, len(changes) - len(visible)
 
 
+def _plumbing_changes(git: GitDir, revs: list[str], scope: str | None) -> list[Change]:
+    """Every path the diff may show, as git's plumbing lists it (``diff-files``, or ``diff-index`` for a mode
+    with a base): a superset of the porcelain listing's paths, at a fraction of its cost.
+
+    The porcelain listing reads each stat-dirty file to drop those whose content did not change (on a diff
+    of files rewritten at the same size that is every byte of them, about as long as the patch takes to
+    compute), and the patch run reads them all again. The plumbing listing trusts the stat: a file only
+    touched is listed too, and a rename of a file git has not hashed may show as a deletion and an
+    addition. So it decides only which files the patch run may name. It is the listing itself only when no
+    path in it is sensitive (nothing is hidden, and no rename can pair a shown path with a hidden one);
+    otherwise the porcelain listing decides, as before.
+    """
+    args = ["diff-index" if revs else "diff-files", "--find-renames", "--relative", "--raw", "--no-abbrev", "-z"]
+    args += [*revs, "--"]
+    if scope is not None:
+        args.append(_pathspec(scope))
+    return parse_changes(git.run(args, max_bytes=MAX_DIFF_BYTES).stdout)
+
+
+def _quick_listing(listed: list[Change], batches: list, policy: SensitivePolicy) -> bool:
+    """Whether the plumbing listing may stand for the listing: then one patch run lists its own changes
+    (``--raw``) before its patch, from the same moment, and nothing is hidden.
+
+    Only when no path in it is sensitive (not even one only stat-dirty), the patch is one run of git with
+    names as they are, and no path is unmerged (with ``--raw``, git lists one as a combined record and
+    prints no patch for it). Otherwise the porcelain listing decides, as before.
+    """
+    if len(batches) != 1 or batches[0][0] or any(c.status == "U" for c in listed):
+        return False
+    return not any(policy.is_sensitive(p) for change in listed for p in change.paths())
+
+
+class _RawPrefix:
+    """A sink for ``git diff --raw -z --patch``: the raw records git prints first are kept (:meth:`listing`),
+    the patch after them goes on to ``feed``, from its first byte (``patch_start`` in git's output)."""
+
+    def __init__(self, feed, limit: int):
+        self._feed, self._limit = feed, limit
+        self._raw = bytearray()
+        self._pos = 0  # the end of the raw records read so far
+        self.patch_start: int | None = None
+        self._patch = 0
+
+    @staticmethod
+    def allowance(specs: list[str]) -> int:
+        """Most bytes the raw records of these pathspecs take: two per path (an unmerged path's U and M),
+        each of its modes, two ids of 64 hex digits and a status with a score, and the name."""
+        return sum(2 * (160 + 4 * len(spec)) for spec in specs)
+
+    def __call__(self, data: bytes) -> None:
+        if self.patch_start is not None:
+            self._patch += len(data)
+            if self._patch > self._limit:
+                raise LabkitError("output_too_large", f"git diff produced more than {MAX_DIFF_BYTES} bytes")
+            self._feed(data)
+            return
+        self._raw += data
+        end = self._end()
+        if end is None:
+            return
+        rest = bytes(self._raw[end:])
+        separator = 1 if end > self._pos else 0  # the NUL git prints between the records and the patch
+        self.patch_start = end
+        del self._raw[end - separator :]
+        if rest:
+            self(rest)
+
+    def _end(self) -> int | None:
+        """Where the patch starts in what came so far, or None while a record is still arriving."""
+        raw, pos = self._raw, self._pos
+        while pos < len(raw):
+            if raw[pos] == 0:
+                return pos + 1
+            if raw[pos] != ord(":"):
+                return pos  # a patch with no separator before it
+            meta_end = raw.find(b"\0", pos)
+            if meta_end < 0:
+                return None
+            status = raw.rfind(b" ", pos, meta_end) + 1  # the last field: a letter, and a score after R or C
+            npaths = 2 if raw[status : status + 1] in (b"R", b"C") else 1
+            end = meta_end
+            for _ in range(npaths):
+                end = raw.find(b"\0", end + 1)
+                if end < 0:
+                    return None
+            pos = self._pos = end + 1
+        return None
+
+    def listing(self) -> bytes:
+        """The raw records (all of git's output when it printed no patch)."""
+        return bytes(self._raw)
+
+
 def _one_entry_per_unmerged_path(changes: list[Change]) -> list[Change]:
     """git lists an unmerged path twice (``U`` and a stage-2 ``M``); keep the ``U``."""
     unmerged = {c.path for c in changes if c.status == "U"}
@@ -270,20 +363,38 @@ def build_diff(workspace, mode: str = "unstaged", path: str | None = None, *, sp
         git = ws.git
         head, policy = head_and_policy(ws)
         revs = mode_args(git, mode, head)
-        visible, hidden = list_visible_changes(ws, mode, path, revs=revs, policy=policy, named=named)
+        scope = _scope(path, policy)
+        listed = _plumbing_changes(git, revs, scope)
+        batches = list(_batches(listed))
         parts: list[bytes] = []
-        for quote_names, specs in _batches(visible):
-            parts.append(
-                _diff_output(
-                    git,
-                    [*revs, "--", *specs],
-                    quote_names=quote_names,
-                    max_bytes=MAX_DIFF_BYTES - digest.size,
-                    timeout=DIFF_TIMEOUT_S,
-                    sink=feed,
-                    keep_stdout=spool is None,
-                )
+        if not listed:  # the porcelain listing's paths are among the plumbing's: nothing changed
+            visible, hidden = [], 0
+        elif _quick_listing(listed, batches, policy):
+            raw = _RawPrefix(feed, MAX_DIFF_BYTES - digest.size)
+            out = _diff_output(
+                git,
+                ["--raw", "-z", "--no-abbrev", "--patch", *revs, "--", *batches[0][1]],
+                max_bytes=MAX_DIFF_BYTES + raw.allowance(batches[0][1]),
+                timeout=DIFF_TIMEOUT_S,
+                sink=raw,
+                keep_stdout=spool is None,
             )
+            parts.append(out[raw.patch_start :] if raw.patch_start is not None else b"")
+            visible, hidden = _one_entry_per_unmerged_path(parse_changes(raw.listing())), 0
+        else:
+            visible, hidden = list_visible_changes(ws, mode, path, revs=revs, policy=policy, named=named)
+            for quote_names, specs in _batches(visible):
+                parts.append(
+                    _diff_output(
+                        git,
+                        [*revs, "--", *specs],
+                        quote_names=quote_names,
+                        max_bytes=MAX_DIFF_BYTES - digest.size,
+                        timeout=DIFF_TIMEOUT_S,
+                        sink=feed,
+                        keep_stdout=spool is None,
+                    )
+                )
     digest.finish()
     lines.finish()
     data: bytes | mmap.mmap
