@@ -2,12 +2,17 @@
 
 The order of work is the point of this module:
 
-1. list the changed files with ``git diff --raw -z --find-renames`` (parsed by
-   :mod:`labkit.git.listing`);
+1. list the paths that may have changed with git's plumbing (``git diff-files``
+   or ``git diff-index``, ``--raw -z --find-renames``, parsed by
+   :mod:`labkit.git.listing`), which trusts the stat and so never reads a file;
 2. drop every entry with a sensitive path on *either* side of a rename, before
-   any patch text exists (it is counted in ``hidden.changes``);
+   any patch text exists (it is counted in ``hidden.changes``). When any path
+   is sensitive, the porcelain listing (``git diff --raw``, which drops files
+   only touched) decides what is hidden and shown, so the count is of changes;
 3. fetch the patches of the remaining files only, naming them with literal
-   pathspecs (``:(literal)...``) so a file called ``*.py`` means that file;
+   pathspecs (``:(literal)...``) so a file called ``*.py`` means that file.
+   When nothing was hidden, that one run also lists its changes (``--raw``
+   before ``--patch``): the file list and the patch come from one moment;
 4. join them into one byte string ``D`` (at most 64 MiB, else
    ``output_too_large``), hash it (``sourceRevision``) and store it as an
    immutable snapshot;
