@@ -46,3 +46,25 @@ def test_the_echo_serves_labkits_own_diff_pages_and_runs_no_tool(make_repo, tmp_
     assert not held.is_error and held.structured_content["offset"] == page["nextOffset"]
     assert status.is_error
     assert json.loads(status.content[0].text)["error"]["message"] == "the echo serves held calls only"
+
+
+def test_the_outline_echo_serves_the_same_page_without_its_json_text_copy(make_repo, tmp_path, monkeypatch):
+    """--outline-text: the floor as it was before every result carried its JSON as text (the one-line block)."""
+    from labkit.course.experiments.echo_server import OUTLINE_TEXT
+
+    monkeypatch.setenv("LABKIT_SNAPSHOT_DIR", str(tmp_path / "snapshots"))
+    repo = make_repo("outline")
+    repo.write("a.txt", "old\n" * 40)
+    repo.commit("initial")
+    repo.write("a.txt", "new\n" * 40)
+    env = {"LABKIT_SNAPSHOT_DIR": str(tmp_path / "snapshots"), "PATH": "/usr/bin:/bin"}
+
+    async def go():
+        async with connect(_params("--root", str(repo.path), "--outline-text", env=env)) as c:
+            return await c.call_tool("git_diff", {})
+
+    page = anyio.run(go)
+    ok, own = run_tool(ServerConfig(root=str(repo.path)), "git_diff", {"max_bytes": 256 * 1024})
+    assert ok and not page.is_error
+    assert page.structured_content["diff"] == own["diff"] and "+new" in own["diff"]
+    assert [b.text for b in page.content] == [OUTLINE_TEXT]

@@ -38,6 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", default=None)
     parser.add_argument("--zoekt-url", action="append", default=[])
     parser.add_argument("--calls", default=None, help="a JSON list of search_code arguments to hold")
+    parser.add_argument(
+        "--outline-text",
+        action="store_true",
+        help="answer with a one-line text block instead of the result's JSON copy (the shape before the copy)",
+    )
     args = parser.parse_args(argv)
     if args.calls is not None:
         return _serve_search_calls(args)
@@ -59,15 +64,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"echo server: the diff could not be read: {page}", file=sys.stderr)
         return 1
 
-    _answer_from(lambda name, arguments: pages.get((arguments or {}).get("offset", 0)) if name == "git_diff" else None)
+    _answer_from(
+        lambda name, arguments: pages.get((arguments or {}).get("offset", 0)) if name == "git_diff" else None,
+        outline=args.outline_text,
+    )
     return mcp_server.serve_stdio(args.root)
 
 
-def _answer_from(lookup) -> None:
+#: The text block of ``--outline-text``: what every result carried before it carried its JSON as text.
+OUTLINE_TEXT = '{"body":"in structuredContent"}'
+
+
+def _answer_from(lookup, *, outline: bool = False) -> None:
     """Make the server answer each call with ``lookup(name, arguments)``, shaped as labkit shapes a result.
 
     The server's ``on_call_tool`` looks :func:`labkit.agents.mcp_server.call_tool` up per call; this
-    replaces it, so no tool runs: the JSON text is built per call, as labkit builds it.
+    replaces it, so no tool runs: the JSON text is built per call, as labkit builds it (with ``outline``,
+    a one-line text instead: what the JSON copy itself costs a client is the difference).
     """
     from labkit.agents import mcp_server
 
@@ -76,7 +89,7 @@ def _answer_from(lookup) -> None:
         if found is None:
             error = {"error": {"code": "invalid_argument", "message": "the echo serves held calls only"}}
             return mcp_server.Reply(False, error, mcp_server._json_text(error))
-        return mcp_server.Reply(True, found, mcp_server._json_text(found))
+        return mcp_server.Reply(True, found, OUTLINE_TEXT if outline else mcp_server._json_text(found))
 
     mcp_server.call_tool = echo
 

@@ -151,7 +151,11 @@ ROUTE_LABELS = {
     "labkit-minimal": "labkit ← minimal JSON-RPC client",
     "echo-sdk": "echo server ← SDK client (the SDK floor)",
     "echo-minimal": "echo server ← minimal client",
+    "outline-sdk": "echo server, no JSON text copy ← SDK client",
+    "outline-minimal": "echo server, no JSON text copy ← minimal client",
 }
+#: The routes that show what the result's JSON text copy costs (``benchmarks/mcp_paging.py --text-copy``).
+TEXT_COPY_ROUTES = ("outline-sdk", "outline-minimal")
 
 
 def _server_argv(route: str, root: str) -> list[str]:
@@ -159,6 +163,8 @@ def _server_argv(route: str, root: str) -> list[str]:
 
     if route.startswith("echo"):
         return [sys.executable, "-m", "labkit.course.experiments.echo_server", "--root", root]
+    if route.startswith("outline"):
+        return [sys.executable, "-m", "labkit.course.experiments.echo_server", "--root", root, "--outline-text"]
     return [sys.executable, "-m", "labkit", "mcp", "serve", "--root", root]
 
 
