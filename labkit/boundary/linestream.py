@@ -12,8 +12,8 @@ scanners: each would otherwise keep (and copy) its own unfinished line.
 from __future__ import annotations
 
 #: Whole lines a :class:`LineFanout` gathers before its scanners look at them: a call into RE2 costs
-#: about as much as scanning some kilobytes, so git's 64 KiB pieces are scanned four at a time.
-FANOUT_RUN_BYTES = 256 * 1024
+#: about as much as scanning some kilobytes, so git's 64 KiB pieces are scanned two at a time.
+FANOUT_RUN_BYTES = 128 * 1024
 
 
 class LineStream:

@@ -257,41 +257,43 @@ class _RawPrefix:
                 raise LabkitError("output_too_large", f"git diff produced more than {MAX_DIFF_BYTES} bytes")
             self._feed(data)
             return
-        self._raw += data
-        end = self._end()
+        # The records usually end inside git's first piece: they are read there, and only they are kept.
+        buf = bytes(self._raw) + data if self._raw else data
+        pos, end = _raw_records_end(buf, self._pos)
         if end is None:
+            self._raw += data
+            self._pos = pos
             return
-        rest = bytes(self._raw[end:])
-        separator = 1 if end > self._pos else 0  # the NUL git prints between the records and the patch
+        separator = 1 if end > pos else 0  # the NUL git prints between the records and the patch
+        self._raw = bytearray(buf[: end - separator])
         self.patch_start = end
-        del self._raw[end - separator :]
-        if rest:
-            self(rest)
-
-    def _end(self) -> int | None:
-        """Where the patch starts in what came so far, or None while a record is still arriving."""
-        raw, pos = self._raw, self._pos
-        while pos < len(raw):
-            if raw[pos] == 0:
-                return pos + 1
-            if raw[pos] != ord(":"):
-                return pos  # a patch with no separator before it
-            meta_end = raw.find(b"\0", pos)
-            if meta_end < 0:
-                return None
-            status = raw.rfind(b" ", pos, meta_end) + 1  # the last field: a letter, and a score after R or C
-            npaths = 2 if raw[status : status + 1] in (b"R", b"C") else 1
-            end = meta_end
-            for _ in range(npaths):
-                end = raw.find(b"\0", end + 1)
-                if end < 0:
-                    return None
-            pos = self._pos = end + 1
-        return None
+        if end < len(buf):
+            self(buf[end:])
 
     def listing(self) -> bytes:
         """The raw records (all of git's output when it printed no patch)."""
         return bytes(self._raw)
+
+
+def _raw_records_end(buf: bytes, pos: int) -> tuple[int, int | None]:
+    """Reading ``git diff --raw -z`` records in ``buf`` from ``pos`` (where a record starts): the end of the
+    last whole record, and where the patch starts (None while a record is still arriving)."""
+    while pos < len(buf):
+        if buf[pos] == 0:
+            return pos, pos + 1
+        if buf[pos] != ord(":"):
+            return pos, pos  # a patch with no separator before it
+        meta_end = buf.find(b"\0", pos)
+        if meta_end < 0:
+            return pos, None
+        status = buf.rfind(b" ", pos, meta_end) + 1  # the last field: a letter, and a score after R or C
+        end = meta_end
+        for _ in range(2 if buf[status : status + 1] in (b"R", b"C") else 1):
+            end = buf.find(b"\0", end + 1)
+            if end < 0:
+                return pos, None
+        pos = end + 1
+    return pos, None
 
 
 def _one_entry_per_unmerged_path(changes: list[Change]) -> list[Change]:
