@@ -9,10 +9,11 @@ indexed at and which repositories went stale since.
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 
 from labkit.boundary.egress import Result, Shown
 from labkit.boundary.errors import LabkitError
-from labkit.codesearch.index import connect, file_blobs, indexed_repos, symbol_rows
+from labkit.codesearch.index import file_blobs, indexed_repos, opened, symbol_rows
 from labkit.codesearch.languages import EXTENSIONS, language_of, normalize_language
 from labkit.codesearch.query import Plan, compile_re2, plan_query, queried_symbol
 from labkit.codesearch.worktree import dirty_repos, stale_repos, work_tree_states
@@ -239,8 +240,8 @@ def _search_code(
     """
     plan, lang, path_re = _plan_request(query, lang=lang, path=path, literal=literal, ranking=ranking)
     started = time.perf_counter()
-    conn = connect(index_dir, create=False) if backend == "embedded" else _maybe_connect(index_dir)
-    try:
+    with ExitStack() as held:
+        conn = _open_index(held, index_dir, backend)
         repos = indexed_repos(conn) if conn is not None else {}
         if repo is not None and conn is not None and repo not in repos:
             raise LabkitError(
@@ -330,9 +331,6 @@ def _search_code(
         }
         result.update(extra)
         return result
-    finally:
-        if conn is not None:
-            conn.close()
 
 
 class _WorkTreeCheck:
@@ -458,11 +456,17 @@ def _content_ids(text: str) -> tuple[str, str]:
     return (hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest(), hashlib.sha256(data).hexdigest())
 
 
-def _maybe_connect(index_dir):
+def _open_index(held: ExitStack, index_dir, backend: str):
+    """The index's connection for this call (kept by a server: :func:`~labkit.codesearch.index.opened`).
+
+    The embedded backend needs the index; the Zoekt backend uses it when there is one (None otherwise).
+    """
+    if backend == "embedded":
+        return held.enter_context(opened(index_dir))
     if index_dir is None:
         return None
     try:
-        return connect(index_dir, create=False)
+        return held.enter_context(opened(index_dir))
     except LabkitError:
         return None
 
