@@ -259,3 +259,103 @@ def test_cli_zoekt_backend(served, cli):
         "Context = None",
         "func Context() int {",
     )
+
+
+# -- a Zoekt of one's own, over the raw files ---------------------------------------------------------
+
+AWS_KEY = "AKIA" + "Q3XZ7LMN2P4R6T8V"
+PEM = [
+    "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM2nBzJ6Hk9yVX0ZwJqfJ8rLk1bR5n",
+    "ContextQ7uFzOq9WxPm4sYcDvE2hN6tBj8KlR3aXgI0oUeH5yTwZ1nVbM7pLqC2",
+    "d4Fs8Gh2Jk6Lm0Np4Qr8St2Uv6Wx0Yz4Ab8Cd2Ef6Gh0Ij4Kl8Mn2Op6Qr0St4Uv",
+]
+RAW_WORLD = {
+    "src/keys.py": (
+        'PEM = """-----BEGIN RSA PRIVATE KEY-----\n' + "\n".join(PEM) + '\n-----END RSA PRIVATE KEY-----"""\n'
+        "\n\nclass Context:\n"
+        f'    aws = "{AWS_KEY}"  # Context credentials\n'
+        "    def invoke(self, Context=None):\n        return Context\n"
+    ),
+    "src/use.py": "from .keys import Context\n\nctx = Context()\n",
+    "src/broken.py": "def Context(:\n    Context = 1\n",
+    "web/app.js": "export class Context {}\n// Context\n",
+}
+
+
+def _wait_serving(url: str, name: str, proc) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "zoekt-webserver exited"
+        try:
+            listing = _post(url, {"Q": ""}, endpoint="/api/list")
+            if name in {r["Repository"]["Name"] for r in (listing.get("List") or {}).get("Repos") or []}:
+                return
+        except LabkitError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("zoekt-webserver did not serve the repository in time")
+
+
+@pytest.fixture(scope="module")
+def raw_served(tmp_path_factory):
+    """One repository holding secrets, its index, and two real Zoekt servers over it: labkit's own
+    (``LocalZoekt``, serving the index's text as shown) and one of one's own (``zoekt-git-index`` run on
+    the repository itself, serving the raw files)."""
+    import signal
+    import subprocess
+
+    from labkit.codesearch.zoekt import _free_port, find_binary
+
+    _need_zoekt()
+    base = tmp_path_factory.mktemp("zoekt-raw")
+    r = IsolatedRepo(base / "repos" / "vault")
+    r.write_many(RAW_WORLD)
+    r.commit("init")
+    idx = base / "idx"
+    build_index(idx, [r.path])
+    subprocess.run(["git", "-C", str(r.path), "config", "zoekt.name", "vault"], check=True)
+    shards = base / "raw-shards"
+    shards.mkdir()
+    subprocess.run(
+        [find_binary("zoekt-git-index"), "-index", str(shards), "-disable_ctags", str(r.path)],
+        check=True,
+        capture_output=True,
+        cwd=base,
+    )
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    raw = subprocess.Popen(
+        [find_binary("zoekt-webserver"), "-index", str(shards), "-listen", f"127.0.0.1:{port}", "-rpc", "-html=false"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=base,
+    )
+    try:
+        _wait_serving(url, "vault", raw)
+        with LocalZoekt(idx, workdir=base / "own") as own:
+            yield idx, own.url, url
+    finally:
+        raw.send_signal(signal.SIGTERM)
+        raw.wait(timeout=10)
+
+
+@pytest.mark.parametrize("query,opts", [("Context", {}), ("Context credentials", {"literal": True}), ("invoke", {})])
+def test_a_zoekt_over_raw_files_shows_what_the_index_shows(raw_served, query, opts):
+    """Zoekt's hit lines are redacted (each file's hit lines in one batch, with the whole file in view when
+    Zoekt sent it) and ranked with the index's symbols when Zoekt's text is the one the index parsed (the raw
+    files), with a parse of Zoekt's text otherwise (labkit's own Zoekt serves the text as shown, which differs
+    from the raw file where a secret was replaced). Every way gives the embedded index's answer."""
+    idx, own, raw = raw_served
+    kw = {"limit": 100, **opts}
+    embedded = search_code(idx, query, **kw)
+    assert embedded["matches"]
+    for url in (own, raw):
+        got = search_code(idx, query, backend="zoekt", zoekt_url=url, **kw)
+        assert got["matches"] == embedded["matches"], url
+        assert got["complete"] is True and got["stale"] == [] and got["revisions"] == embedded["revisions"]
+        text = repr(got)
+        assert AWS_KEY not in text and not any(line[:20] in text for line in PEM)
+    if query == "Context":
+        shown = {m["line"]: m for m in embedded["matches"] if m["path"] == "src/keys.py"}
+        assert 3 not in shown  # the key block's line holding 'Context' is withheld whole, so it matches nothing
+        assert "[REDACTED:" in shown[9]["snippet"] and shown[8]["tier"] == 0  # the class, found from the index

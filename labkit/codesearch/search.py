@@ -409,13 +409,19 @@ def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan) -> tuple[li
 
     pattern = plan.compile()
     out, touched = [], False
-    files: dict[tuple[str, str], Redactor] = {}
+    wanted: dict[tuple[str, str], list[int]] = {}
     for m in matches:
         key = (m["repo"], m["path"])
         if key in contents:
-            if key not in files:
-                files[key] = Redactor(contents[key], m["path"])
-            text, count = files[key].line(m["line"] - 1)
+            wanted.setdefault(key, []).append(m["line"] - 1)
+    # Each file's hit lines in one batch (a line shows the same whatever else is asked of its file).
+    files = {key: Redactor(contents[key], key[1]) for key in wanted}
+    shown = {key: files[key].lines_at(lines) for key, lines in wanted.items()}
+    for m in matches:
+        key = (m["repo"], m["path"])
+        if key in contents:
+            found = shown[key].get(m["line"] - 1)
+            text, count = found if found is not None else files[key].line(m["line"] - 1)
             text = text[:-1] if text.endswith("\r") else text
         else:
             text, count = redact_text(m["snippet"], m["path"])
