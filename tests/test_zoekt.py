@@ -313,6 +313,14 @@ def raw_served(tmp_path_factory):
     r.commit("init")
     idx = base / "idx"
     build_index(idx, [r.path])
+    # The same repository as a plain folder, one file changed: a folder's revision is a hash, never a
+    # commit, so a Zoekt serving the git repository is not told apart as stale, and its text differs.
+    folder = base / "folder" / "vault"
+    folder.mkdir(parents=True)
+    for path, text in {**RAW_WORLD, "src/use.py": "Context = None\n\nctx = Context()\n"}.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
+    build_index(base / "idx-folder", [folder])
     subprocess.run(["git", "-C", str(r.path), "config", "zoekt.name", "vault"], check=True)
     shards = base / "raw-shards"
     shards.mkdir()
@@ -333,7 +341,7 @@ def raw_served(tmp_path_factory):
     try:
         _wait_serving(url, "vault", raw)
         with LocalZoekt(idx, workdir=base / "own") as own:
-            yield idx, own.url, url
+            yield idx, own.url, url, base / "idx-folder"
     finally:
         raw.send_signal(signal.SIGTERM)
         raw.wait(timeout=10)
@@ -345,7 +353,7 @@ def test_a_zoekt_over_raw_files_shows_what_the_index_shows(raw_served, query, op
     Zoekt sent it) and ranked with the index's symbols when Zoekt's text is the one the index parsed (the raw
     files), with a parse of Zoekt's text otherwise (labkit's own Zoekt serves the text as shown, which differs
     from the raw file where a secret was replaced). Every way gives the embedded index's answer."""
-    idx, own, raw = raw_served
+    idx, own, raw, _ = raw_served
     kw = {"limit": 100, **opts}
     embedded = search_code(idx, query, **kw)
     assert embedded["matches"]
@@ -359,3 +367,14 @@ def test_a_zoekt_over_raw_files_shows_what_the_index_shows(raw_served, query, op
         shown = {m["line"]: m for m in embedded["matches"] if m["path"] == "src/keys.py"}
         assert 3 not in shown  # the key block's line holding 'Context' is withheld whole, so it matches nothing
         assert "[REDACTED:" in shown[9]["snippet"] and shown[8]["tier"] == 0  # the class, found from the index
+
+
+def test_symbols_come_from_zoekts_text_when_the_index_holds_another(raw_served):
+    """The index's symbols rank a hit only when Zoekt's text is the one the index parsed. Here the index
+    holds a folder whose ``src/use.py`` defines ``Context`` on line 1, and Zoekt serves the repository, whose
+    line 1 only imports it: taken from the index, the import would rank as the definition."""
+    _, _, raw, folder_idx = raw_served
+    got = search_code(folder_idx, "Context", backend="zoekt", zoekt_url=raw, limit=100)
+    use = {m["line"]: m for m in got["matches"] if m["path"] == "src/use.py"}
+    assert use[1]["snippet"] == "from .keys import Context" and use[1]["tier"] == 1
+    assert AWS_KEY not in repr(got)

@@ -563,6 +563,15 @@ def symbol_rows(conn, symbol: str, *, case_sensitive: bool = True) -> dict[int, 
     return out
 
 
+def file_blob(conn, repo: str, path: str) -> tuple[int, int | None, str] | None:
+    """(blob id, parsed flag, blob) of one indexed file; None when the index does not hold it."""
+    return conn.execute(
+        "SELECT f.blob_id, b.parsed, f.blob FROM files f JOIN blobs b ON b.id = f.blob_id "
+        "WHERE f.repo = ? AND f.path = ?",
+        (repo, path),
+    ).fetchone()
+
+
 def file_blobs(conn, keys) -> dict[tuple[str, str], tuple[int, int | None, str]]:
     """(repo, path) -> (blob id, parsed flag, blob) for the given indexed files."""
     out = {}

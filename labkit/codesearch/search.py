@@ -435,31 +435,42 @@ def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan) -> tuple[li
 
 
 def _zoekt_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict], contents: dict):
-    """``symbols_of`` for Zoekt's hits: the index's symbols when it holds the same text, else a parse."""
-    from labkit.codesearch.symbols import cached_python_symbols, lines_for
+    """``symbols_of`` for Zoekt's hits: the index's symbols when it holds the same text, else a parse.
 
-    indexed = _index_symbols(conn, symbol, case_sensitive, matches) if conn is not None else None
-    blobs = file_blobs(conn, {(m["repo"], m["path"]) for m in matches}) if conn is not None else {}
+    Asked per file, only for the files the ranking asks about (Python hits), each looked up in the
+    index once; the index's symbol rows for ``symbol`` are read once, when a first file is the index's text.
+    """
+    from labkit.codesearch.index import file_blob
+    from labkit.codesearch.symbols import DEFINITION, FileSymbols, cached_python_symbols, lines_for
+
+    rows: list = []  # [symbol_rows(...)] once read
 
     def symbols_of(r, p):
         source = contents.get((r, p))
         if source is None:
             return None
-        info = blobs.get((r, p))
-        if indexed is not None and info is not None and info[2] in _content_ids(source):  # (blob id, parsed, blob)
-            return indexed(r, p)  # the very text the index parsed
+        info = file_blob(conn, r, p) if conn is not None else None  # (blob id, parsed, blob)
+        if info is not None and _same_content(info[2], source):
+            if not info[1]:
+                return None  # not parsed as Python at build time: the patterns decide
+            if not rows:
+                rows.append(symbol_rows(conn, symbol, case_sensitive=case_sensitive))
+            found = rows[0].get(info[0], ())  # the very text the index parsed
+            return FileSymbols([ln for ln, k in found if k == DEFINITION], [ln for ln, k in found if k != DEFINITION])
         symbols = cached_python_symbols(source)
         return None if symbols is None else lines_for(symbols, symbol, case_sensitive=case_sensitive)
 
     return symbols_of
 
 
-def _content_ids(text: str) -> tuple[str, str]:
-    """The ids the index gives this text: its git blob id and its SHA-256 (folders)."""
+def _same_content(blob: str, text: str) -> bool:
+    """Whether ``text`` is the content the index recorded as ``blob``: its git blob id, or its SHA-256 (folders)."""
     import hashlib
 
     data = text.encode("utf-8")
-    return (hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest(), hashlib.sha256(data).hexdigest())
+    if len(blob) == 40:
+        return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == blob
+    return hashlib.sha256(data).hexdigest() == blob
 
 
 def _open_index(held: ExitStack, index_dir, backend: str):
