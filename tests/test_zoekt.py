@@ -183,6 +183,25 @@ def test_differential_embedded_vs_zoekt(served, query, opts):
     assert sorted(map(key, raw_z["matches"])) == sorted(map(key, raw_e["matches"]))
 
 
+def test_zoekt_shows_the_first_limit_of_the_full_ranking(served, monkeypatch):
+    """Zoekt's matches (in its score order) are ranked by rank_top once put in stable order: the shown
+    matches are those the full ranking of every match puts first, for every limit."""
+    import labkit.codesearch.ranking as ranking_mod
+
+    idx, server = served
+
+    def full(raw, symbol, symbols_of, limit, *, case_sensitive=True):
+        return ranking_mod.rank_matches(raw, symbol, symbols_of, case_sensitive=case_sensitive)[:limit]
+
+    for query in ("Context", "invoke", "ctx"):
+        for limit in (1, 2, 3, 5, 100):
+            got = search_code(idx, query, backend="zoekt", zoekt_url=server.url, limit=limit)
+            with monkeypatch.context() as patched:
+                patched.setattr(ranking_mod, "rank_top", full)
+                want = search_code(idx, query, backend="zoekt", zoekt_url=server.url, limit=limit)
+            assert got["matches"] == want["matches"], (query, limit)
+
+
 def test_stopped_zoekt_is_backend_unavailable(served, tmp_path):
     idx, _ = served
     with LocalZoekt(idx, workdir=tmp_path / "z2") as server:

@@ -288,15 +288,13 @@ def _search_code(
             unsearched = found.unsearched
             if conn is None:  # no index to bind to: the revisions Zoekt searched
                 served_revisions = found.served
-        if ranking == "definition-first" and backend == "embedded":
-            from labkit.codesearch.ranking import rank_top
+        if ranking == "definition-first":
+            from labkit.codesearch.ranking import rank_top, stable_key
 
-            # The embedded matches come in stable order; only the first ``limit`` are shown.
-            shown = rank_top(raw, symbol, symbols_of, limit, case_sensitive=plan.case_sensitive)
-        elif ranking == "definition-first":
-            from labkit.codesearch.ranking import rank_matches
-
-            shown = rank_matches(raw, symbol, symbols_of, case_sensitive=plan.case_sensitive)[:limit]
+            # Only the first ``limit`` are shown. The embedded matches come in stable order; Zoekt's, in
+            # its score order, are put in it first (the ranking's order does not depend on the input's).
+            ordered = raw if backend == "embedded" else sorted(raw, key=stable_key)
+            shown = rank_top(ordered, symbol, symbols_of, limit, case_sensitive=plan.case_sensitive)
         else:
             shown = raw[:limit]
         states = states_of.result() if states_of is not None else None
