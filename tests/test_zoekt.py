@@ -397,3 +397,29 @@ def test_symbols_come_from_zoekts_text_when_the_index_holds_another(raw_served):
     use = {m["line"]: m for m in got["matches"] if m["path"] == "src/use.py"}
     assert use[1]["snippet"] == "from .keys import Context" and use[1]["tier"] == 1
     assert AWS_KEY not in repr(got)
+
+
+def test_a_ranked_symbol_asks_zoekt_for_whole_files_only_when_the_index_cannot_stand_in(raw_served, monkeypatch):
+    """With an index, a ranked symbol asks Zoekt for hit lines only and takes each file's text from the index,
+    when every hit is that line of the index's text at the indexed commit (labkit's own Zoekt, always).
+    A Zoekt over raw files whose hits include a line the index shows redacted is asked again for whole
+    files, and that answer is the one shown (the test above checks it equals the embedded answer)."""
+    from labkit.codesearch import fanout
+
+    idx, own, raw, _ = raw_served
+    asked: list[bool] = []
+    real = fanout._search
+
+    def counted(url, query, opts, deadline, sent=None):
+        asked.append(bool(opts["Whole"]))
+        return real(url, query, opts, deadline, sent)
+
+    monkeypatch.setattr(fanout, "_search", counted)
+    search_code(idx, "Context", backend="zoekt", zoekt_url=own, limit=100)
+    assert asked == [False]
+    asked.clear()
+    search_code(idx, "Context", backend="zoekt", zoekt_url=raw, limit=100)
+    assert asked == [False, True]  # line 9's key and line 3's key block are raw there
+    asked.clear()
+    search_code(idx, "invoke", backend="zoekt", zoekt_url=raw, limit=100)
+    assert asked == [False]  # no hit line holds a secret: the raw lines are the index's

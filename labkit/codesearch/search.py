@@ -266,22 +266,39 @@ def _search_code(
             from labkit.codesearch.fanout import fan_out, recorded_endpoints
 
             recorded = recorded_endpoints(conn)
-            found = fan_out(
-                zoekt_url or list(recorded) or None,
-                plan,
-                expected={name: info["revision"] for name, info in repos.items()},
-                repo=repo,
-                lang_exts=EXTENSIONS[lang] if lang else None,
-                path=path,
-                whole=symbol is not None,
-                max_matches=MAX_COLLECT,
-                deadline_s=zoekt_deadline or DEFAULT_DEADLINE_S,
-                recorded=recorded,
-            )
-            raw, capped, contents = found.matches, found.capped, found.contents
-            raw, touched_secret = _zoekt_as_shown(raw, contents, plan)
+
+            def ask(whole: bool):
+                return fan_out(
+                    zoekt_url or list(recorded) or None,
+                    plan,
+                    expected={name: info["revision"] for name, info in repos.items()},
+                    repo=repo,
+                    lang_exts=EXTENSIONS[lang] if lang else None,
+                    path=path,
+                    whole=whole,
+                    max_matches=MAX_COLLECT,
+                    deadline_s=zoekt_deadline or DEFAULT_DEADLINE_S,
+                    recorded=recorded,
+                )
+
+            # A ranked symbol needs each hit file's whole text. With an index, Zoekt is asked for lines
+            # only and the index gives the text, when Zoekt's hits are provably lines of it; else (a line
+            # the index shows otherwise, a repository not bound to the indexed commit, a file the index
+            # does not hold) Zoekt is asked again for whole files, and that answer is the one used.
+            found = ask(symbol is not None and conn is None)
+            indexed = None
+            if symbol is not None and conn is not None:
+                indexed = _indexed_texts(conn, found.matches, found.served, repos)
+                if indexed is None:
+                    found = ask(True)
+            indexed = indexed or {}
+            contents = {key: text for key, (text, _info) in indexed.items()} if indexed else found.contents
+            raw, capped = found.matches, found.capped
+            raw, touched_secret = _zoekt_as_shown(raw, contents, plan, as_shown=indexed)
             more = capped
-            symbols_of = _zoekt_symbols(conn, symbol, plan.case_sensitive, raw, contents) if symbol else None
+            symbols_of = (
+                _zoekt_symbols(conn, symbol, plan.case_sensitive, raw, contents, indexed=indexed) if symbol else None
+            )
             extra["zoektVersions"] = found.versions
             unknown = sorted({m["repo"] for m in raw} - set(repos)) if conn is not None else []
             extra["unknownRepos"] = unknown
@@ -393,7 +410,42 @@ def _index_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict],
     return symbols_of
 
 
-def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan) -> tuple[list[dict], bool]:
+def _indexed_texts(conn, matches: list[dict], served: dict[str, str], repos: dict[str, dict]):
+    """(repo, path) -> (the index's text, (blob id, parsed, blob)) for each file Zoekt hit; None unless every
+    hit is provably a line of the index's text.
+
+    Proof, per file: its repository is served at exactly the revision the index holds, and each hit is
+    that line of the index's text, whole (not cut at ``SNIPPET_CHARS``). A Zoekt serves the indexed
+    commit's raw files (one's own) or the index's text (:class:`~labkit.codesearch.zoekt.LocalZoekt`): a
+    raw line equal to its shown line held nothing to withhold, with the whole file in view or not.
+    """
+    hits: dict[tuple[str, str], list[dict]] = {}
+    for m in matches:
+        hits.setdefault((m["repo"], m["path"]), []).append(m)
+    out = {}
+    for (r, p), found in hits.items():
+        if r not in repos or served.get(r) != repos[r]["revision"]:
+            return None
+        row = conn.execute(
+            "SELECT f.content, f.blob_id, b.parsed, f.blob FROM files f JOIN blobs b ON b.id = f.blob_id "
+            "WHERE f.repo = ? AND f.path = ?",
+            (r, p),
+        ).fetchone()
+        if row is None:
+            return None
+        lines = row[0].split("\n")
+        for m in found:
+            if not 1 <= m["line"] <= len(lines):
+                return None
+            line = lines[m["line"] - 1]
+            line = line[:-1] if line.endswith("\r") else line
+            if len(line) >= SNIPPET_CHARS or line != m["snippet"]:
+                return None
+        out[(r, p)] = (row[0], tuple(row[1:]))
+    return out
+
+
+def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan, as_shown=()) -> tuple[list[dict], bool]:
     """Zoekt's hits as an agent is shown them; True when a hit matched only inside a secret (dropped).
 
     A Zoekt started by labkit (:class:`~labkit.codesearch.zoekt.LocalZoekt`)
@@ -401,7 +453,9 @@ def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan) -> tuple[li
     changes. A Zoekt of one's own serves raw files: each hit line is redacted
     (with its whole file in view when Zoekt returned it, else on its own: a
     key block's inner lines are caught only with the file) and must still
-    match the query.
+    match the query. ``as_shown``: files whose hit lines are the index's own
+    lines (:func:`_indexed_texts`); the index's text is shown text, which showing
+    again leaves as it is (``tests/test_secrets.py`` checks it), so they pass as they are.
     """
     from labkit.boundary.secretscan import Redactor, redact_text
 
@@ -410,13 +464,16 @@ def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan) -> tuple[li
     wanted: dict[tuple[str, str], list[int]] = {}
     for m in matches:
         key = (m["repo"], m["path"])
-        if key in contents:
+        if key in contents and key not in as_shown:
             wanted.setdefault(key, []).append(m["line"] - 1)
     # Each file's hit lines in one batch (a line shows the same whatever else is asked of its file).
     files = {key: Redactor(contents[key], key[1]) for key in wanted}
     shown = {key: files[key].lines_at(lines) for key, lines in wanted.items()}
     for m in matches:
         key = (m["repo"], m["path"])
+        if key in as_shown:
+            out.append(m)
+            continue
         if key in contents:
             found = shown[key].get(m["line"] - 1)
             text, count = found if found is not None else files[key].line(m["line"] - 1)
@@ -432,11 +489,12 @@ def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan) -> tuple[li
     return out, touched
 
 
-def _zoekt_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict], contents: dict):
+def _zoekt_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict], contents: dict, indexed=None):
     """``symbols_of`` for Zoekt's hits: the index's symbols when it holds the same text, else a parse.
 
     Asked per file, only for the files the ranking asks about (Python hits), each looked up in the
     index once; the index's symbol rows for ``symbol`` are read once, when a first file is the index's text.
+    ``indexed``: files whose text is the index's own (:func:`_indexed_texts`), with their index row.
     """
     from labkit.codesearch.index import file_blob
     from labkit.codesearch.symbols import DEFINITION, FileSymbols, cached_python_symbols, lines_for
@@ -447,8 +505,12 @@ def _zoekt_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict],
         source = contents.get((r, p))
         if source is None:
             return None
-        info = file_blob(conn, r, p) if conn is not None else None  # (blob id, parsed, blob)
-        if info is not None and _same_content(info[2], source):
+        if indexed and (r, p) in indexed:
+            info, same = indexed[(r, p)][1], True  # the index's text: the one it parsed
+        else:
+            info = file_blob(conn, r, p) if conn is not None else None  # (blob id, parsed, blob)
+            same = info is not None and _same_content(info[2], source)
+        if same:
             if not info[1]:
                 return None  # not parsed as Python at build time: the patterns decide
             if not rows:
