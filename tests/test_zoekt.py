@@ -66,6 +66,27 @@ def test_unreachable_zoekt_is_backend_unavailable(tmp_path, make_repo):
     assert exc.value.code == "backend_unavailable" and "pw" not in exc.value.message
 
 
+def test_hit_lines_are_told_to_be_the_index_lines_exactly():
+    """search._lines_are: each snippet must be the whole line at its number (the index's text then stands
+    in for Zoekt's file); a snippet found inside another line, on another line, or cut, is not."""
+    from labkit.codesearch.search import SNIPPET_CHARS, _lines_are
+
+    def hit(line, snippet):
+        return {"repo": "r", "path": "p", "line": line, "snippet": snippet}
+
+    data = b"x = Context\nContext\r\nuse(Context)\nContext\n"
+    assert _lines_are(data, [hit(2, "Context"), hit(4, "Context"), hit(1, "x = Context")])
+    assert _lines_are(data, [hit(3, "use(Context)")])
+    assert not _lines_are(data, [hit(3, "Context")])  # inside line 3, not line 3
+    assert not _lines_are(data, [hit(1, "Context")])  # line 1 holds more than it
+    assert not _lines_are(data, [hit(5, "Context")])  # past the end
+    assert not _lines_are(data, [hit(2, "Context\r")])
+    assert _lines_are(b"tail without newline", [hit(1, "tail without newline")])
+    long = "y" * SNIPPET_CHARS
+    assert not _lines_are((long + "zz\n").encode(), [hit(1, long)])  # Zoekt's line was cut at the cap
+    assert not _lines_are(b"caf\xc3\xa9\n", [hit(1, "cafe")])
+
+
 # -- a real Zoekt ------------------------------------------------------------------------------------
 
 

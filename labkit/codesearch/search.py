@@ -292,7 +292,7 @@ def _search_code(
                 if indexed is None:
                     found = ask(True)
             indexed = indexed or {}
-            contents = {key: text for key, (text, _info) in indexed.items()} if indexed else found.contents
+            contents = found.contents
             raw, capped = found.matches, found.capped
             raw, touched_secret = _zoekt_as_shown(raw, contents, plan, as_shown=indexed)
             more = capped
@@ -411,13 +411,14 @@ def _index_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict],
 
 
 def _indexed_texts(conn, matches: list[dict], served: dict[str, str], repos: dict[str, dict]):
-    """(repo, path) -> (the index's text, (blob id, parsed, blob)) for each file Zoekt hit; None unless every
-    hit is provably a line of the index's text.
+    """(repo, path) -> (blob id, parsed, blob) of each file Zoekt hit; None unless every hit is provably a line
+    of the index's text (which is then the file's text, as shown, and its symbols the index's).
 
     Proof, per file: its repository is served at exactly the revision the index holds, and each hit is
     that line of the index's text, whole (not cut at ``SNIPPET_CHARS``). A Zoekt serves the indexed
     commit's raw files (one's own) or the index's text (:class:`~labkit.codesearch.zoekt.LocalZoekt`): a
     raw line equal to its shown line held nothing to withhold, with the whole file in view or not.
+    The text is compared as stored (UTF-8 bytes), never decoded.
     """
     hits: dict[tuple[str, str], list[dict]] = {}
     for m in matches:
@@ -427,22 +428,51 @@ def _indexed_texts(conn, matches: list[dict], served: dict[str, str], repos: dic
         if r not in repos or served.get(r) != repos[r]["revision"]:
             return None
         row = conn.execute(
-            "SELECT f.content, f.blob_id, b.parsed, f.blob FROM files f JOIN blobs b ON b.id = f.blob_id "
+            "SELECT CAST(f.content AS BLOB), f.blob_id, b.parsed, f.blob FROM files f JOIN blobs b ON b.id = f.blob_id "
             "WHERE f.repo = ? AND f.path = ?",
             (r, p),
         ).fetchone()
         if row is None:
             return None
-        lines = row[0].split("\n")
-        for m in found:
-            if not 1 <= m["line"] <= len(lines):
-                return None
-            line = lines[m["line"] - 1]
-            line = line[:-1] if line.endswith("\r") else line
-            if len(line) >= SNIPPET_CHARS or line != m["snippet"]:
-                return None
-        out[(r, p)] = (row[0], tuple(row[1:]))
+        if not _lines_are(row[0], found):
+            return None
+        out[(r, p)] = tuple(row[1:])
     return out
+
+
+def _lines_are(data: bytes, hits: list[dict]) -> bool:
+    """Whether each hit's snippet is, whole, line ``hit["line"]`` of ``data`` (a CR before its newline aside).
+
+    Walked once through the text in line order: each snippet is found with ``bytes.find`` and its line
+    told by counting the newlines before it, so no line is cut out of the text but the hits'.
+    """
+    pos, line_no = 0, 1  # line_no: the line ``pos`` is on
+    for m in sorted(hits, key=lambda m: m["line"]):
+        want = m["line"]
+        snippet = m["snippet"].encode("utf-8", "surrogatepass")
+        if len(snippet) >= SNIPPET_CHARS and len(m["snippet"]) >= SNIPPET_CHARS:
+            return False  # Zoekt's line was cut: the rest of it cannot be compared
+        while True:
+            at = data.find(snippet, pos)
+            if at < 0:
+                return False
+            line_no += data.count(b"\n", pos, at)
+            pos = at
+            if line_no > want:
+                return False
+            starts = at == 0 or data[at - 1 : at] == b"\n"
+            end = at + len(snippet)
+            nl = data.find(b"\n", end)
+            rest = data[end : len(data) if nl < 0 else nl]  # the line's text after the snippet
+            if line_no == want and starts and (rest == b"\r" or (rest == b"" and not snippet.endswith(b"\r"))):
+                break
+            # another line holds it, or this one holds more: look further, from the next line if this is it
+            nl = data.find(b"\n", at)
+            if nl < 0:
+                return False
+            line_no += 1
+            pos = nl + 1
+    return True
 
 
 def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan, as_shown=()) -> tuple[list[dict], bool]:
@@ -503,10 +533,10 @@ def _zoekt_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict],
 
     def symbols_of(r, p):
         source = contents.get((r, p))
-        if source is None:
-            return None
         if indexed and (r, p) in indexed:
-            info, same = indexed[(r, p)][1], True  # the index's text: the one it parsed
+            info, same = indexed[(r, p)], True  # the index's text: the one it parsed
+        elif source is None:
+            return None
         else:
             info = file_blob(conn, r, p) if conn is not None else None  # (blob id, parsed, blob)
             same = info is not None and _same_content(info[2], source)
