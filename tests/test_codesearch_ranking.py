@@ -325,6 +325,38 @@ def test_rank_top_is_the_first_limit_of_the_full_ranking(hits, symbols, limit, c
     assert top == full[:limit]
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    hits=st.lists(
+        st.tuples(
+            st.sampled_from(["q", "r"]),
+            st.sampled_from(_PATHS),
+            st.integers(1, 12),
+            st.sampled_from(_SNIPPETS),
+        ),
+        max_size=40,
+        unique_by=lambda h: h[:3],
+    ),
+    limit=st.integers(1, 25),
+    seed=st.randoms(use_true_random=False),
+)
+def test_the_ranking_of_matches_in_any_order_is_rank_top_of_them_in_stable_order(hits, limit, seed):
+    """Zoekt's matches come in its score order; search_code puts them in stable order and takes rank_top.
+    That is the full ranking of the matches as they came, whatever that order was."""
+    from labkit.codesearch.ranking import rank_top, stable_key
+
+    came = [_m(*h) for h in hits]
+    seed.shuffle(came)
+    of = {"a.py": FileSymbols({4}, {7}), "f.py": None, "b/c.pyi": FileSymbols({1, 2}, ())}
+
+    def symbols_of(repo, path):
+        return of.get(path)
+
+    full = rank_matches([dict(m) for m in came], "Context", symbols_of)
+    top = rank_top(sorted((dict(m) for m in came), key=stable_key), "Context", symbols_of, limit)
+    assert top == full[:limit]
+
+
 def test_search_code_top_equals_the_full_ranking_on_an_index(tmp_path, monkeypatch):
     """Through search_code: the shown matches are the full ranking's first `limit`, totals unchanged."""
     import labkit.codesearch.ranking as ranking_mod

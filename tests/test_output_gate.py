@@ -376,3 +376,37 @@ def test_a_string_repeated_in_a_result_is_cleaned_alike_everywhere():
     assert [m["snippet"] for m in out["matches"]][1::2] == ["plain"] * 3
     shown = {m["snippet"] for m in out["matches"][0::2]}
     assert len(shown) == 1 and GH_TOKEN not in shown.pop()
+
+
+def test_a_boundary_that_remembers_cleaned_texts_gives_what_a_fresh_gate_gives(tmp_path):
+    """A server keeps its boundaries, and each remembers the short texts it cleaned (repository names,
+    paths, ids named call after call). A remembered text comes out exactly as a fresh gate makes it:
+    a secret is redacted on every call, not only the first; a long text, a sensitive path and a
+    machine path are judged as before; a boundary given another scrub forgets what the old one made."""
+    from labkit.boundary import egress
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    kept = Boundary.of(root=root)
+    payload = {
+        "query": f"token {GH_TOKEN}",
+        "matches": [
+            {"path": "src/a.py", "repo": "app", "note": f"aws_secret_access_key={AWS_KEY_2}"},
+            {"path": "src/b.py", "repo": "app", "note": f"see {root}/src/b.py"},
+        ],
+        "long": f'{"x" * egress.MEMO_TEXT_CHARS} key = "{AWS_KEY}"',
+        "version": "5bcc7dcee956a3386fe899065bc6373df3c2f8cc",
+    }
+    fresh = release(payload, Boundary.of(root=root))
+    assert leaked(json.dumps(fresh)) == [] and fresh["matches"][1]["note"] == "see src/b.py"
+    for _ in range(3):
+        assert release(payload, kept) == fresh
+    assert len(kept.cleaned._done) > 0  # the memo was used (the texts above were remembered)
+    with pytest.raises(LabkitError):  # a sensitive path is refused however often it is asked for
+        release({"path": "config/.env"}, kept)
+    with pytest.raises(LabkitError):
+        release({"path": "config/.env"}, kept)
+    other = tmp_path / "other"
+    other.mkdir()
+    kept.scrub = egress.Scrub.around(other)  # another scrub: what the old one made is not reused
+    assert release({"note": f"see {root}/src/b.py"}, kept)["note"] != "see src/b.py"

@@ -328,3 +328,37 @@ def test_the_bytes_shortcut_never_skips_a_line_the_redactor_would_change():
         if secrets.lines_shown_as_they_are(data, [lines[i] for i in idx]):
             shown = secrets.Redactor(data.decode("utf-8", "replace"), path.name).lines()
             assert all(shown[i][1] == 0 for i in idx), path.name
+
+
+@pytest.mark.parametrize("filename", ["config.py", "settings.yaml", "app.js", "notes.txt", ".env.example"])
+def test_shown_text_shown_again_is_the_same_text(filename):
+    """The index stores text as shown, and labkit's own Zoekt serves that text: a hit line that is the
+    index's line is passed as it is, since showing shown text again changes nothing. Every example, each
+    keyword shape, a key block (whole and inside a string) and literals joined over lines, together in
+    one file: each is withheld the first time, and the shown text is a fixed point."""
+    from labkit.boundary.egress import show_text
+
+    body = [
+        "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM2nBzJ6Hk9yVX0ZwJqfJ8rLk1bR5nQ7uF",
+        "zOq9WxPm4sYcDvE2hN6tBj8KlR3aXgI0oUeH5yTwZ1nVbM7pLqC2d4Fs8Gh2Jk6Lm0Np",
+    ]
+    parts = [
+        *EXAMPLES.values(),
+        *KEYWORD_SHAPES,
+        *ORDER_CASES,
+        "-----BEGIN RSA PRIVATE KEY-----",
+        *body,
+        "-----END RSA PRIVATE KEY-----",
+        'KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\\n' + body[0] + '\\n-----END OPENSSH PRIVATE KEY-----"',
+        'token = "ghp_0123456789" +',
+        '    "abcdefghijklmnopqrstuvwxyzAB"',
+        "x = 1",
+    ]
+    text = "\n".join(parts) + "\n"
+    shown, counts = show_text(text, filename)
+    assert sum(counts) > len(EXAMPLES)
+    again, more = show_text(shown, filename)
+    assert again == shown and not any(more)
+    for line in text.splitlines():  # each line alone, too (a Zoekt line redacted without its file)
+        once, _ = show_text(line, filename)
+        assert show_text(once, filename)[0] == once

@@ -66,6 +66,27 @@ def test_unreachable_zoekt_is_backend_unavailable(tmp_path, make_repo):
     assert exc.value.code == "backend_unavailable" and "pw" not in exc.value.message
 
 
+def test_hit_lines_are_told_to_be_the_index_lines_exactly():
+    """search._lines_are: each snippet must be the whole line at its number (the index's text then stands
+    in for Zoekt's file); a snippet found inside another line, on another line, or cut, is not."""
+    from labkit.codesearch.search import SNIPPET_CHARS, _lines_are
+
+    def hit(line, snippet):
+        return {"repo": "r", "path": "p", "line": line, "snippet": snippet}
+
+    data = b"x = Context\nContext\r\nuse(Context)\nContext\n"
+    assert _lines_are(data, [hit(2, "Context"), hit(4, "Context"), hit(1, "x = Context")])
+    assert _lines_are(data, [hit(3, "use(Context)")])
+    assert not _lines_are(data, [hit(3, "Context")])  # inside line 3, not line 3
+    assert not _lines_are(data, [hit(1, "Context")])  # line 1 holds more than it
+    assert not _lines_are(data, [hit(5, "Context")])  # past the end
+    assert not _lines_are(data, [hit(2, "Context\r")])
+    assert _lines_are(b"tail without newline", [hit(1, "tail without newline")])
+    long = "y" * SNIPPET_CHARS
+    assert not _lines_are((long + "zz\n").encode(), [hit(1, long)])  # Zoekt's line was cut at the cap
+    assert not _lines_are(b"caf\xc3\xa9\n", [hit(1, "cafe")])
+
+
 # -- a real Zoekt ------------------------------------------------------------------------------------
 
 
@@ -183,6 +204,25 @@ def test_differential_embedded_vs_zoekt(served, query, opts):
     assert sorted(map(key, raw_z["matches"])) == sorted(map(key, raw_e["matches"]))
 
 
+def test_zoekt_shows_the_first_limit_of_the_full_ranking(served, monkeypatch):
+    """Zoekt's matches (in its score order) are ranked by rank_top once put in stable order: the shown
+    matches are those the full ranking of every match puts first, for every limit."""
+    import labkit.codesearch.ranking as ranking_mod
+
+    idx, server = served
+
+    def full(raw, symbol, symbols_of, limit, *, case_sensitive=True):
+        return ranking_mod.rank_matches(raw, symbol, symbols_of, case_sensitive=case_sensitive)[:limit]
+
+    for query in ("Context", "invoke", "ctx"):
+        for limit in (1, 2, 3, 5, 100):
+            got = search_code(idx, query, backend="zoekt", zoekt_url=server.url, limit=limit)
+            with monkeypatch.context() as patched:
+                patched.setattr(ranking_mod, "rank_top", full)
+                want = search_code(idx, query, backend="zoekt", zoekt_url=server.url, limit=limit)
+            assert got["matches"] == want["matches"], (query, limit)
+
+
 def test_stopped_zoekt_is_backend_unavailable(served, tmp_path):
     idx, _ = served
     with LocalZoekt(idx, workdir=tmp_path / "z2") as server:
@@ -259,3 +299,148 @@ def test_cli_zoekt_backend(served, cli):
         "Context = None",
         "func Context() int {",
     )
+
+
+# -- a Zoekt of one's own, over the raw files ---------------------------------------------------------
+
+AWS_KEY = "AKIA" + "Q3XZ7LMN2P4R6T8V"
+PEM = [
+    "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM2nBzJ6Hk9yVX0ZwJqfJ8rLk1bR5n",
+    "ContextQ7uFzOq9WxPm4sYcDvE2hN6tBj8KlR3aXgI0oUeH5yTwZ1nVbM7pLqC2",
+    "d4Fs8Gh2Jk6Lm0Np4Qr8St2Uv6Wx0Yz4Ab8Cd2Ef6Gh0Ij4Kl8Mn2Op6Qr0St4Uv",
+]
+RAW_WORLD = {
+    "src/keys.py": (
+        'PEM = """-----BEGIN RSA PRIVATE KEY-----\n' + "\n".join(PEM) + '\n-----END RSA PRIVATE KEY-----"""\n'
+        "\n\nclass Context:\n"
+        f'    aws = "{AWS_KEY}"  # Context credentials\n'
+        "    def invoke(self, Context=None):\n        return Context\n"
+    ),
+    "src/use.py": "from .keys import Context\n\nctx = Context()\n",
+    "src/broken.py": "def Context(:\n    Context = 1\n",
+    "web/app.js": "export class Context {}\n// Context\n",
+}
+
+
+def _wait_serving(url: str, name: str, proc) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "zoekt-webserver exited"
+        try:
+            listing = _post(url, {"Q": ""}, endpoint="/api/list")
+            if name in {r["Repository"]["Name"] for r in (listing.get("List") or {}).get("Repos") or []}:
+                return
+        except LabkitError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("zoekt-webserver did not serve the repository in time")
+
+
+@pytest.fixture(scope="module")
+def raw_served(tmp_path_factory):
+    """One repository holding secrets, its index, and two real Zoekt servers over it: labkit's own
+    (``LocalZoekt``, serving the index's text as shown) and one of one's own (``zoekt-git-index`` run on
+    the repository itself, serving the raw files)."""
+    import signal
+    import subprocess
+
+    from labkit.codesearch.zoekt import _free_port, find_binary
+
+    _need_zoekt()
+    base = tmp_path_factory.mktemp("zoekt-raw")
+    r = IsolatedRepo(base / "repos" / "vault")
+    r.write_many(RAW_WORLD)
+    r.commit("init")
+    idx = base / "idx"
+    build_index(idx, [r.path])
+    # The same repository as a plain folder, one file changed: a folder's revision is a hash, never a
+    # commit, so a Zoekt serving the git repository is not told apart as stale, and its text differs.
+    folder = base / "folder" / "vault"
+    folder.mkdir(parents=True)
+    for path, text in {**RAW_WORLD, "src/use.py": "Context = None\n\nctx = Context()\n"}.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
+    build_index(base / "idx-folder", [folder])
+    subprocess.run(["git", "-C", str(r.path), "config", "zoekt.name", "vault"], check=True)
+    shards = base / "raw-shards"
+    shards.mkdir()
+    subprocess.run(
+        [find_binary("zoekt-git-index"), "-index", str(shards), "-disable_ctags", str(r.path)],
+        check=True,
+        capture_output=True,
+        cwd=base,
+    )
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    raw = subprocess.Popen(
+        [find_binary("zoekt-webserver"), "-index", str(shards), "-listen", f"127.0.0.1:{port}", "-rpc", "-html=false"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=base,
+    )
+    try:
+        _wait_serving(url, "vault", raw)
+        with LocalZoekt(idx, workdir=base / "own") as own:
+            yield idx, own.url, url, base / "idx-folder"
+    finally:
+        raw.send_signal(signal.SIGTERM)
+        raw.wait(timeout=10)
+
+
+@pytest.mark.parametrize("query,opts", [("Context", {}), ("Context credentials", {"literal": True}), ("invoke", {})])
+def test_a_zoekt_over_raw_files_shows_what_the_index_shows(raw_served, query, opts):
+    """Zoekt's hit lines are redacted (each file's hit lines in one batch, with the whole file in view when
+    Zoekt sent it) and ranked with the index's symbols when Zoekt's text is the one the index parsed (the raw
+    files), with a parse of Zoekt's text otherwise (labkit's own Zoekt serves the text as shown, which differs
+    from the raw file where a secret was replaced). Every way gives the embedded index's answer."""
+    idx, own, raw, _ = raw_served
+    kw = {"limit": 100, **opts}
+    embedded = search_code(idx, query, **kw)
+    assert embedded["matches"]
+    for url in (own, raw):
+        got = search_code(idx, query, backend="zoekt", zoekt_url=url, **kw)
+        assert got["matches"] == embedded["matches"], url
+        assert got["complete"] is True and got["stale"] == [] and got["revisions"] == embedded["revisions"]
+        text = repr(got)
+        assert AWS_KEY not in text and not any(line[:20] in text for line in PEM)
+    if query == "Context":
+        shown = {m["line"]: m for m in embedded["matches"] if m["path"] == "src/keys.py"}
+        assert 3 not in shown  # the key block's line holding 'Context' is withheld whole, so it matches nothing
+        assert "[REDACTED:" in shown[9]["snippet"] and shown[8]["tier"] == 0  # the class, found from the index
+
+
+def test_symbols_come_from_zoekts_text_when_the_index_holds_another(raw_served):
+    """The index's symbols rank a hit only when Zoekt's text is the one the index parsed. Here the index
+    holds a folder whose ``src/use.py`` defines ``Context`` on line 1, and Zoekt serves the repository, whose
+    line 1 only imports it: taken from the index, the import would rank as the definition."""
+    _, _, raw, folder_idx = raw_served
+    got = search_code(folder_idx, "Context", backend="zoekt", zoekt_url=raw, limit=100)
+    use = {m["line"]: m for m in got["matches"] if m["path"] == "src/use.py"}
+    assert use[1]["snippet"] == "from .keys import Context" and use[1]["tier"] == 1
+    assert AWS_KEY not in repr(got)
+
+
+def test_a_ranked_symbol_asks_zoekt_for_whole_files_only_when_the_index_cannot_stand_in(raw_served, monkeypatch):
+    """With an index, a ranked symbol asks Zoekt for hit lines only and takes each file's text from the index,
+    when every hit is that line of the index's text at the indexed commit (labkit's own Zoekt, always).
+    A Zoekt over raw files whose hits include a line the index shows redacted is asked again for whole
+    files, and that answer is the one shown (the test above checks it equals the embedded answer)."""
+    from labkit.codesearch import fanout
+
+    idx, own, raw, _ = raw_served
+    asked: list[bool] = []
+    real = fanout._search
+
+    def counted(url, query, opts, deadline, sent=None):
+        asked.append(bool(opts["Whole"]))
+        return real(url, query, opts, deadline, sent)
+
+    monkeypatch.setattr(fanout, "_search", counted)
+    search_code(idx, "Context", backend="zoekt", zoekt_url=own, limit=100)
+    assert asked == [False]
+    asked.clear()
+    search_code(idx, "Context", backend="zoekt", zoekt_url=raw, limit=100)
+    assert asked == [False, True]  # line 9's key and line 3's key block are raw there
+    asked.clear()
+    search_code(idx, "invoke", backend="zoekt", zoekt_url=raw, limit=100)
+    assert asked == [False]  # no hit line holds a secret: the raw lines are the index's

@@ -272,3 +272,24 @@ def test_the_shared_request_pool_is_new_in_a_forked_child():
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert fanout._pool() is parent  # and the parent keeps its own
+
+
+def test_one_endpoint_answers_alike_over_kept_connections_the_server_dropped(fleet):
+    """One endpoint is asked from the caller's thread, its listing and search sent at once over kept-alive
+    connections. A kept connection the server has dropped meanwhile (broken here on purpose, both ways) is
+    asked again on a fresh one: the answer is the one a first call got, listing included."""
+    import socket
+
+    from labkit.codesearch import fanout
+
+    idx, one, _ = fleet
+    first = search_code(idx, "Context", backend="zoekt", zoekt_url=one.url, limit=50)
+    # Broken for sending (the request fails to go out) and for reading only (it goes out, no answer comes).
+    for how in (socket.SHUT_RDWR, socket.SHUT_RD, socket.SHUT_RD):
+        idle = list(fanout._IDLE.get(one.url, []))
+        assert idle  # the two connections of the last call were kept
+        for conn in idle:
+            conn.sock.shutdown(how)
+        again = search_code(idx, "Context", backend="zoekt", zoekt_url=one.url, limit=50)
+        assert again["matches"] == first["matches"] and again["revisions"] == first["revisions"]
+        assert again["complete"] is True and again["unsearched"] == [] and again["stale"] == first["stale"]

@@ -372,9 +372,11 @@ def serve_stdio(
     )
     cfg.workspace  # noqa: B018 - opened once, before the first request
     if cfg.index is not None:
+        from labkit.codesearch.index import keep_open
         from labkit.codesearch.worktree import watch_work_trees
 
         watch_work_trees()  # one git status per repository while its tree stays unchanged, not per call
+        keep_open()  # the index's connection is opened once, not per call (reopened when the file is replaced)
     ledger = None
     if ledger_path is not None:
         from labkit.agents.ledger import Ledger

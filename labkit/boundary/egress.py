@@ -267,6 +267,10 @@ class Boundary:
     rules: Any = None  # a PathRules (or anything with is_sensitive(rel)); None: the built-in list only
     scrub: Scrub = field(default_factory=Scrub)
     names_sensitive: bool = False  # the review gate names sensitive paths by design (content never)
+    #: Short free texts already cleaned through this boundary's ``scrub``: text -> what the gate makes of it.
+    #: A server keeps its boundaries, and its results name the same repositories, paths and ids call after
+    #: call; each text's cleaning depends on the text and the scrub only (every line is judged on its own).
+    cleaned: _Cleaned = field(default_factory=lambda: _Cleaned(), repr=False, compare=False)
 
     @classmethod
     def of(cls, workspace=None, *, root=None, names_sensitive: bool = False) -> Boundary:
@@ -280,6 +284,42 @@ class Boundary:
         from labkit.boundary.rules import is_builtin_sensitive
 
         return is_builtin_sensitive(rel)
+
+
+#: Texts longer than this are cleaned every time (the memo holds names, ids and labels, not documents).
+MEMO_TEXT_CHARS = 512
+#: Texts one boundary remembers; past this the oldest are forgotten.
+MEMO_TEXTS = 8192
+
+
+class _Cleaned:
+    """A bounded memo of cleaned texts, for one :class:`Scrub` (a boundary whose scrub is replaced starts over)."""
+
+    def __init__(self):
+        import threading
+
+        self._lock = threading.Lock()
+        self._scrub: Scrub | None = None
+        self._done: dict[str, str] = {}
+
+    def clean(self, texts: list[str], scrub: Scrub) -> list[str]:
+        with self._lock:
+            if self._scrub is not scrub:
+                self._scrub, self._done = scrub, {}
+            done = self._done
+            known = [done.get(t) for t in texts]
+        todo = list(dict.fromkeys(t for t, k in zip(texts, known, strict=True) if k is None))
+        if not todo:
+            return known  # type: ignore[return-value]
+        fresh = dict(zip(todo, _clean_distinct(todo, scrub), strict=True))
+        with self._lock:
+            if self._scrub is scrub:
+                for t, c in fresh.items():
+                    if len(t) <= MEMO_TEXT_CHARS:
+                        if len(self._done) >= MEMO_TEXTS:
+                            del self._done[next(iter(self._done))]
+                        self._done[t] = c
+        return [k if k is not None else fresh[t] for t, k in zip(texts, known, strict=True)]
 
 
 class _Strings:
@@ -418,7 +458,7 @@ def release(payload, boundary: Boundary | None = None):
     boundary = boundary or Boundary()
     found = _Strings()
     skeleton = _gather(payload, boundary, found)
-    return _fill(skeleton, _clean_all(found.texts, boundary.scrub))
+    return _fill(skeleton, boundary.cleaned.clean(found.texts, boundary.scrub))
 
 
 def clean_text(text: str, boundary: Boundary | None = None) -> str:

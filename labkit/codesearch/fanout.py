@@ -174,10 +174,7 @@ def _release(url: str, conn) -> None:
     conn.close()
 
 
-def _exchange(url: str, endpoint: str, data: bytes, timeout: float) -> tuple[int, bytes]:
-    """POST once over a kept-alive connection; a reused one the server closed meanwhile is retried fresh."""
-    import http.client
-
+def _target_and_headers(url: str, endpoint: str) -> tuple[str, dict[str, str]]:
     parts = urllib.parse.urlsplit(url)
     headers = {"Content-Type": "application/json"}
     if parts.username is not None:
@@ -185,11 +182,47 @@ def _exchange(url: str, endpoint: str, data: bytes, timeout: float) -> tuple[int
 
         token = base64.b64encode(f"{parts.username}:{parts.password or ''}".encode()).decode()
         headers["Authorization"] = "Basic " + token
-    target = (parts.path.rstrip("/") or "") + endpoint
+    return (parts.path.rstrip("/") or "") + endpoint, headers
+
+
+def _send(url: str, endpoint: str, data: bytes, timeout: float):
+    """Send one POST now and leave its answer to be read later: ``(connection, reused)``, or None on any failure.
+
+    A failed send is left for :func:`_request` to do again from the start, which tells why it failed.
+    """
+    import http.client
+
+    target, headers = _target_and_headers(url, endpoint)
+    conn, reused = _connection(url, max(0.001, timeout))
+    try:
+        conn.request("POST", target, body=data, headers=headers)
+    except (OSError, http.client.HTTPException):
+        conn.close()
+        return None
+    return conn, reused
+
+
+def _exchange(url: str, endpoint: str, data: bytes, timeout: float, sent=None) -> tuple[int, bytes]:
+    """POST once over a kept-alive connection; a reused one the server closed meanwhile is retried fresh.
+
+    ``sent``: the ``(connection, reused)`` of :func:`_send`, whose request is out already: only its answer is read.
+    """
+    import http.client
+
+    target, headers = _target_and_headers(url, endpoint)
     while True:
-        conn, reused = _connection(url, timeout)
+        if sent is not None:
+            (conn, reused), sent = sent, None
+            conn.timeout = timeout
+            if conn.sock is not None:
+                conn.sock.settimeout(timeout)
+            send = False
+        else:
+            conn, reused = _connection(url, timeout)
+            send = True
         try:
-            conn.request("POST", target, body=data, headers=headers)
+            if send:
+                conn.request("POST", target, body=data, headers=headers)
             resp = conn.getresponse()
             payload = resp.read()
         except TimeoutError:
@@ -207,11 +240,12 @@ def _exchange(url: str, endpoint: str, data: bytes, timeout: float) -> tuple[int
         return resp.status, payload
 
 
-def _request(url: str, endpoint: str, body: dict, timeout: float) -> dict:
+def _request(url: str, endpoint: str, body: dict, timeout: float, sent=None) -> dict:
     import http.client
 
+    data = json.dumps(body).encode() if sent is None else sent[2]
     try:
-        status, payload = _exchange(url, endpoint, json.dumps(body).encode(), max(0.001, timeout))
+        status, payload = _exchange(url, endpoint, data, max(0.001, timeout), sent[:2] if sent else None)
     except TimeoutError:
         raise _Silent("deadline", f"the Zoekt server at {_public_url(url)} did not answer in time") from None
     except (OSError, ValueError, http.client.HTTPException):
@@ -243,16 +277,22 @@ def served_revisions(listing: dict) -> dict[str, str]:
     return out
 
 
-def _list(url: str, deadline: float) -> dict[str, str]:
-    listing = _request(url, "/api/list", {"Q": ""}, deadline - time.monotonic())
+LIST_BODY = {"Q": ""}
+
+
+def _list(url: str, deadline: float, sent=None) -> dict[str, str]:
+    return _listed(url, _request(url, "/api/list", LIST_BODY, deadline - time.monotonic(), sent))
+
+
+def _listed(url: str, listing: dict) -> dict[str, str]:
     served = served_revisions(listing)
     with _LOCK:
         _LAST_LISTING[url] = tuple(sorted(served))
     return served
 
 
-def _search(url: str, query: str, opts: dict, deadline: float) -> tuple[list[FileHit], bool, dict[str, str]]:
-    reply = _request(url, "/api/search", {"Q": query, "Opts": opts}, deadline - time.monotonic())
+def _search(url: str, query: str, opts: dict, deadline: float, sent=None) -> tuple[list[FileHit], bool, dict[str, str]]:
+    reply = _request(url, "/api/search", {"Q": query, "Opts": opts}, deadline - time.monotonic(), sent)
     result = (reply or {}).get("Result") or {}
     files: list[FileHit] = []
     versions: dict[str, str] = {}
@@ -442,6 +482,8 @@ def fan_out(
 
 def _ask(urls: list[str], query: str, opts: dict, deadline: float):
     """Each endpoint's (listing, files, capped, versions), or why it gave none, by the deadline."""
+    if len(urls) == 1:
+        return _ask_one(urls[0], query, opts, deadline)
     pool = _pool()
     listings = {u: pool.submit(_list, u, deadline) for u in urls}
     searches = {u: pool.submit(_search, u, query, opts, deadline) for u in urls}
@@ -457,6 +499,30 @@ def _ask(urls: list[str], query: str, opts: dict, deadline: float):
         except _Silent as exc:
             silent[u] = exc
     return answers, silent
+
+
+def _ask_one(url: str, query: str, opts: dict, deadline: float):
+    """:func:`_ask` for one endpoint, in this thread: both requests go out at once, on two connections, and
+    Zoekt answers them side by side while this thread reads one answer, then the other (on a small
+    answer the pool's two thread hops cost more than the listing itself). Each read's socket waits
+    at most the time left; a request whose send failed is made again from the start, to tell why."""
+    listing_data = json.dumps(LIST_BODY).encode()
+    search_data = json.dumps({"Q": query, "Opts": opts}).encode()
+    sent_listing = _send(url, "/api/list", listing_data, deadline - time.monotonic())
+    sent_search = _send(url, "/api/search", search_data, deadline - time.monotonic())
+    try:  # each sent request is handed to the read that owns its connection from then on
+        served = _list(url, deadline, (*sent_listing, listing_data) if sent_listing else None)
+    except BaseException as exc:
+        if sent_search is not None:  # its answer will not be read: the connection cannot be reused
+            sent_search[0].close()
+        if isinstance(exc, _Silent):
+            return {}, {url: exc}
+        raise
+    try:
+        found = _search(url, query, opts, deadline, (*sent_search, search_data) if sent_search else None)
+    except _Silent as exc:
+        return {}, {url: exc}
+    return {url: (served, *found)}, {}
 
 
 def _result(future, url: str):

@@ -33,7 +33,10 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -122,8 +125,12 @@ def index_path(index_dir) -> Path:
     return Path(index_dir) / INDEX_FILE
 
 
-def connect(index_dir, *, create: bool = False) -> sqlite3.Connection:
-    """Open the index in ``index_dir``; without ``create`` a missing one is an error."""
+def connect(index_dir, *, create: bool = False, shared: bool = False) -> sqlite3.Connection:
+    """Open the index in ``index_dir``; without ``create`` a missing one is an error.
+
+    ``shared``: the connection may be used from another thread than the one that opened it, one
+    thread at a time (:func:`opened` hands a kept connection to one caller at a time).
+    """
     path = index_path(index_dir)
     if not create and not path.is_file():
         raise LabkitError("invalid_argument", "INDEX_DIR holds no code-search index; run `labkit index build` first")
@@ -134,7 +141,7 @@ def connect(index_dir, *, create: bool = False) -> sqlite3.Connection:
             raise LabkitError("invalid_argument", "INDEX_DIR cannot be created") from exc
     import sqlite3
 
-    conn = sqlite3.connect(str(path), isolation_level=None, timeout=5.0)
+    conn = sqlite3.connect(str(path), isolation_level=None, timeout=5.0, check_same_thread=not shared)
     # Candidate texts are read whole: map the file instead of copying it page by page.
     conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
     if create:
@@ -151,6 +158,83 @@ def connect(index_dir, *, create: bool = False) -> sqlite3.Connection:
         conn.close()
         raise LabkitError("invalid_argument", "INDEX_DIR was built by another labkit version; rebuild it")
     return conn
+
+
+# -- kept connections (a long-lived server) ---------------------------------------------------------
+
+_keeping = False
+#: index file path -> idle connections, each with the (device, inode) of the file it opened.
+_IDLE: dict[str, list[tuple[sqlite3.Connection, tuple[int, int]]]] = {}
+_MAX_IDLE = 4
+_KEEP_LOCK = threading.Lock()
+
+
+def keep_open(on: bool = True) -> None:
+    """Keep index connections open between calls (for a process that serves many; see :func:`opened`)."""
+    global _keeping
+    with _KEEP_LOCK:
+        _keeping = on
+        idle = [c for conns in _IDLE.values() for c, _ in conns]
+        if not on:
+            _IDLE.clear()
+    if not on:
+        for c in idle:
+            c.close()
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+@contextmanager
+def opened(index_dir) -> Iterator[sqlite3.Connection]:
+    """``connect(index_dir)`` for one caller, closed after it, or kept for the next when :func:`keep_open` is on.
+
+    A kept connection is handed to one caller at a time (SQLite connections are not for two threads at
+    once) and only while the index file is the one it opened: an index rebuilt in place is read through
+    it as through a new connection (every statement sees the last committed build), while an index file
+    removed or replaced (another file at the path) is opened again, its schema checked as on a first open.
+    """
+    if not _keeping:
+        conn = connect(index_dir)
+        try:
+            yield conn
+        finally:
+            conn.close()
+        return
+    path = index_path(index_dir)
+    key, now = str(path), _file_id(path)
+    conn, stale = None, []
+    with _KEEP_LOCK:
+        idle = _IDLE.get(key, [])
+        while idle and conn is None:
+            c, fid = idle.pop()
+            if fid == now and now is not None:
+                conn, opened_id = c, fid
+            else:
+                stale.append(c)
+    for c in stale:
+        c.close()
+    if conn is None:
+        # The file's identity from before the open: were it replaced meanwhile, the next caller reopens.
+        conn, opened_id = connect(index_dir, shared=True), now
+    keep = False
+    try:
+        yield conn
+        keep = not conn.in_transaction and opened_id is not None
+    finally:
+        if keep:
+            with _KEEP_LOCK:
+                idle = _IDLE.setdefault(key, [])
+                if _keeping and len(idle) < _MAX_IDLE:
+                    idle.append((conn, opened_id))
+                    conn = None
+        if conn is not None:
+            conn.close()
 
 
 def repo_name(repo_dir) -> str:
@@ -477,6 +561,15 @@ def symbol_rows(conn, symbol: str, *, case_sensitive: bool = True) -> dict[int, 
         if (name if case_sensitive else fold(name)) == want:
             out.setdefault(blob_id, []).append((line, kind))
     return out
+
+
+def file_blob(conn, repo: str, path: str) -> tuple[int, int | None, str] | None:
+    """(blob id, parsed flag, blob) of one indexed file; None when the index does not hold it."""
+    return conn.execute(
+        "SELECT f.blob_id, b.parsed, f.blob FROM files f JOIN blobs b ON b.id = f.blob_id "
+        "WHERE f.repo = ? AND f.path = ?",
+        (repo, path),
+    ).fetchone()
 
 
 def file_blobs(conn, keys) -> dict[tuple[str, str], tuple[int, int | None, str]]:

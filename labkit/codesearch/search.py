@@ -9,10 +9,11 @@ indexed at and which repositories went stale since.
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 
 from labkit.boundary.egress import Result, Shown
 from labkit.boundary.errors import LabkitError
-from labkit.codesearch.index import connect, file_blobs, indexed_repos, symbol_rows
+from labkit.codesearch.index import file_blobs, indexed_repos, opened, symbol_rows
 from labkit.codesearch.languages import EXTENSIONS, language_of, normalize_language
 from labkit.codesearch.query import Plan, compile_re2, plan_query, queried_symbol
 from labkit.codesearch.worktree import dirty_repos, stale_repos, work_tree_states
@@ -239,8 +240,8 @@ def _search_code(
     """
     plan, lang, path_re = _plan_request(query, lang=lang, path=path, literal=literal, ranking=ranking)
     started = time.perf_counter()
-    conn = connect(index_dir, create=False) if backend == "embedded" else _maybe_connect(index_dir)
-    try:
+    with ExitStack() as held:
+        conn = _open_index(held, index_dir, backend)
         repos = indexed_repos(conn) if conn is not None else {}
         if repo is not None and conn is not None and repo not in repos:
             raise LabkitError(
@@ -265,37 +266,52 @@ def _search_code(
             from labkit.codesearch.fanout import fan_out, recorded_endpoints
 
             recorded = recorded_endpoints(conn)
-            found = fan_out(
-                zoekt_url or list(recorded) or None,
-                plan,
-                expected={name: info["revision"] for name, info in repos.items()},
-                repo=repo,
-                lang_exts=EXTENSIONS[lang] if lang else None,
-                path=path,
-                whole=symbol is not None,
-                max_matches=MAX_COLLECT,
-                deadline_s=zoekt_deadline or DEFAULT_DEADLINE_S,
-                recorded=recorded,
-            )
-            raw, capped, contents = found.matches, found.capped, found.contents
-            raw, touched_secret = _zoekt_as_shown(raw, contents, plan)
+
+            def ask(whole: bool):
+                return fan_out(
+                    zoekt_url or list(recorded) or None,
+                    plan,
+                    expected={name: info["revision"] for name, info in repos.items()},
+                    repo=repo,
+                    lang_exts=EXTENSIONS[lang] if lang else None,
+                    path=path,
+                    whole=whole,
+                    max_matches=MAX_COLLECT,
+                    deadline_s=zoekt_deadline or DEFAULT_DEADLINE_S,
+                    recorded=recorded,
+                )
+
+            # A ranked symbol needs each hit file's whole text. With an index, Zoekt is asked for lines
+            # only and the index gives the text, when Zoekt's hits are provably lines of it; else (a line
+            # the index shows otherwise, a repository not bound to the indexed commit, a file the index
+            # does not hold) Zoekt is asked again for whole files, and that answer is the one used.
+            found = ask(symbol is not None and conn is None)
+            indexed = None
+            if symbol is not None and conn is not None:
+                indexed = _indexed_texts(conn, found.matches, found.served, repos)
+                if indexed is None:
+                    found = ask(True)
+            indexed = indexed or {}
+            contents = found.contents
+            raw, capped = found.matches, found.capped
+            raw, touched_secret = _zoekt_as_shown(raw, contents, plan, as_shown=indexed)
             more = capped
-            symbols_of = _zoekt_symbols(conn, symbol, plan.case_sensitive, raw, contents) if symbol else None
+            symbols_of = (
+                _zoekt_symbols(conn, symbol, plan.case_sensitive, raw, contents, indexed=indexed) if symbol else None
+            )
             extra["zoektVersions"] = found.versions
             unknown = sorted({m["repo"] for m in raw} - set(repos)) if conn is not None else []
             extra["unknownRepos"] = unknown
             unsearched = found.unsearched
             if conn is None:  # no index to bind to: the revisions Zoekt searched
                 served_revisions = found.served
-        if ranking == "definition-first" and backend == "embedded":
-            from labkit.codesearch.ranking import rank_top
+        if ranking == "definition-first":
+            from labkit.codesearch.ranking import rank_top, stable_key
 
-            # The embedded matches come in stable order; only the first ``limit`` are shown.
-            shown = rank_top(raw, symbol, symbols_of, limit, case_sensitive=plan.case_sensitive)
-        elif ranking == "definition-first":
-            from labkit.codesearch.ranking import rank_matches
-
-            shown = rank_matches(raw, symbol, symbols_of, case_sensitive=plan.case_sensitive)[:limit]
+            # Only the first ``limit`` are shown. The embedded matches come in stable order; Zoekt's, in
+            # its score order, are put in it first (the ranking's order does not depend on the input's).
+            ordered = raw if backend == "embedded" else sorted(raw, key=stable_key)
+            shown = rank_top(ordered, symbol, symbols_of, limit, case_sensitive=plan.case_sensitive)
         else:
             shown = raw[:limit]
         states = states_of.result() if states_of is not None else None
@@ -330,9 +346,6 @@ def _search_code(
         }
         result.update(extra)
         return result
-    finally:
-        if conn is not None:
-            conn.close()
 
 
 class _WorkTreeCheck:
@@ -397,7 +410,72 @@ def _index_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict],
     return symbols_of
 
 
-def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan) -> tuple[list[dict], bool]:
+def _indexed_texts(conn, matches: list[dict], served: dict[str, str], repos: dict[str, dict]):
+    """(repo, path) -> (blob id, parsed, blob) of each file Zoekt hit; None unless every hit is provably a line
+    of the index's text (which is then the file's text, as shown, and its symbols the index's).
+
+    Proof, per file: its repository is served at exactly the revision the index holds, and each hit is
+    that line of the index's text, whole (not cut at ``SNIPPET_CHARS``). A Zoekt serves the indexed
+    commit's raw files (one's own) or the index's text (:class:`~labkit.codesearch.zoekt.LocalZoekt`): a
+    raw line equal to its shown line held nothing to withhold, with the whole file in view or not.
+    The text is compared as stored (UTF-8 bytes), never decoded.
+    """
+    hits: dict[tuple[str, str], list[dict]] = {}
+    for m in matches:
+        hits.setdefault((m["repo"], m["path"]), []).append(m)
+    out = {}
+    for (r, p), found in hits.items():
+        if r not in repos or served.get(r) != repos[r]["revision"]:
+            return None
+        row = conn.execute(
+            "SELECT CAST(f.content AS BLOB), f.blob_id, b.parsed, f.blob FROM files f JOIN blobs b ON b.id = f.blob_id "
+            "WHERE f.repo = ? AND f.path = ?",
+            (r, p),
+        ).fetchone()
+        if row is None:
+            return None
+        if not _lines_are(row[0], found):
+            return None
+        out[(r, p)] = tuple(row[1:])
+    return out
+
+
+def _lines_are(data: bytes, hits: list[dict]) -> bool:
+    """Whether each hit's snippet is, whole, line ``hit["line"]`` of ``data`` (a CR before its newline aside).
+
+    Walked once through the text in line order: each snippet is found with ``bytes.find`` and its line
+    told by counting the newlines before it, so no line is cut out of the text but the hits'.
+    """
+    pos, line_no = 0, 1  # line_no: the line ``pos`` is on
+    for m in sorted(hits, key=lambda m: m["line"]):
+        want = m["line"]
+        snippet = m["snippet"].encode("utf-8", "surrogatepass")
+        if len(snippet) >= SNIPPET_CHARS and len(m["snippet"]) >= SNIPPET_CHARS:
+            return False  # Zoekt's line was cut: the rest of it cannot be compared
+        while True:
+            at = data.find(snippet, pos)
+            if at < 0:
+                return False
+            line_no += data.count(b"\n", pos, at)
+            pos = at
+            if line_no > want:
+                return False
+            starts = at == 0 or data[at - 1 : at] == b"\n"
+            end = at + len(snippet)
+            nl = data.find(b"\n", end)
+            rest = data[end : len(data) if nl < 0 else nl]  # the line's text after the snippet
+            if line_no == want and starts and (rest == b"\r" or (rest == b"" and not snippet.endswith(b"\r"))):
+                break
+            # another line holds it, or this one holds more: look further, from the next line if this is it
+            nl = data.find(b"\n", at)
+            if nl < 0:
+                return False
+            line_no += 1
+            pos = nl + 1
+    return True
+
+
+def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan, as_shown=()) -> tuple[list[dict], bool]:
     """Zoekt's hits as an agent is shown them; True when a hit matched only inside a secret (dropped).
 
     A Zoekt started by labkit (:class:`~labkit.codesearch.zoekt.LocalZoekt`)
@@ -405,19 +483,30 @@ def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan) -> tuple[li
     changes. A Zoekt of one's own serves raw files: each hit line is redacted
     (with its whole file in view when Zoekt returned it, else on its own: a
     key block's inner lines are caught only with the file) and must still
-    match the query.
+    match the query. ``as_shown``: files whose hit lines are the index's own
+    lines (:func:`_indexed_texts`); the index's text is shown text, which showing
+    again leaves as it is (``tests/test_secrets.py`` checks it), so they pass as they are.
     """
     from labkit.boundary.secretscan import Redactor, redact_text
 
     pattern = plan.compile()
     out, touched = [], False
-    files: dict[tuple[str, str], Redactor] = {}
+    wanted: dict[tuple[str, str], list[int]] = {}
     for m in matches:
         key = (m["repo"], m["path"])
+        if key in contents and key not in as_shown:
+            wanted.setdefault(key, []).append(m["line"] - 1)
+    # Each file's hit lines in one batch (a line shows the same whatever else is asked of its file).
+    files = {key: Redactor(contents[key], key[1]) for key in wanted}
+    shown = {key: files[key].lines_at(lines) for key, lines in wanted.items()}
+    for m in matches:
+        key = (m["repo"], m["path"])
+        if key in as_shown:
+            out.append(m)
+            continue
         if key in contents:
-            if key not in files:
-                files[key] = Redactor(contents[key], m["path"])
-            text, count = files[key].line(m["line"] - 1)
+            found = shown[key].get(m["line"] - 1)
+            text, count = found if found is not None else files[key].line(m["line"] - 1)
             text = text[:-1] if text.endswith("\r") else text
         else:
             text, count = redact_text(m["snippet"], m["path"])
@@ -430,39 +519,61 @@ def _zoekt_as_shown(matches: list[dict], contents: dict, plan: Plan) -> tuple[li
     return out, touched
 
 
-def _zoekt_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict], contents: dict):
-    """``symbols_of`` for Zoekt's hits: the index's symbols when it holds the same text, else a parse."""
-    from labkit.codesearch.symbols import cached_python_symbols, lines_for
+def _zoekt_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict], contents: dict, indexed=None):
+    """``symbols_of`` for Zoekt's hits: the index's symbols when it holds the same text, else a parse.
 
-    indexed = _index_symbols(conn, symbol, case_sensitive, matches) if conn is not None else None
-    blobs = file_blobs(conn, {(m["repo"], m["path"]) for m in matches}) if conn is not None else {}
+    Asked per file, only for the files the ranking asks about (Python hits), each looked up in the
+    index once; the index's symbol rows for ``symbol`` are read once, when a first file is the index's text.
+    ``indexed``: files whose text is the index's own (:func:`_indexed_texts`), with their index row.
+    """
+    from labkit.codesearch.index import file_blob
+    from labkit.codesearch.symbols import DEFINITION, FileSymbols, cached_python_symbols, lines_for
+
+    rows: list = []  # [symbol_rows(...)] once read
 
     def symbols_of(r, p):
         source = contents.get((r, p))
-        if source is None:
+        if indexed and (r, p) in indexed:
+            info, same = indexed[(r, p)], True  # the index's text: the one it parsed
+        elif source is None:
             return None
-        info = blobs.get((r, p))
-        if indexed is not None and info is not None and info[2] in _content_ids(source):  # (blob id, parsed, blob)
-            return indexed(r, p)  # the very text the index parsed
+        else:
+            info = file_blob(conn, r, p) if conn is not None else None  # (blob id, parsed, blob)
+            same = info is not None and _same_content(info[2], source)
+        if same:
+            if not info[1]:
+                return None  # not parsed as Python at build time: the patterns decide
+            if not rows:
+                rows.append(symbol_rows(conn, symbol, case_sensitive=case_sensitive))
+            found = rows[0].get(info[0], ())  # the very text the index parsed
+            return FileSymbols([ln for ln, k in found if k == DEFINITION], [ln for ln, k in found if k != DEFINITION])
         symbols = cached_python_symbols(source)
         return None if symbols is None else lines_for(symbols, symbol, case_sensitive=case_sensitive)
 
     return symbols_of
 
 
-def _content_ids(text: str) -> tuple[str, str]:
-    """The ids the index gives this text: its git blob id and its SHA-256 (folders)."""
+def _same_content(blob: str, text: str) -> bool:
+    """Whether ``text`` is the content the index recorded as ``blob``: its git blob id, or its SHA-256 (folders)."""
     import hashlib
 
     data = text.encode("utf-8")
-    return (hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest(), hashlib.sha256(data).hexdigest())
+    if len(blob) == 40:
+        return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == blob
+    return hashlib.sha256(data).hexdigest() == blob
 
 
-def _maybe_connect(index_dir):
+def _open_index(held: ExitStack, index_dir, backend: str):
+    """The index's connection for this call (kept by a server: :func:`~labkit.codesearch.index.opened`).
+
+    The embedded backend needs the index; the Zoekt backend uses it when there is one (None otherwise).
+    """
+    if backend == "embedded":
+        return held.enter_context(opened(index_dir))
     if index_dir is None:
         return None
     try:
-        return connect(index_dir, create=False)
+        return held.enter_context(opened(index_dir))
     except LabkitError:
         return None
 
