@@ -444,3 +444,16 @@ def test_a_ranked_symbol_asks_zoekt_for_whole_files_only_when_the_index_cannot_s
     asked.clear()
     search_code(idx, "invoke", backend="zoekt", zoekt_url=raw, limit=100)
     assert asked == [False]  # no hit line holds a secret: the raw lines are the index's
+
+
+def test_zoekts_commit_ids_leave_the_output_gate_as_they_are(served):
+    """`zoektVersions` maps each repository to the commit Zoekt searched: ids, which the secret scan once took
+    for high-entropy hex and printed as [REDACTED:...]."""
+    from labkit.boundary.egress import Boundary, release
+
+    idx, server = served
+    res = search_code(idx, "Context", backend="zoekt", zoekt_url=server.url, limit=100)
+    versions = res["zoektVersions"]
+    assert set(versions) == {"app", "app-extra", "tools"}
+    assert all(len(v) == 40 and int(v, 16) >= 0 for v in versions.values())
+    assert release(res, Boundary.of(root=idx))["zoektVersions"] == versions

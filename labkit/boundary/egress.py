@@ -50,10 +50,10 @@ from labkit.boundary.errors import LabkitError
 #: Fields that name a path relative to a root, checked against the sensitive rules.
 PATH_KEYS = frozenset({"path", "origPath"})
 #: Fields that hold ids and digests labkit or git computed (never a secret, though a long hex string reads as
-#: one): passed unscanned when the value has an id's shape. ``revisions`` maps names to such ids.
+#: one): passed unscanned when the value has an id's shape. ``revisions`` and ``zoektVersions`` map names to such ids.
 ID_KEYS = frozenset({"base", "blobId", "commit", "contentId", "oid", "revision", "sessionId", "snapshotId"})
 #: Fields holding a map of names to such ids.
-ID_MAP_KEYS = frozenset({"revisions"})
+ID_MAP_KEYS = frozenset({"revisions", "zoektVersions"})
 _ID_SHAPE = re.compile(r"(?:sha256:)?[0-9a-f]{40,64}|[A-Za-z0-9_.:-]{1,128}")
 
 
