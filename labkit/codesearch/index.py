@@ -200,15 +200,17 @@ def opened(index_dir) -> Iterator[sqlite3.Connection]:
     removed or replaced (another file at the path) is opened again, its schema checked as on a first open.
     """
     if not _keeping:
-        conn = connect(index_dir)
+        plain = connect(index_dir)
         try:
-            yield conn
+            yield plain
         finally:
-            conn.close()
+            plain.close()
         return
     path = index_path(index_dir)
     key, now = str(path), _file_id(path)
-    conn, stale = None, []
+    conn: sqlite3.Connection | None = None
+    stale: list[sqlite3.Connection] = []
+    opened_id: tuple[int, int] | None = None
     with _KEEP_LOCK:
         idle = _IDLE.get(key, [])
         while idle and conn is None:
@@ -227,13 +229,14 @@ def opened(index_dir) -> Iterator[sqlite3.Connection]:
         yield conn
         keep = not conn.in_transaction and opened_id is not None
     finally:
-        if keep:
+        kept = False
+        if keep and opened_id is not None:
             with _KEEP_LOCK:
                 idle = _IDLE.setdefault(key, [])
                 if _keeping and len(idle) < _MAX_IDLE:
                     idle.append((conn, opened_id))
-                    conn = None
-        if conn is not None:
+                    kept = True
+        if not kept:
             conn.close()
 
 
