@@ -286,20 +286,17 @@ _SNIPPETS = [
     "def f(Context, y):",
 ]
 _PATHS = ["a.py", "b/c.py", "b/c.pyi", "d.go", "e.js", "f.py", "g.d.ts"]
+#: Hits of one query: (repository, path, line, line text), each place once.
+_HITS = st.lists(
+    st.tuples(st.sampled_from(["q", "r"]), st.sampled_from(_PATHS), st.integers(1, 12), st.sampled_from(_SNIPPETS)),
+    max_size=40,
+    unique_by=lambda h: h[:3],
+)
 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    hits=st.lists(
-        st.tuples(
-            st.sampled_from(["q", "r"]),
-            st.sampled_from(_PATHS),
-            st.integers(1, 12),
-            st.sampled_from(_SNIPPETS),
-        ),
-        max_size=40,
-        unique_by=lambda h: h[:3],
-    ),
+    hits=_HITS,
     symbols=st.dictionaries(
         st.sampled_from(_PATHS),
         st.one_of(
@@ -327,16 +324,7 @@ def test_rank_top_is_the_first_limit_of_the_full_ranking(hits, symbols, limit, c
 
 @settings(max_examples=200, deadline=None)
 @given(
-    hits=st.lists(
-        st.tuples(
-            st.sampled_from(["q", "r"]),
-            st.sampled_from(_PATHS),
-            st.integers(1, 12),
-            st.sampled_from(_SNIPPETS),
-        ),
-        max_size=40,
-        unique_by=lambda h: h[:3],
-    ),
+    hits=_HITS,
     limit=st.integers(1, 25),
     seed=st.randoms(use_true_random=False),
 )
