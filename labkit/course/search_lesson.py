@@ -37,7 +37,7 @@ ENGINE_MATRIX = [
         "ignore rules",
         "ripgrep's own rules + the tool's filters",
         "the tool's own ignore rules",
-        "one walker lists the files (honouring .gitignore as ripgrep does); ripgrep is handed that list",
+        "ripgrep walks; every file it names is checked against the walker's rules (.gitignore as git)",
     ),
     ("size limit", "--max-filesize 2M", "about 2 MiB", "the walker skips files over 2 MiB, for both"),
     ("result output", "--json events, parsed", "results built line by line", "one result shape, one code path"),

@@ -44,20 +44,22 @@ def _search_workspace(
         from labkit.search import ripgrep_engine
 
         rg = ripgrep_engine.require_rg()
+    walked_by = "labkit"
     with Walk(ws, path=path, glob=glob, deadline=deadline) as walk:
         top = TopMatches(limit, byte_finder(q))
         if engine == "python":
             python_engine.search_files(walk, walk.candidates(), byte_finder(q), top)
             ran, decision = "python", "asked"
         elif engine == "ripgrep":
-            ripgrep_engine.search_files(walk, walk.candidates(), q, top, rg=rg)
             ran, decision = "ripgrep", "asked"
+            walked_by = _ripgrep(walk, q, top, rg)
         else:
             ran, decision, top = _auto(walk, q, top)
         matches, truncated, secret_counts = top.result()
         timed_out = walk.timed_out
     stats = walk.stats.to_json()
     stats["autoDecision"] = decision
+    stats["walkedBy"] = walked_by
     reasons = incomplete_reasons(stats, truncated=truncated, timed_out=timed_out)
     return search_output(
         ran,
@@ -68,6 +70,23 @@ def _search_workspace(
         secret_counts=secret_counts,
         query_touched_secret=top.touched_secret,
     )
+
+
+def _ripgrep(walk: Walk, q, top: TopMatches, rg) -> str:
+    """The ripgrep engine: over a folder ripgrep walks and labkit checks each file it names; else the walk's list."""
+    from labkit.search import ripgrep_engine, ripgrep_walk
+
+    start = walk.start()
+    if start is None:
+        return "labkit"
+    rel, single = start
+    if single is not None:  # one file: the list-driven engine, on it alone
+        ripgrep_engine.search_files(walk, single, q, top, rg=rg)
+        return "labkit"
+    if ripgrep_walk.search_tree(walk, rel, q, top, rg):
+        return "ripgrep"
+    ripgrep_engine.search_files(walk, walk.candidates(), q, top, rg=rg)
+    return "labkit"
 
 
 def _auto(walk: Walk, q, top: TopMatches):

@@ -1,4 +1,8 @@
-"""The out-of-process engine: ripgrep over exactly the walker's files.
+"""The list-driven ripgrep engine: ripgrep over exactly the walker's files.
+
+Used by ``auto`` when its cost model picks ripgrep, for a ``--path`` that is
+one file, and as the exact fallback of :mod:`labkit.search.ripgrep_walk` (the
+``ripgrep`` engine over a folder, where ripgrep walks).
 
 ripgrep is handed an explicit file list, so it never walks, ignores or
 filters on its own: ``--no-config`` keeps a user's ripgreprc out, ``--text``

@@ -1,8 +1,10 @@
 """The one file walker behind every search engine (ripgrep's ``ignore`` layer).
 
-Both engines search exactly the files this module yields, so "the engines
-agree" is a property of one walk, not of two implementations that happen to
-behave alike. The walk:
+The python engine searches exactly the files this module yields. The ripgrep
+engine over a folder lets ripgrep walk (:mod:`labkit.search.ripgrep_walk`) and
+admits each file ripgrep names through :meth:`Walk.admit_file`, these same
+rules applied to one path. So "the engines agree" is a property of one set of
+rules, not of two implementations that happen to behave alike. The walk:
 
 - visits regular files under the root (or a sub-folder of it) in code-point
   order of their relative POSIX path, so an engine can stop as soon as it has
@@ -270,6 +272,7 @@ class Walk:
         self._dirs = fsread.DirCache(workspace.root_fd, OPEN_FOLDERS)
         self._inodes: hardlinks.SensitiveInodes | None = None  # taken on the first multiply-linked file
         self._tracked = TrackedFiles(workspace)
+        self._levels: dict[str, _Level | None] = {}  # folder -> its ignore state, for files found by ripgrep
         try:
             self._glob = _compile_glob(glob) if glob is not None else None
             self._start_rel = ""
@@ -377,6 +380,87 @@ class Walk:
             else:
                 return level, rel, st
         return level, rel, None
+
+    def start(self) -> tuple[str, list[Candidate] | None] | None:
+        """Where the walk starts: (its relative path, None for a folder or the one file's candidates), or None.
+
+        None: nothing is searched (the start is noise, ignored or a symlink).
+
+        Raises for a ``--path`` that is sensitive or leads through a symlink, as :meth:`candidates` does.
+        """
+        start = self._start()
+        if start is None:
+            return None
+        level, rel, st = start
+        self._levels[rel if st is None else rel.rpartition("/")[0]] = level
+        if st is None:
+            return rel, None
+        folder, _, name = rel.rpartition("/")
+        cand = self._file_candidate(rel, folder, name, st)
+        return rel, [] if cand is None else [cand]
+
+    def _level_of(self, folder: str) -> _Level | None:
+        """The ignore state inside ``folder``, every rule applied on the way down to it; None when it is not walked."""
+        todo = []
+        probe = folder
+        while probe not in self._levels:
+            todo.append(probe)
+            if not probe:
+                self._levels[""] = _root_level(self.root, self.workspace.root_fd)
+                todo.pop()
+                break
+            probe = probe.rpartition("/")[0]
+        for rel in reversed(todo):
+            parent, _, name = rel.rpartition("/")
+            level = self._levels[parent]
+            inner = None
+            if level is not None:
+                try:
+                    st = os.stat(name, dir_fd=self._dirs.get(parent), follow_symlinks=False)
+                    if stat.S_ISDIR(st.st_mode) and self._admit(level, rel, name, True):
+                        inner = self._enter(level, rel, name)
+                except OSError:
+                    inner = None
+            self._levels[rel] = inner
+        return self._levels[folder]
+
+    def admit_file(self, rel: str, *, listed: bool = False) -> Candidate | None:
+        """The candidate for a file another walker (ripgrep) found, if this walk would have yielded it.
+
+        Every rule :meth:`candidates` applies holds on the way to it and at it:
+        no symlink at any component, noise, sensitive, ``.gitignore`` (with the
+        tracked-file exception), the glob, a hard link to a secret, the size.
+        ``listed``: the other walker saw it, so a file gone since is counted unreadable.
+        """
+        if not rel or rel.startswith("/") or rel.endswith("/"):
+            return None
+        folder, _, name = rel.rpartition("/")
+        if self._start_rel and not (rel == self._start_rel or rel.startswith(self._start_rel + "/")):
+            return None
+        level = self._level_of(folder)
+        if level is None:
+            return None
+        try:
+            st = os.stat(name, dir_fd=self._dirs.get(folder), follow_symlinks=False)
+        except OSError:
+            if listed:
+                self.stats.skippedUnreadable += 1
+            return None
+        if not stat.S_ISREG(st.st_mode) or not self._admit(level, rel, name, False):
+            return None
+        return self._file_candidate(rel, folder, name, st)
+
+    def is_folder(self, rel: str) -> bool | None:
+        """True for a folder, False for anything else, None when it cannot be looked at (never following a symlink)."""
+        folder, _, name = rel.rpartition("/")
+        try:
+            return stat.S_ISDIR(os.stat(name, dir_fd=self._dirs.get(folder), follow_symlinks=False).st_mode)
+        except OSError:
+            return None
+
+    def tracked_under(self, rel: str, is_dir: bool) -> bool | None:
+        """Whether the workspace's index holds ``rel`` (a folder: some file under it); None: the index is unreadable."""
+        return self._tracked.holds(rel, is_dir)
 
     def candidates(self) -> Iterator[Candidate]:
         start = self._start()
