@@ -22,12 +22,18 @@ pytestmark = pytest.mark.skipif(find_rg() is None, reason="no rg executable: ins
 BIG = "x" * (2 * 1024 * 1024) + "\nneedle\n"
 
 
+def py_scanned(repo) -> int:
+    return search_workspace(repo.path, "needle", engine="python")["stats"]["filesScanned"]
+
+
 def paths(result) -> list[str]:
     return [m["path"] for m in result["matches"]]
 
 
 def test_ripgrep_walks_and_the_answer_is_the_python_engines(repo):
-    repo.write_many({f"d{i}/f{j}.txt": ("needle\n" if (i + j) % 3 == 0 else "hay\n") for i in range(5) for j in range(5)})
+    repo.write_many(
+        {f"d{i}/f{j}.txt": ("needle\n" if (i + j) % 3 == 0 else "hay\n") for i in range(5) for j in range(5)}
+    )
     rg = search_workspace(repo.path, "needle", engine="ripgrep")
     py = search_workspace(repo.path, "needle", engine="python")
     assert rg["stats"]["walkedBy"] == "ripgrep" and py["stats"]["walkedBy"] == "labkit"
@@ -118,3 +124,15 @@ def test_a_regex_is_searched_by_ripgreps_walk(repo):
     repo.write_many({"a.txt": "needle\n"})
     r = search_workspace(repo.path, "ne+dle", engine="ripgrep", regex=True)
     assert paths(r) == ["a.txt"] and r["stats"]["walkedBy"] == "ripgrep"
+
+
+def test_a_nul_after_the_first_8_kib_cannot_hide_a_match(repo):
+    """ripgrep stops reading at a file's first NUL; labkit's rule calls a file binary only for a NUL in its first 8 KiB."""
+    late = "x\n" * 6000 + "\0" + "needle\n"  # NUL at 12,000 bytes, match after it
+    repo.write_many({"late.txt": late, "early.bin": "\0" + "needle\n", "a.txt": "hay\n"})
+    plain = subprocess.run([find_rg(), "--no-config", "-l", "needle", "."], cwd=repo.path, capture_output=True)
+    assert plain.stdout == b"", "positive control: plain ripgrep misses the match after a late NUL"
+    r = search_workspace(repo.path, "needle", engine="ripgrep")
+    assert r["stats"]["walkedBy"] == "ripgrep"
+    assert paths(r) == ["late.txt"] == paths(search_workspace(repo.path, "needle", engine="python"))
+    assert r["stats"]["skippedBinary"] == 1 and r["stats"]["filesScanned"] == 2 == py_scanned(repo)

@@ -27,10 +27,14 @@ match (``-l --null``). Nothing it says is trusted as an answer:
   is not UTF-8, any message it does not know) makes the whole search fall back
   to the exact list-driven engine: the answer is never a guess.
 
-``stats`` then says ``walkedBy: "ripgrep"``; ``filesScanned`` is ripgrep's
-count of files it searched (binary ones included: ripgrep reads them with
-``--text`` so a NUL after the first 8 KiB cannot hide a match), and the
-skipped counts cover what labkit looked at.
+- ripgrep stops reading a file at its first NUL byte and logs where it was.
+  Before 8 KiB the file is binary by labkit's rule too (counted, never read
+  again); after it, the file is text by labkit's rule, so labkit searches it
+  whole itself (a match after a late NUL is still found).
+
+``stats`` then says ``walkedBy: "ripgrep"``; ``filesScanned`` is the text
+files searched by ripgrep or here, and the skipped counts cover what labkit
+looked at.
 """
 
 from __future__ import annotations
@@ -46,12 +50,15 @@ from labkit.search import python_engine
 from labkit.search.query import Query, byte_finder, to_ripgrep_regex
 from labkit.search.results import TopMatches
 from labkit.search.ripgrep_engine import RG_TIMEOUT_S, _rg_env
-from labkit.search.walker import MAX_FILE_BYTES, Candidate, Walk
+from labkit.search.walker import BINARY_PROBE_BYTES, MAX_FILE_BYTES, Candidate, Walk
 
 _GLOB_META = set("*?[]{}\\!")
 _IGNORING = re.compile(
     r"rg: DEBUG\|ignore::walk\|[^ ]*: ignoring (?P<path>.+): "
     r"(?:(?P<bytes>\d+) bytes|Ignore\(IgnoreMatch\((?P<kind>Override|Gitignore)\(.*)"
+)
+_BINARY = re.compile(
+    r"rg: DEBUG\|grep_printer::summary\|[^ ]*: ignoring (?P<path>.+): found binary data at offset (?P<at>\d+)"
 )
 _OS_ERROR = re.compile(r"rg: (?P<path>.+): .* \(os error \d+\)")
 
@@ -81,7 +88,6 @@ def rg_walk_argv(rg: str, query: Query, start: str) -> list[str]:
         "--files-with-matches",
         "--null",
         "--stats",
-        "--text",
         "--encoding",
         "none",
         "--hidden",
@@ -105,8 +111,8 @@ def _rel(shown: str) -> str:
     return shown[2:]
 
 
-def _read_log(text: str) -> tuple[list[str], list[str], list[str], list[str]]:
-    """(oversize, gitignored, unreadable, left out by a glob) relative paths from ripgrep's stderr.
+def _read_log(text: str) -> tuple[list[str], list[str], list[str], list[str], list[tuple[str, int]]]:
+    """(oversize, gitignored, unreadable, left out by a glob, (binary, where its first NUL is)) from ripgrep's stderr.
 
     Raises :class:`Unreadable` when a line cannot be read exactly.
     """
@@ -114,11 +120,18 @@ def _read_log(text: str) -> tuple[list[str], list[str], list[str], list[str]]:
     ignored: list[str] = []
     unreadable: list[str] = []
     left_out: list[str] = []
+    binary: list[tuple[str, int]] = []
     for line in text.split("\n"):
         if not line:
             continue
         if not line.startswith("rg: "):
             raise Unreadable(line)  # a name with a newline, or a message that spans lines
+        if line.startswith("rg: DEBUG|grep_printer::summary|"):
+            b = _BINARY.fullmatch(line)
+            if b is None or "\ufffd" in b["path"]:
+                raise Unreadable(line)
+            binary.append((_rel(b["path"]), int(b["at"])))
+            continue
         if line.startswith("rg: DEBUG|"):
             if "|ignore::walk|" not in line:
                 continue
@@ -139,7 +152,7 @@ def _read_log(text: str) -> tuple[list[str], list[str], list[str], list[str]]:
         if m is None or "\ufffd" in m["path"]:
             raise Unreadable(line)
         unreadable.append(_rel(m["path"]))
-    return oversize, ignored, unreadable, left_out
+    return oversize, ignored, unreadable, left_out, binary
 
 
 def _run(argv: list[str], cwd: str, deadline: float | None) -> tuple[bytes, str, bool, int]:
@@ -186,7 +199,7 @@ def search_tree(walk: Walk, start: str, query: Query, top: TopMatches, rg: str) 
     elif rc not in (0, 1, 2):  # 2: some file could not be read (the log names it) or the pattern was refused
         return False
     try:
-        oversize, ignored, unreadable, left_out = _read_log(log)
+        oversize, ignored, unreadable, left_out, binary = _read_log(log)
         names, _, tail = out.rpartition(b"\0")
         listed = [_rel(os.fsdecode(n)) for n in names.split(b"\0")] if names else []
     except Unreadable:
@@ -202,6 +215,7 @@ def search_tree(walk: Walk, start: str, query: Query, top: TopMatches, rg: str) 
     for rel in oversize:
         walk.admit_file(rel)  # counts it: oversize when its head is text, binary otherwise
     extra = 0
+    quit_binary = 0
     for rel in ignored:
         is_dir = walk.is_folder(rel)
         if is_dir is None or walk.tracked_under(rel, is_dir) is False:
@@ -218,6 +232,15 @@ def search_tree(walk: Walk, start: str, query: Query, top: TopMatches, rg: str) 
                     cands[cand.rel] = cand
                     extra += 1
                 stats.hiddenSensitive += inner.stats.hiddenSensitive
+    for rel, at in binary:  # ripgrep stopped at a NUL: binary only when it is in the first 8 KiB, as the walk decides
+        found = walk.admit_file(rel)
+        if found is None:
+            continue
+        if at < BINARY_PROBE_BYTES:
+            stats.skippedBinary += 1
+            quit_binary += 1
+        else:
+            cands[rel] = found  # text by labkit's rule: searched here, whole (ripgrep already counted it)
     for rel in unreadable:
         if walk.admit_file(rel) is not None or walk.is_folder(rel):
             stats.skippedUnreadable += 1
@@ -233,5 +256,5 @@ def search_tree(walk: Walk, start: str, query: Query, top: TopMatches, rg: str) 
 
     python_engine.search_files(walk, in_order(), byte_finder(query), top)
     # ripgrep read every file it walked to; the tracked files it left out were read here.
-    stats.filesScanned = _searched(tail) + extra
+    stats.filesScanned = _searched(tail) - quit_binary + extra
     return True
