@@ -346,9 +346,7 @@ def test_the_ranking_of_matches_in_any_order_is_rank_top_of_them_in_stable_order
 
 
 def test_search_code_top_equals_the_full_ranking_on_an_index(tmp_path, monkeypatch):
-    """Through search_code: the shown matches are the full ranking's first `limit`, totals unchanged."""
-    import labkit.codesearch.ranking as ranking_mod
-
+    """Through search_code: the shown matches are the full ranking's first `limit` over the whole collection."""
     with IsolatedRepo(tmp_path / "proj") as repo:
         for i in range(30):
             body = f"from m import Widget\n\n\ndef use_{i}(Widget=None):\n    return Widget()\n"
@@ -361,19 +359,130 @@ def test_search_code_top_equals_the_full_ranking_on_an_index(tmp_path, monkeypat
         idx = tmp_path / "idx"
         build_index(idx, [repo.path])
 
-        def full(raw, symbol, symbols_of, limit, *, case_sensitive=True):
-            return rank_matches(raw, symbol, symbols_of, case_sensitive=case_sensitive)[:limit]
-
         for limit in (1, 3, 5, 8, 20, 100):
             got = search_code(idx, "Widget", literal=True, limit=limit)
             with monkeypatch.context() as patched:
-                patched.setattr(ranking_mod, "rank_top", full)
+                _collect_everything(patched)
                 want = search_code(idx, "Widget", literal=True, limit=limit)
+            exact = got.pop("totalMatchesExact")
             for r in (got, want):
                 r.pop("elapsedMs")
+            assert want.pop("totalMatchesExact") and want["totalMatches"] == 30 * 3 + 4 + 1 + 2
+            if not exact:  # cut short once the shown list was settled: the count is a lower bound
+                assert got["truncated"] and limit < got.pop("totalMatches") < want.pop("totalMatches")
             assert got == want
-            assert got["totalMatches"] == 30 * 3 + 4 + 1 + 2
             assert [m["tier"] for m in got["matches"]][:1] == [TIER_DEFINITION]
+
+
+def _collect_everything(monkeypatch):
+    """Patch search_code back to the whole collection and the full ranking (the reference the early stop must equal)."""
+    import labkit.codesearch.ranking as ranking_mod
+    import labkit.codesearch.search as search_mod
+    from labkit.codesearch.index import symbol_rows
+
+    def everything(conn, plan, symbol, limit, *, repo, lang, path_re):
+        raw, more, blobs = search_mod.embedded_matches(conn, plan, repo=repo, lang=lang, path_re=path_re)
+        return raw, more, more, blobs, symbol_rows(conn, symbol, case_sensitive=plan.case_sensitive)
+
+    def full(raw, symbol, symbols_of, limit, *, case_sensitive=True):
+        return rank_matches(raw, symbol, symbols_of, case_sensitive=case_sensitive)[:limit]
+
+    monkeypatch.setattr(search_mod, "embedded_ranked_matches", everything)
+    monkeypatch.setattr(ranking_mod, "rank_top", full)
+
+
+def test_ranked_search_stops_reading_once_the_shown_list_is_settled(tmp_path, monkeypatch):
+    """Plain files are read only until the words to show are in hand; every file that could rank first is read whole.
+
+    Sorted last in stable order, each kind of file that can hold a line ranking
+    before a plain whole-word match: a definition (parsed Python), a parameter,
+    a Python file the index could not parse, and other languages (patterns).
+    Once more best-ranked definitions than shown are in hand, nothing more is read.
+    """
+    import labkit.codesearch.search as search_mod
+
+    with IsolatedRepo(tmp_path / "proj") as repo:
+        for i in range(40):
+            repo.write(f"a/use{i:02d}.py", "import x\n\nx.Gadget()\nGadgets = 1\nprint(x.Gadget)\n")
+        repo.write("zz/defs.py", "class Gadget:\n    pass\n")
+        repo.write("zz/params.py", "def make(Gadget):\n    return Gadget\n")
+        repo.write("zz/broken.py", "def Gadget(:\n")
+        repo.write("zz/web.js", "export function Gadget() {}\n")
+        repo.write("zz/late.py", "import x\nx.Gadget()\n")
+        repo.commit("gadgets")
+        idx = tmp_path / "idx"
+        build_index(idx, [repo.path])
+        read: list[str] = []
+        real_text_of = search_mod._text_of
+        rows = {}
+
+        def counting(conn, fid):
+            if not rows:
+                rows.update(dict(conn.execute("SELECT id, path FROM files")))
+            read.append(rows[fid])
+            return real_text_of(conn, fid)
+
+        for limit in (1, 2, 5, 20, 100):
+            read.clear()
+            with monkeypatch.context() as patched:
+                patched.setattr(search_mod, "_text_of", counting)
+                got = search_code(idx, "Gadget", literal=True, limit=limit)
+            with monkeypatch.context() as patched:
+                _collect_everything(patched)
+                want = search_code(idx, "Gadget", literal=True, limit=limit)
+            assert got["matches"] == want["matches"], limit
+            assert got["truncated"] == want["truncated"] and not got["capped"]
+            assert want["totalMatchesExact"] and want["totalMatches"] == 40 * 3 + 1 + 2 + 1 + 1 + 1
+            if (
+                limit == 1
+            ):  # two best-ranked definitions (zz/broken.py by pattern, zz/defs.py): nothing after them is read
+                assert read == ["a/use00.py", "zz/broken.py", "zz/defs.py"] and not got["totalMatchesExact"]
+            elif limit < 100:
+                assert not got["totalMatchesExact"] and got["totalMatches"] < want["totalMatches"]
+                assert {"zz/defs.py", "zz/params.py", "zz/broken.py", "zz/web.js"} <= set(read)
+                assert "zz/late.py" not in read and len(read) == limit // 2 + 1 + 4  # two words per plain file
+            else:
+                assert got["totalMatchesExact"] and got["totalMatches"] == want["totalMatches"]
+            assert got["matches"][0]["tier"] == TIER_DEFINITION
+
+
+_LINES = [
+    "class Knob:\n    pass\n",  # a definition
+    "Knob = 3\n",  # a module-level definition
+    "def turn(Knob=None):\n    return Knob\n",  # a parameter, then a word
+    "x = Knob + 1\n",  # a word
+    "y = Knobs\n",  # neither
+    "def (:\n",  # unparsable: the patterns decide
+]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_ranked_search_cut_short_shows_what_the_whole_collection_ranks(tmp_path, monkeypatch, seed):
+    """Random trees of definitions, parameters, words, substrings, stubs, other languages and broken Python."""
+    import random
+
+    rnd = random.Random(seed)
+    with IsolatedRepo(tmp_path / "proj") as repo:
+        for i in range(rnd.randint(5, 25)):
+            suffix = rnd.choice([".py", ".py", ".py", ".pyi", ".js", ".txt"])
+            body = "".join(rnd.choice(_LINES) for _ in range(rnd.randint(1, 4)))
+            if suffix == ".js":
+                body = body.replace("class Knob:", "export function Knob() {}")
+            repo.write(f"{rnd.choice('abc')}/f{i:02d}{suffix}", body)
+        repo.commit("knobs")
+        idx = tmp_path / "idx"
+        build_index(idx, [repo.path])
+        for query in ("Knob", "knob"):
+            for limit in (1, 2, 3, 5, 8):
+                got = search_code(idx, query, literal=True, limit=limit)
+                with monkeypatch.context() as patched:
+                    _collect_everything(patched)
+                    want = search_code(idx, query, literal=True, limit=limit)
+                assert got["matches"] == want["matches"], (seed, query, limit)
+                assert got["truncated"] == want["truncated"]
+                assert got["totalMatches"] <= want["totalMatches"]
+                if got["totalMatchesExact"]:
+                    assert got["totalMatches"] == want["totalMatches"]
 
 
 @settings(max_examples=200, deadline=None)

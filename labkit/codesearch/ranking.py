@@ -17,7 +17,9 @@ ranking sorts the *same* matches into three tiers and changes nothing else:
 Inside those groups the order is stable: repository, path, line (code-point
 order). Nothing is dropped or invented; ``rank_matches`` returns a permutation.
 ``rank_top`` returns its first ``limit`` entries without ranking the rest: a
-search shows only those, and collects up to 5,000 matches to count them.
+search shows only those. The embedded backend collects only the matches those
+first ``limit`` depend on (``search.embedded_ranked_matches``), so its
+``totalMatches`` is then a lower bound (``totalMatchesExact`` false).
 """
 
 from __future__ import annotations
@@ -58,6 +60,20 @@ def _symbol_patterns(symbol: str, case_sensitive: bool):
     )
     word = compile_re2(r"(?:^|[^A-Za-z0-9_])" + sym + r"(?:$|[^A-Za-z0-9_])", case_sensitive=case_sensitive)
     return definition, word
+
+
+def word_pattern(symbol: str, case_sensitive: bool):
+    """The RE2 pattern of ``symbol`` as a whole word (tier 1's test)."""
+    return _symbol_patterns(symbol, case_sensitive)[1]
+
+
+def ranks_of(matches: Iterable[dict], symbol: str, case_sensitive: bool, found: FileSymbols | None) -> list[tuple]:
+    """The ``(tier, after)`` ranking key of each of one file's ``matches`` (position breaks ties after it).
+
+    ``found``: the file's symbols as ``rank_matches`` gets them (None: the patterns decide).
+    """
+    definition_re, word_re = _symbol_patterns(symbol, case_sensitive)
+    return [_tier_of(m, definition_re, word_re, found) for m in matches]
 
 
 def stable_key(m: dict) -> tuple:

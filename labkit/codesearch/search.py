@@ -27,7 +27,8 @@ MAX_ENDPOINTS = 64
 LIMIT_MIN, LIMIT_MAX = 1, 100
 SNIPPET_CHARS = 500
 #: Matches collected before ranking. Past this, ``truncated`` is true and the
-#: result says so in ``capped``: ranking saw only what was collected.
+#: result says so in ``capped``: ranking saw only what was collected. (The
+#: embedded backend collects only what the ranking's first ``limit`` needs.)
 MAX_COLLECT = 5000
 BACKENDS = ("embedded", "zoekt")
 #: The schema of ``unsearched``: which repositories a Zoekt fan-out did not search, by endpoint and why.
@@ -151,17 +152,8 @@ def _verify_lines_touched(pattern, whole, data: bytes, repo: str, path: str, out
         last_checked = last
 
 
-def embedded_matches(
-    conn, plan: Plan, *, repo, lang, path_re, stop_after: int | None = None
-) -> tuple[list[dict], bool, dict]:
-    """Verified matches in stable order (repo, path, line); True when cut short; the hit files' blobs.
-
-    Candidate ids come first and file text is read one file at a time (as
-    UTF-8 bytes, never decoded), so a search that needs only the first
-    ``stop_after`` matches (no ranking to do) reads only the files it needs.
-    The third value maps each file with a match to its ``(blob id, parsed)``
-    for the ranking's symbol lookup.
-    """
+def _candidate_rows(conn, plan: Plan, *, repo, lang, path_re) -> list[tuple]:
+    """The files that may match, in stable order: (id, repo, path, blob id, parsed)."""
     where, params = [], []
     columns = "f.id, f.repo, f.path, f.blob_id, b.parsed"
     if plan.fts is not None:
@@ -181,22 +173,102 @@ def embedded_matches(
     sql += "".join(" AND " + w for w in where)
     rows = conn.execute(sql, params).fetchall()
     rows.sort(key=lambda r: (r[1], r[2]))
+    return [r for r in rows if path_re is None or path_re.search(r[2])]
+
+
+def _text_of(conn, fid: int) -> bytes:
+    return conn.execute("SELECT CAST(content AS BLOB) FROM files WHERE id = ?", (fid,)).fetchone()[0]
+
+
+def embedded_matches(
+    conn, plan: Plan, *, repo, lang, path_re, stop_after: int | None = None
+) -> tuple[list[dict], bool, dict]:
+    """Verified matches in stable order (repo, path, line); True when cut short; the hit files' blobs.
+
+    Candidate ids come first and file text is read one file at a time (as
+    UTF-8 bytes, never decoded), so a search that needs only the first
+    ``stop_after`` matches (no ranking to do) reads only the files it needs.
+    The third value maps each file with a match to its ``(blob id, parsed)``
+    for the ranking's symbol lookup.
+    """
     pattern = plan.compile()
     whole = plan.compile_whole_text()
     cap = MAX_COLLECT if stop_after is None else min(MAX_COLLECT, stop_after)
     out: list[dict] = []
     blobs: dict[tuple[str, str], tuple[int, int | None]] = {}
-    for fid, r_repo, r_path, blob_id, parsed in rows:
-        if path_re is not None and not path_re.search(r_path):
-            continue
-        data = conn.execute("SELECT CAST(content AS BLOB) FROM files WHERE id = ?", (fid,)).fetchone()[0]
+    for fid, r_repo, r_path, blob_id, parsed in _candidate_rows(conn, plan, repo=repo, lang=lang, path_re=path_re):
         before = len(out)
-        _verify_file(pattern, plan, data, r_repo, r_path, out, cap + 1, whole)
+        _verify_file(pattern, plan, _text_of(conn, fid), r_repo, r_path, out, cap + 1, whole)
         if len(out) > before:
             blobs[(r_repo, r_path)] = (blob_id, parsed)
         if len(out) > cap:
             return out[:cap], True, blobs
     return out, False, blobs
+
+
+def _best_rank_in(path: str, parsed, held) -> tuple[int, int]:
+    """The best ``(tier, after)`` any line of this file can rank at, from the index alone."""
+    from labkit.codesearch.ranking import DECLARATION_SUFFIXES, TIER_DEFINITION, TIER_WORD
+    from labkit.codesearch.symbols import DEFINITION
+
+    if not parsed or language_of(path) != "python":
+        return (TIER_DEFINITION, 0)  # the definition patterns decide: any line may define it
+    if any(k == DEFINITION for _, k in held):
+        return (TIER_DEFINITION, int(path.endswith(DECLARATION_SUFFIXES)))
+    return (TIER_WORD, 0) if held else (TIER_WORD, 1)  # a parameter, or a whole word at best
+
+
+def embedded_ranked_matches(
+    conn, plan: Plan, symbol: str, limit: int, *, repo, lang, path_re
+) -> tuple[list[dict], bool, bool, dict, dict]:
+    """The matches definition-first ranking needs for its first ``limit``, in stable order.
+
+    Returns (matches, cut short, capped, the hit files' blobs, the symbol's
+    index rows). The ranking orders by (tier, after) and then by position
+    (:mod:`labkit.codesearch.ranking`), and files are read in position order.
+    So once ``limit + 1`` matches rank at or before some key, a file left to
+    read can change the shown list only if one of its lines can rank before
+    that key. The index says how well a file can rank before it is read: a
+    parsed Python file ranks by the definitions and parameters the index
+    extracted for its blob (none: a whole word at best), any other file by
+    the definition patterns (a definition, at best). Files that cannot are
+    skipped; when nothing can rank first, nothing more is read. The shown list
+    is the one the whole collection would rank; ``totalMatches`` is then a
+    lower bound (cut short). ``capped``: the collection reached MAX_COLLECT
+    first, and the ranking saw only what was collected.
+    """
+    from labkit.codesearch.ranking import TIER_DEFINITION, ranks_of
+    from labkit.codesearch.symbols import DEFINITION, FileSymbols
+
+    rows_of = symbol_rows(conn, symbol, case_sensitive=plan.case_sensitive)
+    pattern = plan.compile()
+    whole = plan.compile_whole_text()
+    out: list[dict] = []
+    blobs: dict[tuple[str, str], tuple[int, int | None]] = {}
+    held_ranks: list[tuple[int, int]] = []  # every collected match's key, kept sorted
+    bar = None  # the key the (limit + 1)-th best match has: a file must beat it to matter
+    skipped = False
+    for fid, r_repo, r_path, blob_id, parsed in _candidate_rows(conn, plan, repo=repo, lang=lang, path_re=path_re):
+        held = rows_of.get(blob_id, ())
+        if bar is not None and _best_rank_in(r_path, parsed, held) >= bar:
+            skipped = True
+            continue
+        before = len(out)
+        _verify_file(pattern, plan, _text_of(conn, fid), r_repo, r_path, out, MAX_COLLECT + 1, whole)
+        if len(out) == before:
+            continue
+        blobs[(r_repo, r_path)] = (blob_id, parsed)
+        if len(out) > MAX_COLLECT:
+            return out[:MAX_COLLECT], True, True, blobs, rows_of
+        found = None  # as the ranking's symbols_of: the index's symbols for parsed Python, else the patterns
+        if parsed and language_of(r_path) == "python":
+            found = FileSymbols([ln for ln, k in held if k == DEFINITION], [ln for ln, k in held if k != DEFINITION])
+        held_ranks = sorted(held_ranks + ranks_of(out[before:], symbol, plan.case_sensitive, found))[: limit + 1]
+        if len(held_ranks) > limit:
+            bar = held_ranks[limit]
+            if bar == (TIER_DEFINITION, 0):
+                return out, True, False, blobs, rows_of  # nothing left can rank before what is held
+    return out, skipped, False, blobs, rows_of
 
 
 def _plan_request(query, *, lang, path, literal, ranking):
@@ -256,12 +328,14 @@ def _search_code(
         # Each repository's git status runs beside the search (a process of its own), not after it.
         states_of = _WorkTreeCheck(scope) if check_worktree else None
         if backend == "embedded":
-            # Without a symbol to rank by, stable order is final: stop after limit + 1 matches.
-            raw, more, hit_blobs = embedded_matches(
-                conn, plan, repo=repo, lang=lang, path_re=path_re, stop_after=None if symbol else limit
-            )
-            capped = more and symbol is not None
-            symbols_of = _index_symbols(conn, symbol, plan.case_sensitive, raw, hit_blobs) if symbol else None
+            if symbol:
+                raw, more, capped, hit_blobs, rows_of = embedded_ranked_matches(
+                    conn, plan, symbol, limit, repo=repo, lang=lang, path_re=path_re
+                )
+                symbols_of = _index_symbols(conn, symbol, plan.case_sensitive, raw, hit_blobs, rows_of)
+            else:  # without a symbol to rank by, stable order is final: stop after limit + 1 matches
+                raw, more, _ = embedded_matches(conn, plan, repo=repo, lang=lang, path_re=path_re, stop_after=limit)
+                capped, symbols_of = False, None
         else:
             from labkit.codesearch.fanout import fan_out, recorded_endpoints
 
@@ -385,11 +459,14 @@ class _WorkTreeCheck:
         return self._states
 
 
-def _index_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict], blobs: dict | None = None):
+def _index_symbols(
+    conn, symbol: str, case_sensitive: bool, matches: list[dict], blobs: dict | None = None, rows: dict | None = None
+):
     """``symbols_of`` for the ranking, from the definitions the index extracted at build time.
 
-    ``blobs`` maps hit files to ``(blob id, parsed)`` when the caller has them
-    already; otherwise they are looked up.
+    ``blobs`` maps hit files to ``(blob id, parsed)`` and ``rows`` is
+    :func:`symbol_rows`' answer, when the caller has them already; otherwise
+    they are looked up.
     """
     from labkit.codesearch.symbols import DEFINITION, FileSymbols
 
@@ -398,7 +475,8 @@ def _index_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict],
         blobs = file_blobs(conn, python_hits) if python_hits else {}
     if not blobs:
         return lambda r, p: None
-    rows = symbol_rows(conn, symbol, case_sensitive=case_sensitive)
+    if rows is None:
+        rows = symbol_rows(conn, symbol, case_sensitive=case_sensitive)
 
     def symbols_of(r, p):
         info = blobs.get((r, p))
