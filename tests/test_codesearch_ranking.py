@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import re2
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from labkit.codesearch import build_index, search_code
@@ -453,10 +453,12 @@ _LINES = [
     "x = Knob + 1\n",  # a word
     "y = Knobs\n",  # neither
     "def (:\n",  # unparsable: the patterns decide
+    "KNOB = 4\r\n",  # a definition with a CRLF ending
+    "def spin(a, knob):\n    return knob\n",  # a parameter in lower case
 ]
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(12))
 def test_ranked_search_cut_short_shows_what_the_whole_collection_ranks(tmp_path, monkeypatch, seed):
     """Random trees of definitions, parameters, words, substrings, stubs, other languages and broken Python."""
     import random
@@ -490,6 +492,8 @@ def test_ranked_search_cut_short_shows_what_the_whole_collection_ranks(tmp_path,
     text=st.text(alphabet="aAbBkK\u212a\u017fsS\u00e9\u00c9 .\n\r", max_size=80),
     query=st.text(alphabet="aAbBkKsS\u00e9\u00c9 .", min_size=1, max_size=4),
 )
+@example(text="\u017f \u00e9", query="s")  # the long s folds to s, beside other text that is not ASCII
+@example(text="\u00e9\n\u212a", query="k")  # so does the Kelvin sign to k
 def test_literal_starts_equal_re2(text, query):
     """The find-based literal verifier gives RE2's lines, case-sensitive or not, ASCII or not."""
     from labkit.codesearch.search import _verify_file

@@ -67,13 +67,44 @@ def word_pattern(symbol: str, case_sensitive: bool):
     return _symbol_patterns(symbol, case_sensitive)[1]
 
 
-def ranks_of(matches: Iterable[dict], symbol: str, case_sensitive: bool, found: FileSymbols | None) -> list[tuple]:
-    """The ``(tier, after)`` ranking key of each of one file's ``matches`` (position breaks ties after it).
+class RankBar:
+    """How many collected matches rank at each ``(tier, after)`` key, and the key the ``need``-th best has.
 
-    ``found``: the file's symbols as ``rank_matches`` gets them (None: the patterns decide).
+    Position breaks ties after the key, and later files come later in
+    position, so a file read later can change the first ``need - 1`` only with
+    a line that ranks strictly before :attr:`bar`.
     """
-    definition_re, word_re = _symbol_patterns(symbol, case_sensitive)
-    return [_tier_of(m, definition_re, word_re, found) for m in matches]
+
+    KEYS = ((TIER_DEFINITION, 0), (TIER_DEFINITION, 1), (TIER_WORD, 0), (TIER_WORD, 1), (TIER_OTHER, 0))
+
+    def __init__(self, need: int):
+        self.need = need
+        self.counts = dict.fromkeys(self.KEYS, 0)
+        self.bar: tuple[int, int] | None = None
+
+    def add(self, key: tuple[int, int]) -> None:
+        self.counts[key] += 1
+        held = 0
+        for k in self.KEYS:
+            held += self.counts[k]
+            if held >= self.need:
+                self.bar = k
+                return
+
+    def add_file(self, matches: Iterable[dict], symbol: str, case_sensitive: bool, found: FileSymbols | None) -> None:
+        """Count one file's matches; ``found`` is its symbols as ``rank_matches`` gets them (None: the patterns decide).
+
+        A line the index says defines nothing ranks as a whole word at best;
+        once the bar is at that or better, such lines are not even looked at.
+        """
+        definition_re, word_re = _symbol_patterns(symbol, case_sensitive)
+        for m in matches:
+            if found is not None and m["line"] not in found.definitions and m["line"] not in found.parameters:
+                if self.bar is not None and self.bar <= (TIER_WORD, 1):
+                    continue
+                self.add((TIER_WORD, 1) if word_re.search(m["snippet"]) else (TIER_OTHER, 0))
+            else:
+                self.add(_tier_of(m, definition_re, word_re, found))
 
 
 def stable_key(m: dict) -> tuple:

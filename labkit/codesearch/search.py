@@ -16,6 +16,8 @@ from labkit.boundary.errors import LabkitError
 from labkit.codesearch.index import file_blobs, indexed_repos, opened, symbol_rows
 from labkit.codesearch.languages import EXTENSIONS, language_of, normalize_language
 from labkit.codesearch.query import Plan, compile_re2, plan_query, queried_symbol
+from labkit.codesearch.ranking import DECLARATION_SUFFIXES, TIER_DEFINITION, TIER_WORD, RankBar
+from labkit.codesearch.symbols import DEFINITION, FileSymbols
 from labkit.codesearch.worktree import dirty_repos, stale_repos, work_tree_states
 from labkit.contract.declare import ARR, BOOL, NSTR, OBJ, STR, Arg, Recorded, Tool, obj
 from labkit.contract.enums import CODE_BACKENDS
@@ -92,19 +94,48 @@ def _verify_file(pattern, plan: Plan, data: bytes, repo: str, path: str, out: li
                 return
 
 
+def _verify_lines(pattern, data: bytes, repo: str, path: str, lines, out: list) -> None:
+    """Append the matching lines among ``lines`` (1-based numbers) of one file, in line order.
+
+    Every backend verifies line by line, so checking a line alone gives the
+    answer a scan of the whole file gives for that line.
+    """
+    wanted = sorted(set(lines))
+    if not wanted:
+        return
+    n, cursor = 1, 0
+    for want in wanted:
+        while n < want:
+            nl = data.find(b"\n", cursor)
+            if nl < 0:
+                return
+            cursor, n = nl + 1, n + 1
+        nl = data.find(b"\n", cursor)
+        raw = data[cursor:] if nl < 0 else data[cursor:nl]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if pattern.search(raw):
+            out.append({"repo": repo, "path": path, "line": want, "snippet": _line_text(raw)[:SNIPPET_CHARS]})
+
+
+_KELVIN, _LONG_S = "\u212a".encode(), "\u017f".encode()  # fold to k and s
+
+
 def _literal_starts(pattern, plan: Plan, data: bytes):
     """Where the literal's matches start in ``data``, left to right (a line needs only its first).
 
     ``bytes.find`` gives exactly RE2's answer for a literal, and without a
     Python call per match: case-sensitive on any text (valid UTF-8 never
-    matches a valid UTF-8 needle mid-character), case-insensitive when query
-    and text are ASCII (RE2's folding of ASCII letters is ``bytes.lower``;
-    the Kelvin sign and long s it also folds are not ASCII). Other text goes
-    to RE2.
+    matches a valid UTF-8 needle mid-character), case-insensitive when the
+    query is ASCII and the text holds neither the Kelvin sign nor the long s:
+    those two are the only characters outside ASCII that RE2 folds to an
+    ASCII letter (k and s; checked over every code point), and a byte of
+    another multi-byte character never equals an ASCII byte, so RE2's folding
+    is then ``bytes.lower``. Other text goes to RE2.
     """
     if plan.case_sensitive:
         needle, hay = plan.query.encode("utf-8"), data
-    elif plan.query.isascii() and data.isascii():
+    elif plan.query.isascii() and (data.isascii() or (_KELVIN not in data and _LONG_S not in data)):
         needle, hay = plan.query.lower().encode("ascii"), data.lower()
     else:
         for m in pattern.finditer(data):
@@ -153,17 +184,18 @@ def _verify_lines_touched(pattern, whole, data: bytes, repo: str, path: str, out
 
 
 def _candidate_rows(conn, plan: Plan, *, repo, lang, path_re) -> list[tuple]:
-    """The files that may match, in stable order: (id, repo, path, blob id, parsed)."""
+    """The files that may match, in stable order: (id, repo, path, blob id, parsed, language)."""
     where, params = [], []
-    columns = "f.id, f.repo, f.path, f.blob_id, b.parsed"
+    columns = "f.id, f.repo, f.path, f.blob_id, b.parsed, f.lang"
+    # INDEXED BY: the covering index, never the table's rows (each at the head of a file's text).
     if plan.fts is not None:
         sql = (
-            f"SELECT {columns} FROM fts JOIN files f ON f.id = fts.rowid JOIN blobs b ON b.id = f.blob_id "
-            "WHERE fts MATCH ?"
+            f"SELECT {columns} FROM fts JOIN files f INDEXED BY files_meta ON f.id = fts.rowid "
+            "JOIN blobs b ON b.id = f.blob_id WHERE fts MATCH ?"
         )
         params.append(plan.fts)
     else:
-        sql = f"SELECT {columns} FROM files f JOIN blobs b ON b.id = f.blob_id WHERE 1"
+        sql = f"SELECT {columns} FROM files f INDEXED BY files_meta JOIN blobs b ON b.id = f.blob_id WHERE 1"
     if repo is not None:
         where.append("f.repo = ?")
         params.append(repo)
@@ -196,7 +228,7 @@ def embedded_matches(
     cap = MAX_COLLECT if stop_after is None else min(MAX_COLLECT, stop_after)
     out: list[dict] = []
     blobs: dict[tuple[str, str], tuple[int, int | None]] = {}
-    for fid, r_repo, r_path, blob_id, parsed in _candidate_rows(conn, plan, repo=repo, lang=lang, path_re=path_re):
+    for fid, r_repo, r_path, blob_id, parsed, _ in _candidate_rows(conn, plan, repo=repo, lang=lang, path_re=path_re):
         before = len(out)
         _verify_file(pattern, plan, _text_of(conn, fid), r_repo, r_path, out, cap + 1, whole)
         if len(out) > before:
@@ -206,12 +238,12 @@ def embedded_matches(
     return out, False, blobs
 
 
-def _best_rank_in(path: str, parsed, held) -> tuple[int, int]:
-    """The best ``(tier, after)`` any line of this file can rank at, from the index alone."""
-    from labkit.codesearch.ranking import DECLARATION_SUFFIXES, TIER_DEFINITION, TIER_WORD
-    from labkit.codesearch.symbols import DEFINITION
+def _best_rank_in(path: str, python: bool, held) -> tuple[int, int]:
+    """The best ``(tier, after)`` any line of this file can rank at, from the index alone.
 
-    if not parsed or language_of(path) != "python":
+    ``python``: a Python file the index parsed; ``held``: its blob's rows for the symbol.
+    """
+    if not python:
         return (TIER_DEFINITION, 0)  # the definition patterns decide: any line may define it
     if any(k == DEFINITION for _, k in held):
         return (TIER_DEFINITION, int(path.endswith(DECLARATION_SUFFIXES)))
@@ -232,42 +264,46 @@ def embedded_ranked_matches(
     parsed Python file ranks by the definitions and parameters the index
     extracted for its blob (none: a whole word at best), any other file by
     the definition patterns (a definition, at best). Files that cannot are
-    skipped; when nothing can rank first, nothing more is read. The shown list
+    skipped; of a parsed Python file only the lines the index names are
+    checked once its other lines cannot matter; when nothing can rank first,
+    nothing more is read. The shown list
     is the one the whole collection would rank; ``totalMatches`` is then a
     lower bound (cut short). ``capped``: the collection reached MAX_COLLECT
     first, and the ranking saw only what was collected.
     """
-    from labkit.codesearch.ranking import TIER_DEFINITION, ranks_of
-    from labkit.codesearch.symbols import DEFINITION, FileSymbols
-
     rows_of = symbol_rows(conn, symbol, case_sensitive=plan.case_sensitive)
     pattern = plan.compile()
     whole = plan.compile_whole_text()
     out: list[dict] = []
     blobs: dict[tuple[str, str], tuple[int, int | None]] = {}
-    held_ranks: list[tuple[int, int]] = []  # every collected match's key, kept sorted
-    bar = None  # the key the (limit + 1)-th best match has: a file must beat it to matter
+    ranks = RankBar(limit + 1)  # one more than shown: then more matches surely exist (truncated)
     skipped = False
-    for fid, r_repo, r_path, blob_id, parsed in _candidate_rows(conn, plan, repo=repo, lang=lang, path_re=path_re):
+    for fid, r_repo, r_path, blob_id, parsed, r_lang in _candidate_rows(
+        conn, plan, repo=repo, lang=lang, path_re=path_re
+    ):
         held = rows_of.get(blob_id, ())
-        if bar is not None and _best_rank_in(r_path, parsed, held) >= bar:
+        python = bool(parsed) and r_lang == "python"  # the index's language is language_of(path)
+        if ranks.bar is not None and _best_rank_in(r_path, python, held) >= ranks.bar:
             skipped = True
             continue
+        found = None  # as the ranking's symbols_of: the index's symbols for parsed Python, else the patterns
+        if python:
+            found = FileSymbols([ln for ln, k in held if k == DEFINITION], [ln for ln, k in held if k != DEFINITION])
         before = len(out)
-        _verify_file(pattern, plan, _text_of(conn, fid), r_repo, r_path, out, MAX_COLLECT + 1, whole)
+        if found is not None and ranks.bar is not None and ranks.bar <= (TIER_WORD, 1):
+            # Its other lines rank as whole words at best, after what is held: only the index's lines can matter.
+            _verify_lines(pattern, _text_of(conn, fid), r_repo, r_path, [ln for ln, _ in held], out)
+            skipped = True
+        else:
+            _verify_file(pattern, plan, _text_of(conn, fid), r_repo, r_path, out, MAX_COLLECT + 1, whole)
         if len(out) == before:
             continue
         blobs[(r_repo, r_path)] = (blob_id, parsed)
         if len(out) > MAX_COLLECT:
             return out[:MAX_COLLECT], True, True, blobs, rows_of
-        found = None  # as the ranking's symbols_of: the index's symbols for parsed Python, else the patterns
-        if parsed and language_of(r_path) == "python":
-            found = FileSymbols([ln for ln, k in held if k == DEFINITION], [ln for ln, k in held if k != DEFINITION])
-        held_ranks = sorted(held_ranks + ranks_of(out[before:], symbol, plan.case_sensitive, found))[: limit + 1]
-        if len(held_ranks) > limit:
-            bar = held_ranks[limit]
-            if bar == (TIER_DEFINITION, 0):
-                return out, True, False, blobs, rows_of  # nothing left can rank before what is held
+        ranks.add_file(out[before:], symbol, plan.case_sensitive, found)
+        if ranks.bar == (TIER_DEFINITION, 0):
+            return out, True, False, blobs, rows_of  # nothing left can rank before what is held
     return out, skipped, False, blobs, rows_of
 
 
