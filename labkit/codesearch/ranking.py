@@ -62,11 +62,6 @@ def _symbol_patterns(symbol: str, case_sensitive: bool):
     return definition, word
 
 
-def word_pattern(symbol: str, case_sensitive: bool):
-    """The RE2 pattern of ``symbol`` as a whole word (tier 1's test)."""
-    return _symbol_patterns(symbol, case_sensitive)[1]
-
-
 class RankBar:
     """How many collected matches rank at each ``(tier, after)`` key, and the key the ``need``-th best has.
 

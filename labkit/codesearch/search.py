@@ -115,7 +115,7 @@ def _verify_lines(pattern, data: bytes, repo: str, path: str, lines, out: list) 
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         if pattern.search(raw):
-            out.append({"repo": repo, "path": path, "line": want, "snippet": _line_text(raw)[:SNIPPET_CHARS]})
+            out.append({"repo": repo, "path": path, "line": want, "snippet": raw.decode("utf-8")[:SNIPPET_CHARS]})
 
 
 _KELVIN, _LONG_S = "\u212a".encode(), "\u017f".encode()  # fold to k and s
@@ -266,10 +266,10 @@ def embedded_ranked_matches(
     the definition patterns (a definition, at best). Files that cannot are
     skipped; of a parsed Python file only the lines the index names are
     checked once its other lines cannot matter; when nothing can rank first,
-    nothing more is read. The shown list
-    is the one the whole collection would rank; ``totalMatches`` is then a
-    lower bound (cut short). ``capped``: the collection reached MAX_COLLECT
-    first, and the ranking saw only what was collected.
+    nothing more is read. The shown list is the one the whole collection
+    would rank; ``totalMatches`` is then a lower bound (cut short).
+    ``capped``: the collection reached MAX_COLLECT first, and the ranking saw
+    only what was collected.
     """
     rows_of = symbol_rows(conn, symbol, case_sensitive=plan.case_sensitive)
     pattern = plan.compile()
@@ -288,7 +288,7 @@ def embedded_ranked_matches(
             continue
         found = None  # as the ranking's symbols_of: the index's symbols for parsed Python, else the patterns
         if python:
-            found = FileSymbols([ln for ln, k in held if k == DEFINITION], [ln for ln, k in held if k != DEFINITION])
+            found = FileSymbols.from_rows(held)
         before = len(out)
         if found is not None and ranks.bar is not None and ranks.bar <= (TIER_WORD, 1):
             # Its other lines rank as whole words at best, after what is held: only the index's lines can matter.
@@ -504,8 +504,6 @@ def _index_symbols(
     :func:`symbol_rows`' answer, when the caller has them already; otherwise
     they are looked up.
     """
-    from labkit.codesearch.symbols import DEFINITION, FileSymbols
-
     if blobs is None:
         python_hits = {(m["repo"], m["path"]) for m in matches if language_of(m["path"]) == "python"}
         blobs = file_blobs(conn, python_hits) if python_hits else {}
@@ -518,8 +516,7 @@ def _index_symbols(
         info = blobs.get((r, p))
         if info is None or not info[1]:
             return None  # not indexed as parsed Python: the patterns decide
-        found = rows.get(info[0], ())
-        return FileSymbols([ln for ln, k in found if k == DEFINITION], [ln for ln, k in found if k != DEFINITION])
+        return FileSymbols.from_rows(rows.get(info[0], ()))
 
     return symbols_of
 
@@ -641,7 +638,7 @@ def _zoekt_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict],
     ``indexed``: files whose text is the index's own (:func:`_indexed_texts`), with their index row.
     """
     from labkit.codesearch.index import file_blob
-    from labkit.codesearch.symbols import DEFINITION, FileSymbols, cached_python_symbols, lines_for
+    from labkit.codesearch.symbols import cached_python_symbols, lines_for
 
     rows: list = []  # [symbol_rows(...)] once read
 
@@ -659,8 +656,7 @@ def _zoekt_symbols(conn, symbol: str, case_sensitive: bool, matches: list[dict],
                 return None  # not parsed as Python at build time: the patterns decide
             if not rows:
                 rows.append(symbol_rows(conn, symbol, case_sensitive=case_sensitive))
-            found = rows[0].get(info[0], ())  # the very text the index parsed
-            return FileSymbols([ln for ln, k in found if k == DEFINITION], [ln for ln, k in found if k != DEFINITION])
+            return FileSymbols.from_rows(rows[0].get(info[0], ()))  # the very text the index parsed
         symbols = cached_python_symbols(source)
         return None if symbols is None else lines_for(symbols, symbol, case_sensitive=case_sensitive)
 

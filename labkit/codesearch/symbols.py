@@ -88,6 +88,11 @@ class FileSymbols:
         self.definitions = set(definitions)
         self.parameters = set(parameters)
 
+    @classmethod
+    def from_rows(cls, rows) -> FileSymbols:
+        """From the index's ``(line, kind)`` rows for one blob and name (``index.symbol_rows``)."""
+        return cls([ln for ln, k in rows if k == DEFINITION], [ln for ln, k in rows if k != DEFINITION])
+
 
 def lines_for(symbols, name: str, *, case_sensitive: bool = True) -> FileSymbols:
     """The ``FileSymbols`` of ``name`` among one file's ``(name, line, kind)`` triples."""
