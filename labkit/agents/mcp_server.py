@@ -28,14 +28,13 @@ Rules the server keeps:
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from labkit.agents.mcp_stdio import MAX_REQUEST_LINE_BYTES  # noqa: F401 - the server's bound, named here too
 from labkit.boundary import names
 from labkit.boundary.errors import LabkitError
 from labkit.contract.declare import Tool, check_arguments, input_schema, keywords, output_schema
@@ -148,21 +147,30 @@ def run_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> tuple
 
 @dataclass(frozen=True)
 class Reply:
-    """One answered call: the result (or the error object) and its JSON, which is the text block."""
+    """One answered call: the result (or the error object) and its compact JSON, which is the text block.
+
+    ``text_data``: another text block instead (only the echo server's outline route uses one).
+    """
 
     ok: bool
     payload: dict
-    text: str
+    data: bytes
+    text_data: bytes | None = None
+
+    @property
+    def text(self) -> str:
+        return (self.data if self.text_data is None else self.text_data).decode("utf-8")
 
 
 def _json_bytes(payload) -> bytes:
-    """Compact UTF-8 JSON, as the SDK writes the structured copy (pydantic-core: a third of ``json.dumps``'s time).
+    """Compact UTF-8 JSON, as the SDK writes the structured copy (pydantic-core: a third of ``json.dumps``'s time;
+    a diff page copied from its own bytes, :func:`labkit.agents.mcp_stdio.compact_json`).
 
     Raises ``ValueError`` for a string that is not UTF-8 (a lone surrogate).
     """
-    from pydantic_core import to_json
+    from labkit.agents.mcp_stdio import compact_json
 
-    return to_json(payload)
+    return compact_json(payload)
 
 
 def _json_text(payload) -> str:
@@ -226,11 +234,11 @@ def call_tool(cfg: ServerConfig, name: Any, arguments: Any, ledger=None) -> Repl
     if ledger is not None:
         # The ledger reads the internal fields (a query that touched a withheld secret) the gate dropped.
         ledger.record(tool.name, args, status="ok", result=result, internal=internal_of(raw))
-    return Reply(True, result, data.decode("utf-8"))
+    return Reply(True, result, data)
 
 
 def _failed(error: dict) -> Reply:
-    return Reply(False, error, _json_text(error))
+    return Reply(False, error, _json_bytes(error))
 
 
 # -- the MCP server --------------------------------------------------------------------------
@@ -258,8 +266,12 @@ def tool_result(ok: bool, payload: dict, text: str | None = None):
     return types.CallToolResult(content=[block], is_error=True)
 
 
-def build_server(cfg: ServerConfig, ledger=None):
-    """The low-level MCP ``Server`` with labkit's tools."""
+def build_server(cfg: ServerConfig, ledger=None, held=None):
+    """The low-level MCP ``Server`` with labkit's tools.
+
+    ``held``: a :class:`labkit.agents.mcp_stdio.HeldResults` the transport writes from; while it is active,
+    a successful result goes to the wire as the bytes :func:`call_tool` made (the same JSON the SDK would write).
+    """
     import anyio.to_thread
     import mcp_types as types
     from mcp.server import Server
@@ -294,6 +306,10 @@ def build_server(cfg: ServerConfig, ledger=None):
             reply = await anyio.to_thread.run_sync(call_tool, cfg, params.name, params.arguments, ledger)
         except UnknownTool as exc:  # the specification's answer: a JSON-RPC error, not a tool result
             raise MCPError(code=INVALID_PARAMS, message=exc.message) from None
+        if reply.ok and held is not None and held.active:
+            placeholder = held.hold(reply.data, reply.text_data)
+            if placeholder is not None:
+                return placeholder  # the transport writes the held bytes in its place
         return tool_result(reply.ok, reply.payload, reply.text)
 
     server = Server(
@@ -361,7 +377,8 @@ def serve_stdio(
     elif index is not None:
         zoekt_urls = _recorded_zoekt(index)
     import anyio
-    from mcp.server.stdio import stdio_server
+
+    from labkit.agents.mcp_stdio import HeldResults, open_stdio
 
     _configure_logging()
     cfg = ServerConfig(
@@ -382,11 +399,11 @@ def serve_stdio(
         from labkit.agents.ledger import Ledger
 
         ledger = Ledger(ledger_path, root=cfg.root, workspace=cfg.workspace)
-    server = build_server(cfg, ledger)
+    held = HeldResults()
+    server = build_server(cfg, ledger, held)
 
     async def main() -> None:
-        streams = await _pipe_streams()
-        async with stdio_server(*streams) as (read_stream, write_stream):
+        async with open_stdio(held) as (read_stream, write_stream):
             if ledger is not None:  # ... and so is one the transport refuses before dispatch
                 read_stream = ledger.watch_stream(read_stream)
             await server.run(read_stream, write_stream, server.create_initialization_options())
@@ -403,155 +420,3 @@ def serve_stdio(
         if ledger is not None and ledger.write_failed:
             log.warning("ledger: %d write(s) failed during this session", ledger.write_failures)
     return 0
-
-
-#: Longest request line the server reads; a longer one is skipped and answered with a JSON-RPC error.
-MAX_REQUEST_LINE_BYTES = 64 * 1024 * 1024
-_READ_CHUNK = 1 << 20
-_REQUEST_ID = re.compile(rb'"id"\s*:\s*(-?[0-9]{1,15}|"(?:[^"\\]|\\.){0,200}")')
-
-
-class _PipeLines:
-    """The protocol's input as lines, read by the event loop itself (no thread per line).
-
-    A line over :data:`MAX_REQUEST_LINE_BYTES` is never held whole: its first
-    bytes are kept (to find the request's id), the rest is skipped up to its
-    newline, and ``refuse(id)`` answers it with a JSON-RPC error; the next
-    line is served as usual.
-    """
-
-    def __init__(self, reader, refuse=None, *, limit: int = MAX_REQUEST_LINE_BYTES):
-        self._reader = reader
-        self._refuse = refuse
-        self._limit = limit
-        self._buf = bytearray()
-        self._eof = False
-
-    def __aiter__(self):
-        return self
-
-    async def __anext__(self) -> str:
-        while True:
-            nl = self._buf.find(b"\n")
-            if nl > self._limit:  # the whole over-long line arrived at once: drop it, keep what follows
-                head = bytes(self._buf[:4096])
-                del self._buf[: nl + 1]
-                await self._refused(head)
-                continue
-            if nl >= 0:
-                line = bytes(self._buf[: nl + 1])
-                del self._buf[: nl + 1]
-                return line.decode("utf-8", "replace")
-            if self._eof:
-                if self._buf:
-                    line = bytes(self._buf)
-                    self._buf.clear()
-                    return line.decode("utf-8", "replace")
-                raise StopAsyncIteration
-            if len(self._buf) > self._limit:
-                await self._skip_long_line()
-                continue
-            chunk = await self._reader.read(_READ_CHUNK)
-            if not chunk:
-                self._eof = True
-            self._buf += chunk
-
-    async def _skip_long_line(self) -> None:
-        head = bytes(self._buf[:4096])
-        self._buf.clear()
-        while True:  # drop the rest of this line as it arrives, holding at most one chunk
-            chunk = await self._reader.read(_READ_CHUNK)
-            if not chunk:
-                self._eof = True
-                break
-            nl = chunk.find(b"\n")
-            if nl >= 0:
-                self._buf += chunk[nl + 1 :]
-                break
-        await self._refused(head)
-
-    async def _refused(self, head: bytes) -> None:
-        log.warning("a request line over %d bytes was refused", self._limit)
-        found = _REQUEST_ID.search(head)
-        if self._refuse is not None:
-            await self._refuse(json.loads(found.group(1)) if found else None)
-
-
-class _PipeWriter:
-    """The protocol's output, written by the event loop itself (no thread per write)."""
-
-    def __init__(self, writer):
-        self._writer = writer
-
-    async def write(self, text: str) -> None:
-        import anyio
-
-        if self._writer.is_closing():
-            raise anyio.ClosedResourceError
-        self._writer.write(text.encode("utf-8"))
-
-    async def flush(self) -> None:
-        import anyio
-
-        try:
-            await self._writer.drain()
-        except (BrokenPipeError, ConnectionResetError):  # the client hung up: the session is over
-            raise anyio.ClosedResourceError from None
-
-
-#: Pipe buffer asked for on the protocol's output: a whole 256 KiB diff page (as JSON) then
-#: goes into the pipe at once instead of in 64 KiB turns that wait on the client.
-PIPE_BYTES = 1024 * 1024
-
-
-def _widen_pipe(fd: int) -> None:
-    try:
-        import fcntl
-
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
-    except (ImportError, OSError):  # not Linux, or above the system's pipe-max-size: keep the default
-        pass
-
-
-async def _pipe_streams():
-    """(stdin, stdout) for ``stdio_server`` as event-loop pipe streams, or (None, None) for the SDK's own.
-
-    The SDK reads and writes stdio through a worker thread per line; a 256 KiB
-    diff page then costs several thread hops. When stdin and stdout are pipes
-    (as under an MCP client), labkit hands the SDK streams that asyncio drives
-    directly, after moving the descriptors aside as the SDK would: fd 0 reads
-    the null device and fd 1 goes to stderr, so stray output never reaches the
-    protocol stream.
-    """
-    import asyncio
-    import stat as stat_mod
-
-    try:
-        if not all(stat_mod.S_ISFIFO(os.fstat(fd).st_mode) or stat_mod.S_ISSOCK(os.fstat(fd).st_mode) for fd in (0, 1)):
-            return None, None
-        loop = asyncio.get_running_loop()
-    except (OSError, RuntimeError):
-        return None, None
-    proto_in, proto_out = os.dup(0), os.dup(1)
-    _widen_pipe(proto_out)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    reader = asyncio.StreamReader(limit=_READ_CHUNK)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(proto_in, "rb", 0))
-    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, os.fdopen(proto_out, "wb", 0))
-    writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    out = _PipeWriter(writer)
-
-    async def refuse(request_id) -> None:
-        frame = {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "error": {"code": -32600, "message": f"request line over {MAX_REQUEST_LINE_BYTES} bytes; refused"},
-        }
-        await out.write(json.dumps(frame) + "\n")
-        await out.flush()
-
-    return _PipeLines(reader, refuse), out

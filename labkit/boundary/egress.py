@@ -109,6 +109,23 @@ class ExactDecoded(Exact):
     __slots__ = ()
 
 
+class ExactUtf8(ExactDecoded):
+    """An :class:`ExactDecoded` text that keeps the bytes it was decoded from (``utf8``).
+
+    A writer of JSON copies those bytes (escaped) instead of encoding the text again: for a 256 KiB page of
+    text outside ASCII, pydantic-core's first encode of a new string costs several times the copy.
+    """
+
+    utf8: bytes  # a str subclass can hold an attribute only in a __dict__, so no __slots__ here
+
+    @classmethod
+    def of(cls, text: str, utf8: bytes) -> ExactUtf8:
+        """``text``, which is ``utf8`` decoded strictly, marked and keeping ``utf8``."""
+        out = cls(text)
+        out.utf8 = utf8
+        return out
+
+
 # --------------------------------------------------------------------------
 # Free text: secrets
 # --------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from labkit.boundary import names
 from labkit.boundary.capped import cap
-from labkit.boundary.egress import Exact, ExactDecoded
+from labkit.boundary.egress import Exact, ExactUtf8
 from labkit.boundary.errors import LabkitError
 from labkit.boundary.gitrunner import DIFF_SAFETY_FLAGS, EMPTY_TREE
 from labkit.boundary.keyblocks import TYPE as KEY_TYPE
@@ -560,6 +560,7 @@ def page_result(
     The first page (offset 0) also lists the visible changed files; later pages leave the list out so a
     page stays about ``max_bytes`` however many files changed.
     """
+    exact = page.encoding == "utf-8" and pager == "safe"
     result = {
         "mode": mode,
         "encoding": page.encoding,
@@ -570,7 +571,7 @@ def page_result(
         "hasMore": page.has_more,
         # D is already the diff as shown (secrets withheld when it was made): the gate passes it as it is,
         # so the page's bytes, pageSha256 and sourceRevision stay one consistent piece of evidence.
-        "diff": ExactDecoded(page.text) if page.encoding == "utf-8" and pager == "safe" else Exact(page.text),
+        "diff": ExactUtf8.of(page.text, page.data) if exact else Exact(page.text),
         "sourceRevision": source_revision,
         "snapshotId": snapshot_id,
         "pageSha256": hashlib.sha256(page.data).hexdigest() if bound else None,

@@ -385,9 +385,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--without", default="all", help=f"comma-separated guarantees to remove: {', '.join(GUARANTEES)}")
     args = p.parse_args(argv)
     import anyio
-    from mcp.server.stdio import stdio_server
 
-    from labkit.agents.mcp_server import ServerConfig, _configure_logging, _pipe_streams
+    from labkit.agents.mcp_server import ServerConfig, _configure_logging
+    from labkit.agents.mcp_stdio import open_stdio
 
     removed = parse_without(args.without)
     _configure_logging()
@@ -401,8 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     server = build_seed_server(SeedTools(cfg, removed, ledger))
 
     async def run() -> None:
-        streams = await _pipe_streams()
-        async with stdio_server(*streams) as (read_stream, write_stream):
+        async with open_stdio() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     try:

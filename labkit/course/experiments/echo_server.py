@@ -88,8 +88,8 @@ def _answer_from(lookup, *, outline: bool = False) -> None:
         found = lookup(name, arguments)
         if found is None:
             error = {"error": {"code": "invalid_argument", "message": "the echo serves held calls only"}}
-            return mcp_server.Reply(False, error, mcp_server._json_text(error))
-        return mcp_server.Reply(True, found, OUTLINE_TEXT if outline else mcp_server._json_text(found))
+            return mcp_server.Reply(False, error, mcp_server._json_bytes(error))
+        return mcp_server.Reply(True, found, mcp_server._json_bytes(found), OUTLINE_TEXT.encode() if outline else None)
 
     mcp_server.call_tool = echo
 
