@@ -445,7 +445,7 @@ def test_an_over_long_request_line_gets_a_json_rpc_error_and_the_session_goes_on
     """Issue 22: one line over the reader's 64 MiB limit used to end the session with a traceback."""
     import asyncio
 
-    from labkit.agents.mcp_server import MAX_REQUEST_LINE_BYTES
+    from labkit.agents.mcp_stdio import MAX_REQUEST_LINE_BYTES
 
     # Positive control: a plain asyncio line reader with that limit gives up on such a line.
     async def plain():

@@ -34,7 +34,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from labkit.agents.mcp_stdio import MAX_REQUEST_LINE_BYTES  # noqa: F401 - the server's bound, named here too
 from labkit.boundary import names
 from labkit.boundary.errors import LabkitError
 from labkit.contract.declare import Tool, check_arguments, input_schema, keywords, output_schema

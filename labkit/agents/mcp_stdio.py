@@ -189,20 +189,6 @@ HELD_KEY = "labkitHeldResult"
 #: Held results kept at once: one is written per answer; more wait only when an answer is never written
 #: (its request was cancelled after the tool returned), and the oldest of those is dropped.
 HELD_MAX = 16
-_CONTROL = bytes(range(0x20))
-
-
-def json_string_body(data: bytes) -> bytes | None:
-    """``data`` (UTF-8 text without raw control characters) as the inside of a JSON string, or None if it has one.
-
-    Compact JSON from pydantic-core escapes every control character, so its
-    text needs only its quotes and backslashes escaped to travel as a string.
-    """
-    if len(data.translate(None, _CONTROL)) != len(data):
-        return None
-    return data.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
-
-
 _TEXT_CONTROL = bytes(c for c in range(0x20) if c not in b"\n\r\t")
 
 
@@ -276,7 +262,7 @@ class HeldResults:
 
         import mcp_types as types
 
-        body = json_string_body(data if text is None else text)
+        body = json_text_bytes(data if text is None else text)
         if body is None:
             return None
         token = HELD_PREFIX + secrets.token_hex(16)
@@ -299,16 +285,15 @@ class HeldResults:
             return None
         held = self._held.pop(token, None)
         shown = message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
-        quoted = to_json(token)
-        text_at = _only(shown, b'"text":' + quoted)
-        data_at = _only(shown, b'"structuredContent":' + to_json({HELD_KEY: token}))
+        text_mark = b'"text":' + to_json(token)
+        data_mark = b'"structuredContent":' + to_json({HELD_KEY: token})
+        text_at, data_at = _only(shown, text_mark), _only(shown, data_mark)
         if held is None or text_at is None or data_at is None or text_at > data_at:
             # dropped, or a shape this transport does not know: never write the placeholder as the answer
             error = {"code": -32603, "message": "the result could not be written; call the tool again"}
             return b'{"jsonrpc":"2.0","id":' + to_json(message.id) + b',"error":' + to_json(error) + b"}"
         data, body = held
-        text_end = text_at + len(b'"text":') + len(quoted)
-        data_end = data_at + len(b'"structuredContent":') + len(to_json({HELD_KEY: token}))
+        text_end, data_end = text_at + len(text_mark), data_at + len(data_mark)
         return b"".join(
             (
                 shown[:text_at],
